@@ -1,0 +1,41 @@
+// Builds a balancer for a strategy name (SPEC §6) over a candidate list.
+//
+// Called by the snapshot builder, once per route and once per provider group per snapshot.
+// Thread-safety: pure; may be called from any thread.
+#pragma once
+
+#include <tl/expected.hpp>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "balance/candidate.h"
+#include "balance/load_balancer.h"
+#include "common/clock.h"
+#include "common/random.h"
+
+namespace rolter {
+
+// What strategies may depend on. Both must outlive every balancer built with them.
+struct BalancerDeps {
+  Random* random = &default_random();
+  const Clock* clock = &default_clock();
+};
+
+// Returns the balancer, or a message naming the problem (unknown strategy, bad weights).
+tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
+    std::string_view strategy, std::span<const CandidateSpec> candidates,
+    const BalancerDeps& deps);
+
+// Whether make_balancer knows this strategy name.
+bool is_known_strategy(std::string_view strategy);
+
+// Whether the strategy reads candidate weights (SPEC §6: weighted, pipeline, adaptive, policy).
+bool strategy_reads_weights(std::string_view strategy);
+
+// The known strategy names, for error messages and --help.
+std::span<const std::string_view> known_strategies();
+
+}  // namespace rolter

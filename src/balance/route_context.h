@@ -1,0 +1,37 @@
+// RouteContext: what the gateway read from one request for routing (SPEC §2, §5).
+//
+// A non-owning view: every string_view and span points into buffers owned by the request (see
+// inspect/request_facts.h) and is valid only for the duration of that request. Built once per
+// request on the worker thread that serves it and passed by const reference to balancers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace rolter {
+
+struct RouteContext {
+  // The x-session-id header; empty when absent.
+  std::string_view session_key;
+  // The conversation text, bounded to its first kPromptBound bytes.
+  std::string_view prompt;
+  // Byte length of the whole conversation text (not bounded).
+  size_t prompt_len = 0;
+  // 64-bit hash of the whole conversation: text plus the identity of images, tool calls and tool
+  // results; of the raw body when the body could not be read as JSON of the expected shape.
+  std::optional<uint64_t> prompt_digest;
+  // Hash of the raw request body, when there is one.
+  std::optional<uint64_t> body_hash;
+  // Token ids from x-rolter-vllm-token-ids or a /v1/completions token-array prompt.
+  std::optional<std::span<const uint32_t>> token_ids;
+  // Set only for passthrough provider-group routes: the requested model name.
+  std::string_view adapter;
+
+  // 32 KiB: enough prefix for affinity decisions while bounding per-request memory and trie depth.
+  static constexpr size_t kPromptBound = 32 * 1024;
+};
+
+}  // namespace rolter

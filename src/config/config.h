@@ -1,0 +1,162 @@
+// Config: rolter.toml as plain values (SPEC §3), after parsing and validation.
+//
+// Produced by load_config() (config/loader.h); consumed by the snapshot builder. Plain data: no
+// behaviour, no references into the TOML document. Every field has the SPEC's default.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rolter {
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:4000";
+  uint32_t workers = 0;  // 0 = one per core
+  uint64_t max_body_bytes = 33554432;
+  uint64_t upstream_timeout_ms = 600000;
+  uint64_t connect_timeout_ms = 2000;
+  uint64_t first_byte_timeout_ms = 120000;
+  uint64_t drain_timeout_ms = 30000;
+};
+
+struct StoreConfig {
+  std::string url;  // empty = sqlite beside the config
+};
+
+struct CostConfig {
+  double input = 0;   // price per million input tokens
+  double output = 0;  // price per million output tokens
+};
+
+struct KvEventsConfig {
+  std::string endpoint;
+  std::string replay_endpoint;
+  std::string topic;
+  uint32_t block_size = 16;
+  uint64_t max_blocks = 1000000;
+  uint32_t stale_secs = 30;
+};
+
+struct LmcacheConfig {
+  std::string endpoint;
+  uint32_t refresh_secs = 2;
+  uint32_t stale_secs = 10;
+};
+
+struct InstanceConfig {
+  std::string base_url;
+  std::optional<KvEventsConfig> kv_events;
+  std::optional<LmcacheConfig> lmcache;
+};
+
+struct ProviderConfig {
+  std::string name;
+  std::string kind = "openai";  // openai | anthropic | decision_service
+  std::string api_key_env;      // empty = none
+  uint32_t max_loras = 8;
+  std::string health_path;  // empty = no active health check
+  std::optional<CostConfig> cost;
+  // Always at least one: `base_url` becomes a single instance, with the provider-level
+  // kv_events / lmcache tables attached to it.
+  std::vector<InstanceConfig> instances;
+};
+
+struct TargetConfig {
+  std::string provider;
+  std::string model;  // upstream model name written into the forwarded body
+  std::optional<double> weight;  // absent = 1 (policy mode distinguishes absent from set)
+};
+
+struct SessionKeySource {
+  std::string header;  // exactly one of header / body is set
+  std::string body;
+};
+
+struct PolicyConfig {
+  std::optional<double> session_affinity_weight;
+  std::vector<SessionKeySource> session_keys;
+  std::vector<std::string> body_path_suffixes;
+  std::optional<double> least_inflight_weight;
+  struct DecisionService {
+    double weight = 10;
+    std::string provider;
+    std::string model;
+    std::string instructions;
+    std::map<std::string, std::optional<std::string>> criteria;
+  };
+  std::optional<DecisionService> decision_service;
+};
+
+struct RouteConfig {
+  std::string name;
+  std::string strategy = "round_robin";
+  std::vector<TargetConfig> targets;
+  std::optional<PolicyConfig> policy;
+};
+
+struct GroupMemberConfig {
+  std::string provider;
+  double weight = 1;
+  std::string upstream_model;  // empty = passthrough of the requested model
+};
+
+struct ProviderGroupConfig {
+  std::string slug;
+  std::string strategy = "round_robin";
+  std::vector<GroupMemberConfig> members;
+};
+
+struct KeyConfig {
+  std::string name;
+  std::string key_env;     // the key's value is read from this environment variable, or
+  std::string key_sha256;  // its SHA-256, lowercase hex
+  std::vector<std::string> routes;     // allowed addresses (globs on group addresses); empty = all
+  std::vector<std::string> providers;  // allowed providers; empty = all
+};
+
+struct AdaptiveRoutingConfig {
+  bool enabled = false;
+  double latency_weight = 1.0;
+  double cost_weight = 0.5;
+  double load_weight = 0.25;
+  double exploration_ratio = 0.05;
+  uint32_t min_samples = 50;
+};
+
+struct HealthConfig {
+  uint64_t interval_ms = 5000;
+  uint64_t timeout_ms = 1000;
+  uint32_t unhealthy_threshold = 3;
+  uint32_t healthy_threshold = 2;
+};
+
+struct BreakerConfig {
+  uint32_t failure_threshold = 5;
+  uint64_t open_ms = 30000;
+  uint32_t half_open_probes = 1;
+};
+
+struct RetryConfig {
+  uint32_t max_attempts = 3;
+  std::vector<uint32_t> on_status = {429, 500, 502, 503, 504};
+  uint64_t park_on_429_max_ms = 60000;
+};
+
+struct Config {
+  std::string path;  // the file it was read from
+  ServerConfig server;
+  StoreConfig store;
+  std::vector<ProviderConfig> providers;
+  std::vector<RouteConfig> routes;
+  std::vector<ProviderGroupConfig> provider_groups;
+  std::vector<KeyConfig> keys;
+  AdaptiveRoutingConfig adaptive_routing;
+  HealthConfig health;
+  BreakerConfig breaker;
+  RetryConfig retry;
+};
+
+}  // namespace rolter

@@ -1,0 +1,47 @@
+// Loads and validates rolter.toml (SPEC §3).
+//
+// Parsing and validation happen in full before anything is used: every problem is collected, each
+// with file, line and key, so `rolter check` and a failed reload can report all of them at once.
+// Unknown keys are errors. Semantic checks that need the strategy registry (known strategy names)
+// are made here too, through balance/balancer_factory.h.
+//
+// Thread-safety: pure functions; call from any thread.
+#pragma once
+
+#include <tl/expected.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+
+namespace rolter {
+
+struct ConfigError {
+  std::string file;
+  uint32_t line = 0;    // 0 when unknown (e.g. the file could not be read)
+  uint32_t column = 0;  // 0 when unknown
+  std::string key;      // dotted path, e.g. "routes[1].targets[0].provider"
+  std::string message;
+
+  // "file:line:column: key: message"
+  std::string to_string() const;
+};
+
+using ConfigErrors = std::vector<ConfigError>;
+
+// Non-fatal findings (e.g. weights set on a strategy that ignores them).
+struct LoadedConfig {
+  Config config;
+  std::vector<ConfigError> warnings;
+};
+
+// Reads and validates the file at `path`.
+tl::expected<LoadedConfig, ConfigErrors> load_config_file(const std::string& path);
+
+// Parses and validates TOML text; `source_name` is used as the file in errors.
+tl::expected<LoadedConfig, ConfigErrors> load_config_text(std::string_view text,
+                                                          std::string source_name);
+
+}  // namespace rolter

@@ -1,0 +1,21 @@
+#include "fleet/load_tracker.h"
+
+namespace rolter {
+
+InstanceState& LoadTracker::instance(std::string_view provider, std::string_view base_url) {
+  std::string identity;
+  identity.reserve(provider.size() + 1 + base_url.size());
+  identity.append(provider).append("@").append(base_url);
+  std::lock_guard lock(mu_);
+  if (auto it = by_identity_.find(identity); it != by_identity_.end()) return *it->second;
+  auto& state = states_.emplace_back(identity, static_cast<uint32_t>(states_.size()));
+  by_identity_.emplace(std::move(identity), &state);
+  return state;
+}
+
+size_t LoadTracker::size() const {
+  std::lock_guard lock(mu_);
+  return states_.size();
+}
+
+}  // namespace rolter

@@ -1,0 +1,65 @@
+// LoadTracker: the fleet's learned evidence, which outlives config reloads (SPEC §5).
+//
+// Keyed by stable instance identity (provider name + base_url). Snapshots hold raw pointers to
+// InstanceState; states are never destroyed while the tracker lives, so a pointer taken by any
+// snapshot stays valid across reloads. Later strategies add their per-instance evidence here
+// (latency EWMAs, latency predictors, parking, breaker state).
+//
+// Thread-safety: instance() takes a mutex and is called only while building a snapshot. The
+// InstanceState fields are atomics, read and written by worker threads without locks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "balance/loads.h"
+
+namespace rolter {
+
+struct InstanceState {
+  explicit InstanceState(std::string identity_in, uint32_t id_in)
+      : identity(std::move(identity_in)), id(id_in) {}
+
+  const std::string identity;  // "<provider>@<base_url>"
+  const uint32_t id;           // dense, stable for the process: indexes per-worker pools
+  InFlightCounter in_flight{0};
+  std::atomic<uint64_t> requests_total{0};
+};
+
+class LoadTracker {
+ public:
+  // Returns the state for (provider, base_url), creating it on first use.
+  InstanceState& instance(std::string_view provider, std::string_view base_url);
+
+  // Number of instances ever seen (ids are < size()).
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<InstanceState> states_;  // deque: stable addresses
+  std::unordered_map<std::string, InstanceState*> by_identity_;
+};
+
+// Counts one in-flight request on an instance for the lifetime of the guard.
+class InFlightGuard {
+ public:
+  explicit InFlightGuard(InstanceState& state) : state_(&state) {
+    state_->in_flight.fetch_add(1, std::memory_order_relaxed);
+    state_->requests_total.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~InFlightGuard() {
+    if (state_) state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
+  }
+  InFlightGuard(const InFlightGuard&) = delete;
+  InFlightGuard& operator=(const InFlightGuard&) = delete;
+
+ private:
+  InstanceState* state_;
+};
+
+}  // namespace rolter
