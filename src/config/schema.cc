@@ -1,0 +1,344 @@
+#include "config/schema.h"
+
+#include "config/toml_reader.h"
+
+namespace rolter::config_internal {
+namespace {
+
+// Timeouts and thresholds of 0 would fail every request or never trip; durations that may be 0
+// (drain, 429 parking) say so where they are read.
+constexpr int64_t kAtLeastOne = 1;
+constexpr int64_t kMinHttpStatus = 100;
+constexpr int64_t kMaxHttpStatus = 599;
+
+void read_server(TableReader& in, ServerConfig& out) {
+  in.read("listen", out.listen);
+  in.read("workers", out.workers);
+  in.read("max_body_bytes", out.max_body_bytes, kAtLeastOne);
+  in.read("upstream_timeout_ms", out.upstream_timeout_ms, kAtLeastOne);
+  in.read("connect_timeout_ms", out.connect_timeout_ms, kAtLeastOne);
+  in.read("first_byte_timeout_ms", out.first_byte_timeout_ms, kAtLeastOne);
+  in.read("drain_timeout_ms", out.drain_timeout_ms);  // 0 = exit without waiting
+  in.finish();
+}
+
+void read_store(TableReader& in, StoreConfig& out) {
+  in.read("url", out.url);
+  in.finish();
+}
+
+KvEventsConfig read_kv_events(TableReader& in) {
+  KvEventsConfig out;
+  in.read("endpoint", out.endpoint, /*required=*/true);
+  in.read("replay_endpoint", out.replay_endpoint);
+  in.read("topic", out.topic);
+  in.read("block_size", out.block_size, kAtLeastOne);
+  in.read("max_blocks", out.max_blocks, kAtLeastOne);
+  in.read("stale_secs", out.stale_secs, kAtLeastOne);
+  in.finish();
+  return out;
+}
+
+LmcacheConfig read_lmcache(TableReader& in) {
+  LmcacheConfig out;
+  in.read("endpoint", out.endpoint, /*required=*/true);
+  in.read("refresh_secs", out.refresh_secs, kAtLeastOne);
+  in.read("stale_secs", out.stale_secs, kAtLeastOne);
+  in.finish();
+  return out;
+}
+
+// Reads the optional kv_events / lmcache tables of `in` (a provider or an instance) into `out`.
+void read_instance_extras(TableReader& in, InstanceConfig& out, Diagnostics& diag) {
+  if (const toml::table* t = in.table("kv_events")) {
+    TableReader sub(*t, in.key_path("kv_events"), diag);
+    out.kv_events = read_kv_events(sub);
+  }
+  if (const toml::table* t = in.table("lmcache")) {
+    TableReader sub(*t, in.key_path("lmcache"), diag);
+    out.lmcache = read_lmcache(sub);
+  }
+}
+
+ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
+  ProviderConfig out;
+  if (!in.alive()) return out;
+  in.read("name", out.name, /*required=*/true);
+  in.read("kind", out.kind);
+  in.read("api_key_env", out.api_key_env);
+  in.read("max_loras", out.max_loras);  // 0 = an engine without LoRA adapters
+  in.read("health_path", out.health_path);
+  if (const toml::table* t = in.table("cost")) {
+    TableReader cost_in(*t, in.key_path("cost"), diag);
+    CostConfig cost;
+    cost_in.read("input", cost.input, NumberRule::kNonNegative);
+    cost_in.read("output", cost.output, NumberRule::kNonNegative);
+    cost_in.finish();
+    out.cost = cost;
+  }
+
+  // One deployment is either a single base_url (with the provider-level kv_events / lmcache
+  // tables describing it) or a list of instances, each carrying its own.
+  InstanceConfig single;
+  const bool has_base_url = in.has("base_url");
+  const bool has_instances = in.has("instances");
+  in.read("base_url", single.base_url);
+  read_instance_extras(in, single, diag);
+  if (has_instances) {
+    std::string instances_path = in.key_path("instances");
+    in.for_each_table("instances", [&](TableReader& inst_in) {
+      InstanceConfig inst;
+      inst_in.read("base_url", inst.base_url, /*required=*/true);
+      read_instance_extras(inst_in, inst, diag);
+      inst_in.finish();
+      out.instances.push_back(std::move(inst));
+    });
+    if (has_base_url) {
+      diag.error(instances_path, "set either base_url or [[providers.instances]], not both");
+    } else if (const toml::array* a = in.get("instances")->as_array(); a && a->empty()) {
+      diag.error(instances_path, "needs at least one instance");
+    }
+    for (const char* extra : {"kv_events", "lmcache"}) {
+      if (in.has(extra) && !has_base_url) {
+        diag.error(in.key_path(extra), std::string("a provider-level ") + extra +
+                                           " table describes base_url; with "
+                                           "[[providers.instances]] set it on each instance");
+      }
+    }
+  } else if (has_base_url) {
+    out.instances.push_back(std::move(single));
+  } else {
+    diag.error_at(in.key_path("base_url"), in.pos(),
+                  "missing required key (or [[providers.instances]])");
+  }
+  in.finish();
+  return out;
+}
+
+TargetConfig read_target(TableReader& in) {
+  TargetConfig out;
+  in.read("provider", out.provider, /*required=*/true);
+  in.read("model", out.model, /*required=*/true);
+  in.read("weight", out.weight, NumberRule::kNonNegative);
+  in.finish();
+  return out;
+}
+
+// The SPEC §7 default chain, used when session_affinity is enabled without `keys`.
+std::vector<SessionKeySource> default_session_keys() {
+  return {SessionKeySource{"session-id", ""}, SessionKeySource{"x-client-request-id", ""},
+          SessionKeySource{"", "prompt_cache_key"}};
+}
+
+void read_session_affinity(TableReader& in, PolicyConfig& out, Diagnostics& diag) {
+  double weight = 1;
+  in.read("weight", weight, NumberRule::kPositive);
+  out.session_affinity_weight = weight;
+  out.session_keys = default_session_keys();
+  out.body_path_suffixes = {"/responses", "/messages"};
+  if (in.has("keys")) {
+    std::string keys_path = in.key_path("keys");
+    std::vector<SessionKeySource> keys;
+    bool ok = true;
+    in.for_each_table("keys", [&](TableReader& key_in) {
+      SessionKeySource source;
+      key_in.read("header", source.header);
+      key_in.read("body", source.body);
+      key_in.finish();
+      if (key_in.has("header") == key_in.has("body")) {
+        diag.error(key_in.path(), "set exactly one of header or body");
+        ok = false;
+      } else if (source.header.empty() && source.body.empty()) {
+        diag.error(key_in.path(), "must not be empty");
+        ok = false;
+      }
+      keys.push_back(std::move(source));
+    });
+    if (const toml::node* node = in.get("keys"); node != nullptr && node->is_array()) {
+      if (keys.empty()) {
+        diag.error(keys_path, "must not be empty: without a key source the plugin never votes");
+      } else if (ok) {
+        out.session_keys = std::move(keys);
+      }
+    }
+  }
+  in.read("body_path_suffixes", out.body_path_suffixes);
+  in.finish();
+}
+
+PolicyConfig::DecisionService read_decision_service(TableReader& in, Diagnostics& diag) {
+  PolicyConfig::DecisionService out;
+  in.read("weight", out.weight, NumberRule::kPositive);
+  in.read("provider", out.provider, /*required=*/true);
+  in.read("model", out.model, /*required=*/true);
+  in.read("instructions", out.instructions);
+  if (const toml::table* t = in.table("criteria")) {
+    // TOML has no null: an empty description stands for "no description".
+    TableReader criteria_in(*t, in.key_path("criteria"), diag);
+    for (const auto& [key, node] : *t) {
+      std::string description;
+      criteria_in.read(key.str(), description);
+      out.criteria[std::string(key.str())] =
+          description.empty() ? std::nullopt : std::optional<std::string>(description);
+    }
+    criteria_in.finish();
+  }
+  in.finish();
+  return out;
+}
+
+PolicyConfig read_policy(TableReader& in, Diagnostics& diag) {
+  PolicyConfig out;
+  if (const toml::table* t = in.table("session_affinity")) {
+    TableReader sub(*t, in.key_path("session_affinity"), diag);
+    read_session_affinity(sub, out, diag);
+  }
+  if (const toml::table* t = in.table("least_inflight")) {
+    TableReader sub(*t, in.key_path("least_inflight"), diag);
+    double weight = 1;
+    sub.read("weight", weight, NumberRule::kPositive);
+    sub.finish();
+    out.least_inflight_weight = weight;
+  }
+  if (const toml::table* t = in.table("decision_service")) {
+    TableReader sub(*t, in.key_path("decision_service"), diag);
+    out.decision_service = read_decision_service(sub, diag);
+  }
+  in.finish();
+  return out;
+}
+
+RouteConfig read_route(TableReader& in, Diagnostics& diag) {
+  RouteConfig out;
+  in.read("name", out.name, /*required=*/true);
+  in.read("strategy", out.strategy);
+  in.for_each_table("targets", [&](TableReader& target_in) {
+    out.targets.push_back(read_target(target_in));
+  });
+  if (const toml::table* t = in.table("policy")) {
+    TableReader sub(*t, in.key_path("policy"), diag);
+    out.policy = read_policy(sub, diag);
+  }
+  in.finish();
+  return out;
+}
+
+ProviderGroupConfig read_group(TableReader& in, Diagnostics& diag) {
+  ProviderGroupConfig out;
+  in.read("slug", out.slug, /*required=*/true);
+  in.read("strategy", out.strategy);
+  in.for_each_table("members", [&](TableReader& member_in) {
+    GroupMemberConfig member;
+    member_in.read("provider", member.provider, /*required=*/true);
+    member_in.read("weight", member.weight, NumberRule::kNonNegative);
+    member_in.read("upstream_model", member.upstream_model);
+    member_in.finish();
+    out.members.push_back(std::move(member));
+  });
+  in.finish();
+  return out;
+}
+
+KeyConfig read_key(TableReader& in) {
+  KeyConfig out;
+  in.read("name", out.name, /*required=*/true);
+  in.read("key_env", out.key_env);
+  in.read("key_sha256", out.key_sha256);
+  in.read("routes", out.routes);
+  in.read("providers", out.providers);
+  in.finish();
+  return out;
+}
+
+void read_adaptive(TableReader& in, AdaptiveRoutingConfig& out) {
+  in.read("enabled", out.enabled);
+  in.read("latency_weight", out.latency_weight, NumberRule::kNonNegative);
+  in.read("cost_weight", out.cost_weight, NumberRule::kNonNegative);
+  in.read("load_weight", out.load_weight, NumberRule::kNonNegative);
+  in.read("exploration_ratio", out.exploration_ratio, NumberRule::kUnit);
+  in.read("min_samples", out.min_samples);
+  in.finish();
+}
+
+void read_health(TableReader& in, HealthConfig& out) {
+  in.read("interval_ms", out.interval_ms, kAtLeastOne);
+  in.read("timeout_ms", out.timeout_ms, kAtLeastOne);
+  in.read("unhealthy_threshold", out.unhealthy_threshold, kAtLeastOne);
+  in.read("healthy_threshold", out.healthy_threshold, kAtLeastOne);
+  in.finish();
+}
+
+void read_breaker(TableReader& in, BreakerConfig& out) {
+  in.read("failure_threshold", out.failure_threshold, kAtLeastOne);
+  in.read("open_ms", out.open_ms, kAtLeastOne);
+  in.read("half_open_probes", out.half_open_probes, kAtLeastOne);
+  in.finish();
+}
+
+void read_retry(TableReader& in, RetryConfig& out, Diagnostics& diag) {
+  in.read("max_attempts", out.max_attempts, kAtLeastOne);
+  in.read("park_on_429_max_ms", out.park_on_429_max_ms);  // 0 = never park on a 429
+  if (const toml::array* statuses = in.array("on_status")) {
+    std::vector<uint32_t> values;
+    bool ok = true;
+    std::string base = in.key_path("on_status");
+    for (size_t i = 0; i < statuses->size(); ++i) {
+      const toml::node& node = *statuses->get(i);
+      std::string path = index_path(base, i);
+      const auto* status = node.as_integer();
+      if (status == nullptr) {
+        diag.error_at(path, pos_of(node.source()),
+                      "expected integer, got " + std::string(type_name(node.type())));
+        ok = false;
+      } else if (status->get() < kMinHttpStatus || status->get() > kMaxHttpStatus) {
+        diag.error_at(path, pos_of(node.source()),
+                      "must be an HTTP status between 100 and 599, got " +
+                          std::to_string(status->get()));
+        ok = false;
+      } else {
+        values.push_back(static_cast<uint32_t>(status->get()));
+      }
+    }
+    if (ok) out.on_status = std::move(values);
+  }
+  in.finish();
+}
+
+// Reads the section `key` of `root` with `fn(reader)` when present.
+template <typename Fn>
+void section(TableReader& root, std::string_view key, Diagnostics& diag, Fn fn) {
+  if (const toml::table* t = root.table(key)) {
+    TableReader in(*t, root.key_path(key), diag);
+    fn(in);
+  }
+}
+
+}  // namespace
+
+Config read_config(const toml::table& root, Diagnostics& diag) {
+  Config config;
+  TableReader in(root, "", diag);
+  section(in, "server", diag, [&](TableReader& t) { read_server(t, config.server); });
+  section(in, "store", diag, [&](TableReader& t) { read_store(t, config.store); });
+  in.for_each_table("providers", [&](TableReader& provider_in) {
+    config.providers.push_back(read_provider(provider_in, diag));
+  });
+  in.for_each_table("routes", [&](TableReader& route_in) {
+    config.routes.push_back(read_route(route_in, diag));
+  });
+  in.for_each_table("provider_groups", [&](TableReader& group_in) {
+    config.provider_groups.push_back(read_group(group_in, diag));
+  });
+  in.for_each_table("keys", [&](TableReader& key_in) {
+    config.keys.push_back(read_key(key_in));
+  });
+  section(in, "adaptive_routing", diag,
+          [&](TableReader& t) { read_adaptive(t, config.adaptive_routing); });
+  section(in, "health", diag, [&](TableReader& t) { read_health(t, config.health); });
+  section(in, "breaker", diag, [&](TableReader& t) { read_breaker(t, config.breaker); });
+  section(in, "retry", diag, [&](TableReader& t) { read_retry(t, config.retry, diag); });
+  in.finish();
+  return config;
+}
+
+}  // namespace rolter::config_internal

@@ -1,0 +1,377 @@
+#include "config/validator.h"
+
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "balance/balancer_factory.h"
+#include "config/url.h"
+
+namespace rolter::config_internal {
+namespace {
+
+constexpr std::string_view kPolicyStrategy = "policy";
+// A group slug is the first segment of "slug/model" addresses, so it must be URL- and
+// label-safe; 63 characters is the DNS label limit, which keeps slugs usable as host names too.
+constexpr size_t kMaxSlugLength = 63;
+constexpr size_t kSha256HexLength = 64;
+
+bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// ^[a-z0-9-]+$
+bool is_provider_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!is_lower_alnum(c) && c != '-') return false;
+  }
+  return true;
+}
+
+// ^[a-z0-9][a-z0-9-]{0,62}$
+bool is_group_slug(std::string_view slug) {
+  if (slug.empty() || slug.size() > kMaxSlugLength || !is_lower_alnum(slug.front())) return false;
+  return is_provider_name(slug);
+}
+
+// ^[A-Za-z_][A-Za-z0-9_]*$, what a POSIX shell accepts as a variable name.
+bool is_env_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+              (i > 0 && c >= '0' && c <= '9');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool is_sha256_hex(std::string_view text) {
+  if (text.size() != kSha256HexLength) return false;
+  for (char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+std::string strategy_list(bool with_policy) {
+  std::string out;
+  for (std::string_view name : known_strategies()) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  if (with_policy) out += ", policy";
+  return out;
+}
+
+// Remembers the first path of each name and reports later duplicates.
+class UniqueNames {
+ public:
+  UniqueNames(Diagnostics& diag, std::string what) : diag_(diag), what_(std::move(what)) {}
+
+  void add(const std::string& name, const std::string& path) {
+    if (name.empty()) return;
+    auto [it, inserted] = first_.emplace(name, path);
+    if (!inserted) {
+      diag_.error(path, "duplicate " + what_ + " " + quoted(name) + " (first defined on line " +
+                            std::to_string(diag_.where(it->second).line) + ")");
+    }
+  }
+
+ private:
+  Diagnostics& diag_;
+  std::string what_;
+  std::unordered_map<std::string, std::string> first_;
+};
+
+class Validator {
+ public:
+  Validator(const Config& config, Diagnostics& diag) : config_(config), diag_(diag) {}
+
+  void run() {
+    check_server();
+    check_store();
+    check_providers();
+    check_routes();
+    check_groups();
+    check_keys();
+  }
+
+ private:
+  void check_server() {
+    auto listen = parse_host_port(config_.server.listen, /*allow_port_zero=*/true);
+    if (!listen) diag_.error("server.listen", "expected host:port: " + listen.error());
+  }
+
+  void check_store() {
+    const std::string& url = config_.store.url;
+    if (url.empty() || starts_with(url, "sqlite://") || starts_with(url, "postgres://") ||
+        starts_with(url, "postgresql://")) {
+      return;
+    }
+    diag_.error("store.url", "expected sqlite://… or postgres://…, got " + quoted(url));
+  }
+
+  void check_url(const std::string& url, const std::string& path) {
+    auto parsed = parse_url(url);
+    if (!parsed) diag_.error(path, "bad URL " + quoted(url) + ": " + parsed.error());
+  }
+
+  // A ZeroMQ endpoint the KV-event subscriber connects to.
+  void check_zmq_endpoint(const std::string& endpoint, const std::string& path) {
+    if (starts_with(endpoint, "tcp://")) {
+      auto hp = parse_host_port(std::string_view(endpoint).substr(6), /*allow_port_zero=*/false);
+      if (!hp) diag_.error(path, "bad endpoint " + quoted(endpoint) + ": " + hp.error());
+    } else if (!(starts_with(endpoint, "ipc://") && endpoint.size() > 6)) {
+      diag_.error(path, "expected tcp://host:port or ipc://path, got " + quoted(endpoint));
+    }
+  }
+
+  void check_instance(const InstanceConfig& inst, const std::string& path) {
+    check_url(inst.base_url, child_path(path, "base_url"));
+    if (inst.kv_events) {
+      std::string kv = child_path(path, "kv_events");
+      check_zmq_endpoint(inst.kv_events->endpoint, child_path(kv, "endpoint"));
+      if (!inst.kv_events->replay_endpoint.empty()) {
+        check_zmq_endpoint(inst.kv_events->replay_endpoint, child_path(kv, "replay_endpoint"));
+      }
+    }
+    if (inst.lmcache) {
+      check_url(inst.lmcache->endpoint, child_path(child_path(path, "lmcache"), "endpoint"));
+    }
+  }
+
+  void check_providers() {
+    UniqueNames names(diag_, "provider name");
+    for (size_t i = 0; i < config_.providers.size(); ++i) {
+      const ProviderConfig& p = config_.providers[i];
+      std::string path = index_path("providers", i);
+      std::string name_path = child_path(path, "name");
+      if (!is_provider_name(p.name)) {
+        diag_.error(name_path, "provider name " + quoted(p.name) + " must match ^[a-z0-9-]+$");
+      }
+      names.add(p.name, name_path);
+      providers_.emplace(p.name, &p);
+      if (p.kind != "openai" && p.kind != "anthropic" && p.kind != "decision_service") {
+        diag_.error(child_path(path, "kind"), "unknown kind " + quoted(p.kind) +
+                                                  "; expected openai, anthropic or "
+                                                  "decision_service");
+      }
+      if (!p.api_key_env.empty() && !is_env_name(p.api_key_env)) {
+        diag_.error(child_path(path, "api_key_env"),
+                    quoted(p.api_key_env) + " is not an environment variable name");
+      }
+      if (!p.health_path.empty() && p.health_path.front() != '/') {
+        diag_.error(child_path(path, "health_path"), "must start with '/'");
+      }
+      // The instance list came either from base_url or from [[providers.instances]].
+      std::string instances_path = child_path(path, "instances");
+      bool listed = diag_.was_read(instances_path);
+      std::unordered_map<std::string, size_t> seen;
+      for (size_t j = 0; j < p.instances.size(); ++j) {
+        std::string inst_path = listed ? index_path(instances_path, j) : path;
+        check_instance(p.instances[j], inst_path);
+        if (p.instances[j].base_url.empty()) continue;
+        auto [it, inserted] = seen.emplace(p.instances[j].base_url, j);
+        if (!inserted) {
+          diag_.error(child_path(inst_path, "base_url"),
+                      "duplicate instance " + quoted(p.instances[j].base_url));
+        }
+      }
+    }
+  }
+
+  // The provider called `name`, or null after reporting it at `path`.
+  const ProviderConfig* find_provider(const std::string& name, const std::string& path) {
+    auto it = providers_.find(name);
+    if (it != providers_.end()) return it->second;
+    diag_.error(path, "unknown provider " + quoted(name));
+    return nullptr;
+  }
+
+  // A provider that routes traffic, i.e. anything but a decision service.
+  void check_traffic_provider(const std::string& name, const std::string& path) {
+    if (name.empty()) return;  // missing: reported by the walker
+    const ProviderConfig* p = find_provider(name, path);
+    if (p != nullptr && p->kind == "decision_service") {
+      diag_.error(path, "provider " + quoted(name) +
+                            " is a decision_service; it may only be used by "
+                            "[routes.policy.decision_service]");
+    }
+  }
+
+  void check_routes() {
+    UniqueNames names(diag_, "route name");
+    for (size_t i = 0; i < config_.routes.size(); ++i) {
+      const RouteConfig& r = config_.routes[i];
+      std::string path = index_path("routes", i);
+      std::string name_path = child_path(path, "name");
+      if (r.name.empty() && diag_.was_read(name_path)) diag_.error(name_path, "must not be empty");
+      names.add(r.name, name_path);
+
+      const bool policy_mode = r.strategy == kPolicyStrategy;
+      std::string strategy_path = child_path(path, "strategy");
+      const bool known = policy_mode || is_known_strategy(r.strategy);
+      if (!known) {
+        diag_.error(strategy_path, "unknown strategy " + quoted(r.strategy) +
+                                       "; known: " + strategy_list(/*with_policy=*/true));
+      }
+
+      std::string targets_path = child_path(path, "targets");
+      if (r.targets.empty()) {
+        diag_.error(targets_path, "a route needs at least one [[routes.targets]]");
+      }
+      std::unordered_set<std::string> models;
+      size_t weighted = 0;
+      std::string first_unweighted;
+      std::string ignored_weight_path;
+      for (size_t j = 0; j < r.targets.size(); ++j) {
+        const TargetConfig& t = r.targets[j];
+        std::string target_path = index_path(targets_path, j);
+        check_traffic_provider(t.provider, child_path(target_path, "provider"));
+        if (t.model.empty() && diag_.was_read(child_path(target_path, "model"))) {
+          diag_.error(child_path(target_path, "model"), "must not be empty");
+        }
+        models.insert(t.model);
+        if (t.weight) {
+          ++weighted;
+          if (*t.weight != 1 && ignored_weight_path.empty()) {
+            ignored_weight_path = child_path(target_path, "weight");
+          }
+        } else if (first_unweighted.empty()) {
+          first_unweighted = target_path;
+        }
+      }
+      if (known && !strategy_reads_weights(r.strategy) && !ignored_weight_path.empty()) {
+        diag_.warning(ignored_weight_path, "strategy " + r.strategy + " ignores weights");
+      }
+
+      std::string policy_path = child_path(path, "policy");
+      if (r.policy && !policy_mode) {
+        diag_.error(policy_path, "[routes.policy] applies only to strategy = \"policy\"");
+      }
+      if (policy_mode && weighted > 0 && weighted < r.targets.size()) {
+        diag_.error(first_unweighted,
+                    "a policy route with weights must set weight on every target (" +
+                        std::to_string(weighted) + " of " + std::to_string(r.targets.size()) +
+                        " have one)");
+      }
+      if (r.policy && r.policy->decision_service) {
+        check_decision_service(*r.policy->decision_service,
+                               child_path(policy_path, "decision_service"), models);
+      }
+    }
+  }
+
+  void check_decision_service(const PolicyConfig::DecisionService& ds, const std::string& path,
+                              const std::unordered_set<std::string>& models) {
+    if (!ds.provider.empty()) {
+      std::string provider_path = child_path(path, "provider");
+      const ProviderConfig* p = find_provider(ds.provider, provider_path);
+      if (p != nullptr && p->kind != "decision_service") {
+        diag_.error(provider_path, "provider " + quoted(ds.provider) + " has kind " + p->kind +
+                                       "; the decision plugin needs kind = \"decision_service\"");
+      }
+    }
+    std::string criteria_path = child_path(path, "criteria");
+    for (const auto& [model, description] : ds.criteria) {
+      if (models.count(model) == 0) {
+        diag_.error(child_path(criteria_path, model),
+                    quoted(model) + " is not the model of any target of this route");
+      }
+    }
+  }
+
+  void check_groups() {
+    UniqueNames slugs(diag_, "group slug");
+    for (size_t i = 0; i < config_.provider_groups.size(); ++i) {
+      const ProviderGroupConfig& g = config_.provider_groups[i];
+      std::string path = index_path("provider_groups", i);
+      std::string slug_path = child_path(path, "slug");
+      if (!is_group_slug(g.slug)) {
+        diag_.error(slug_path,
+                    "group slug " + quoted(g.slug) + " must match ^[a-z0-9][a-z0-9-]{0,62}$");
+      }
+      slugs.add(g.slug, slug_path);
+      // "x/model" addresses a group or pins a provider: the two name spaces must not overlap.
+      if (providers_.count(g.slug) != 0) {
+        diag_.error(slug_path, "group slug " + quoted(g.slug) + " is also a provider name");
+      }
+      std::string strategy_path = child_path(path, "strategy");
+      const bool known = is_known_strategy(g.strategy);
+      if (g.strategy == kPolicyStrategy) {
+        diag_.error(strategy_path, "policy mode is for routes; a group needs one of: " +
+                                       strategy_list(/*with_policy=*/false));
+      } else if (!known) {
+        diag_.error(strategy_path, "unknown strategy " + quoted(g.strategy) +
+                                       "; known: " + strategy_list(/*with_policy=*/false));
+      }
+      std::string members_path = child_path(path, "members");
+      if (g.members.empty()) {
+        diag_.error(members_path, "a group needs at least one [[provider_groups.members]]");
+      }
+      std::string ignored_weight_path;
+      for (size_t j = 0; j < g.members.size(); ++j) {
+        std::string member_path = index_path(members_path, j);
+        check_traffic_provider(g.members[j].provider, child_path(member_path, "provider"));
+        if (g.members[j].weight != 1 && ignored_weight_path.empty()) {
+          ignored_weight_path = child_path(member_path, "weight");
+        }
+      }
+      if (known && !strategy_reads_weights(g.strategy) && !ignored_weight_path.empty()) {
+        diag_.warning(ignored_weight_path, "strategy " + g.strategy + " ignores weights");
+      }
+    }
+  }
+
+  void check_keys() {
+    if (config_.keys.empty()) {
+      diag_.warning("keys", "no [[keys]]: the gateway is open to anyone");
+      return;
+    }
+    UniqueNames names(diag_, "key name");
+    for (size_t i = 0; i < config_.keys.size(); ++i) {
+      const KeyConfig& k = config_.keys[i];
+      std::string path = index_path("keys", i);
+      std::string name_path = child_path(path, "name");
+      if (k.name.empty() && diag_.was_read(name_path)) diag_.error(name_path, "must not be empty");
+      names.add(k.name, name_path);
+      std::string env_path = child_path(path, "key_env");
+      std::string sha_path = child_path(path, "key_sha256");
+      bool has_env = diag_.was_read(env_path);
+      bool has_sha = diag_.was_read(sha_path);
+      if (has_env == has_sha) {
+        diag_.error(has_env ? sha_path : path, "set exactly one of key_env or key_sha256");
+      }
+      if (has_env && !is_env_name(k.key_env)) {
+        diag_.error(env_path, quoted(k.key_env) + " is not an environment variable name");
+      }
+      if (has_sha && !is_sha256_hex(k.key_sha256)) {
+        diag_.error(sha_path, "expected 64 lowercase hex characters (a SHA-256 digest)");
+      }
+      for (size_t j = 0; j < k.routes.size(); ++j) {
+        if (k.routes[j].empty()) {
+          diag_.error(index_path(child_path(path, "routes"), j), "must not be empty");
+        }
+      }
+      for (size_t j = 0; j < k.providers.size(); ++j) {
+        find_provider(k.providers[j], index_path(child_path(path, "providers"), j));
+      }
+    }
+  }
+
+  const Config& config_;
+  Diagnostics& diag_;
+  std::unordered_map<std::string, const ProviderConfig*> providers_;
+};
+
+}  // namespace
+
+void validate_config(const Config& config, Diagnostics& diag) { Validator(config, diag).run(); }
+
+}  // namespace rolter::config_internal
