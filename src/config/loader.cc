@@ -37,8 +37,9 @@ tl::expected<LoadedConfig, ConfigErrors> load_config_text(std::string_view text,
     config_internal::validate_config(loaded.config, diag);
   } catch (const toml::parse_error& e) {
     const toml::source_position& begin = e.source().begin;
-    return tl::unexpected(ConfigErrors{ConfigError{
-        source_name, begin.line, begin.column, "", "syntax error: " + std::string(e.description())}});
+    return tl::unexpected(
+        ConfigErrors{ConfigError{source_name, begin.line, begin.column, "",
+                                 "syntax error: " + std::string(e.description())}});
   } catch (const std::exception& e) {
     // Nothing but allocation failure is expected here; still, a config problem must never take
     // the process down.

@@ -495,7 +495,8 @@ criteria = { "qwen3-0.6b" = "fast, simple requests", "qwen3-32b" = "reasoning, m
   ASSERT_TRUE(loaded) << dump(loaded.error());
   ASSERT_EQ(loaded->warnings.size(), 1u);
   EXPECT_EQ(loaded->warnings[0].message, "no [[keys]]: the gateway is open to anyone");
-  EXPECT_EQ(loaded->warnings[0].to_string(), "test.toml: keys: no [[keys]]: the gateway is open to anyone");
+  EXPECT_EQ(loaded->warnings[0].to_string(),
+            "test.toml: keys: no [[keys]]: the gateway is open to anyone");
   const auto& ds = *loaded->config.routes[0].policy->decision_service;
   EXPECT_EQ(ds.criteria.at("qwen3-32b"), "reasoning, math, code");
 }
@@ -951,7 +952,8 @@ provider = "a"
                    15, "provider_groups[0].slug", "must match ^[a-z0-9][a-z0-9-]{0,62}$");
   expect_one_error(minimal_plus(R"(
 [[provider_groups]]
-slug = ")" + std::string(64, 'x') + R"("
+slug = ")" + std::string(64, 'x') +
+                                R"("
 [[provider_groups.members]]
 provider = "a"
 )"),
@@ -1073,7 +1075,8 @@ provider = "jev"
 model = "d"
 criteria = { "m1" = "x", "m9" = "y" }
 )",
-                   17, "routes[0].policy.decision_service.criteria.m9", "not the model of any target");
+                   17, "routes[0].policy.decision_service.criteria.m9",
+                   "not the model of any target");
 }
 
 TEST(LoadConfig, PolicyRoutes) {
@@ -1121,7 +1124,8 @@ model = "m1"
 [routes.policy.session_affinity]
 keys = [{header = "a", body = "b"}]
 )"),
-                   21, "routes[1].policy.session_affinity.keys[0]", "exactly one of header or body");
+                   21, "routes[1].policy.session_affinity.keys[0]",
+                   "exactly one of header or body");
   expect_one_error(minimal_plus(R"(
 [[routes]]
 name = "p"
@@ -1206,8 +1210,9 @@ TEST(ConfigError, ToString) {
 }
 
 TEST(LoadConfig, ArbitraryBytesDoNotThrow) {
-  const std::string inputs[] = {std::string("\0\xff\xfe", 3), "[[", "a = \"\\u00\"", "[a]\n[a]\n",
-                                "x = 1979-05-27T07:32:00Z", std::string(1000, '[')};
+  const std::string inputs[] = {
+      std::string("\0\xff\xfe", 3), "[[", "a = \"\\u00\"", "[a]\n[a]\n", "x = 1979-05-27T07:32:00Z",
+      std::string(1000, '[')};
   for (const auto& text : inputs) EXPECT_FALSE(load_config_text(text, "x.toml"));
 }
 

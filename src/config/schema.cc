@@ -212,9 +212,8 @@ RouteConfig read_route(TableReader& in, Diagnostics& diag) {
   RouteConfig out;
   in.read("name", out.name, /*required=*/true);
   in.read("strategy", out.strategy);
-  in.for_each_table("targets", [&](TableReader& target_in) {
-    out.targets.push_back(read_target(target_in));
-  });
+  in.for_each_table("targets",
+                    [&](TableReader& target_in) { out.targets.push_back(read_target(target_in)); });
   if (const toml::table* t = in.table("policy")) {
     TableReader sub(*t, in.key_path("policy"), diag);
     out.policy = read_policy(sub, diag);
@@ -291,9 +290,9 @@ void read_retry(TableReader& in, RetryConfig& out, Diagnostics& diag) {
                       "expected integer, got " + std::string(type_name(node.type())));
         ok = false;
       } else if (status->get() < kMinHttpStatus || status->get() > kMaxHttpStatus) {
-        diag.error_at(path, pos_of(node.source()),
-                      "must be an HTTP status between 100 and 599, got " +
-                          std::to_string(status->get()));
+        diag.error_at(
+            path, pos_of(node.source()),
+            "must be an HTTP status between 100 and 599, got " + std::to_string(status->get()));
         ok = false;
       } else {
         values.push_back(static_cast<uint32_t>(status->get()));
@@ -329,9 +328,7 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
   in.for_each_table("provider_groups", [&](TableReader& group_in) {
     config.provider_groups.push_back(read_group(group_in, diag));
   });
-  in.for_each_table("keys", [&](TableReader& key_in) {
-    config.keys.push_back(read_key(key_in));
-  });
+  in.for_each_table("keys", [&](TableReader& key_in) { config.keys.push_back(read_key(key_in)); });
   section(in, "adaptive_routing", diag,
           [&](TableReader& t) { read_adaptive(t, config.adaptive_routing); });
   section(in, "health", diag, [&](TableReader& t) { read_health(t, config.health); });

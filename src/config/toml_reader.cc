@@ -76,9 +76,9 @@ bool TableReader::require(std::string_view key) {
 
 void TableReader::type_error(const std::string& path, const toml::node& node,
                              std::string_view expected) {
-  diag_.error_at(path, pos_of(node.source()),
-                 "expected " + std::string(expected) + ", got " +
-                     std::string(type_name(node.type())));
+  diag_.error_at(
+      path, pos_of(node.source()),
+      "expected " + std::string(expected) + ", got " + std::string(type_name(node.type())));
 }
 
 void TableReader::read(std::string_view key, std::string& out, bool required) {

@@ -83,8 +83,7 @@ class TableReader {
  private:
   // Reports a type mismatch at `node` under `path`.
   void type_error(const std::string& path, const toml::node& node, std::string_view expected);
-  bool check_number(const std::string& path, const toml::node& node, double value,
-                    NumberRule rule);
+  bool check_number(const std::string& path, const toml::node& node, double value, NumberRule rule);
   bool read_integer(std::string_view key, int64_t min, int64_t max, int64_t& out);
 
   const toml::table* table_;  // null: dead reader
