@@ -1,0 +1,330 @@
+#include "sim/api_format.h"
+
+#include <nlohmann/json.hpp>
+
+namespace rolter::sim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string data_event(const Json& payload) { return "data: " + payload.dump() + "\n\n"; }
+
+std::string named_event(std::string_view name, const Json& payload) {
+  std::string out = "event: ";
+  out += name;
+  out += "\ndata: ";
+  out += payload.dump();
+  out += "\n\n";
+  return out;
+}
+
+Json openai_usage(const Completion& c) {
+  const size_t completion_tokens = c.tokens.size();
+  return {{"prompt_tokens", c.prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", c.prompt_tokens + completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", c.cached_tokens}}}};
+}
+
+const char* finish_reason(const Completion& c) { return c.hit_max_tokens ? "length" : "stop"; }
+
+// ---- Responses API -----------------------------------------------------------------------------
+
+std::string message_item_id(const Completion& c) { return "msg_" + c.id.substr(c.id.find('_') + 1); }
+
+Json responses_usage(const Completion& c) {
+  return {{"input_tokens", c.prompt_tokens},
+          {"input_tokens_details", {{"cached_tokens", c.cached_tokens}}},
+          {"output_tokens", c.tokens.size()},
+          {"output_tokens_details", {{"reasoning_tokens", 0}}},
+          {"total_tokens", c.prompt_tokens + c.tokens.size()}};
+}
+
+Json responses_text_part(const std::string& text) {
+  return {{"type", "output_text"}, {"text", text}, {"annotations", Json::array()}};
+}
+
+Json responses_message_item(const Completion& c, bool done) {
+  Json content = Json::array();
+  if (done) content.push_back(responses_text_part(c.text()));
+  return {{"id", message_item_id(c)},
+          {"type", "message"},
+          {"status", done ? "completed" : "in_progress"},
+          {"role", "assistant"},
+          {"content", content}};
+}
+
+Json responses_object(const Completion& c, bool done) {
+  Json output = Json::array();
+  if (done) output.push_back(responses_message_item(c, true));
+  Json r = {{"id", c.id},
+            {"object", "response"},
+            {"created_at", c.created},
+            {"status", done ? "completed" : "in_progress"},
+            {"model", c.model},
+            {"output", output},
+            {"usage", nullptr}};
+  if (done) {
+    r["usage"] = responses_usage(c);
+    if (c.hit_max_tokens) {
+      r["status"] = "incomplete";
+      r["incomplete_details"] = {{"reason", "max_output_tokens"}};
+    }
+  }
+  return r;
+}
+
+// Sequence numbers run over the whole stream: 4 prologue events, one per token, then 4 more.
+constexpr size_t kResponsesPrologueEvents = 4;
+
+// ---- Anthropic Messages ------------------------------------------------------------------------
+
+Json anthropic_usage(const Completion& c, size_t output_tokens) {
+  return {{"input_tokens", c.prompt_tokens},
+          {"output_tokens", output_tokens},
+          {"cache_read_input_tokens", c.cached_tokens},
+          {"cache_creation_input_tokens", 0}};
+}
+
+const char* stop_reason(const Completion& c) { return c.hit_max_tokens ? "max_tokens" : "end_turn"; }
+
+Json anthropic_message(const Completion& c, bool done) {
+  Json content = Json::array();
+  if (done) content.push_back({{"type", "text"}, {"text", c.text()}});
+  return {{"id", c.id},
+          {"type", "message"},
+          {"role", "assistant"},
+          {"model", c.model},
+          {"content", content},
+          {"stop_reason", done ? Json(stop_reason(c)) : Json(nullptr)},
+          {"stop_sequence", nullptr},
+          {"usage", anthropic_usage(c, done ? c.tokens.size() : 0)}};
+}
+
+}  // namespace
+
+std::string Completion::text() const {
+  std::string out;
+  for (const auto& t : tokens) out += t;
+  return out;
+}
+
+std::string render_response(const Completion& c) {
+  switch (c.api) {
+    case ApiKind::kChat:
+      return Json{{"id", c.id},
+                  {"object", "chat.completion"},
+                  {"created", c.created},
+                  {"model", c.model},
+                  {"choices",
+                   {{{"index", 0},
+                     {"message", {{"role", "assistant"}, {"content", c.text()}}},
+                     {"logprobs", nullptr},
+                     {"finish_reason", finish_reason(c)}}}},
+                  {"usage", openai_usage(c)}}
+          .dump();
+    case ApiKind::kCompletions:
+      return Json{{"id", c.id},
+                  {"object", "text_completion"},
+                  {"created", c.created},
+                  {"model", c.model},
+                  {"choices",
+                   {{{"index", 0},
+                     {"text", c.text()},
+                     {"logprobs", nullptr},
+                     {"finish_reason", finish_reason(c)}}}},
+                  {"usage", openai_usage(c)}}
+          .dump();
+    case ApiKind::kResponses:
+      return responses_object(c, true).dump();
+    case ApiKind::kMessages:
+      return anthropic_message(c, true).dump();
+    case ApiKind::kEmbeddings:
+      break;  // rendered by render_embeddings()
+  }
+  return "{}";
+}
+
+std::vector<std::string> render_stream_prologue(const Completion& c) {
+  switch (c.api) {
+    case ApiKind::kResponses: {
+      Json in_progress = responses_object(c, false);
+      return {
+          named_event("response.created", {{"type", "response.created"},
+                                           {"sequence_number", 0},
+                                           {"response", in_progress}}),
+          named_event("response.in_progress", {{"type", "response.in_progress"},
+                                               {"sequence_number", 1},
+                                               {"response", in_progress}}),
+          named_event("response.output_item.added", {{"type", "response.output_item.added"},
+                                                     {"sequence_number", 2},
+                                                     {"output_index", 0},
+                                                     {"item", responses_message_item(c, false)}}),
+          named_event("response.content_part.added", {{"type", "response.content_part.added"},
+                                                      {"sequence_number", 3},
+                                                      {"item_id", message_item_id(c)},
+                                                      {"output_index", 0},
+                                                      {"content_index", 0},
+                                                      {"part", responses_text_part("")}}),
+      };
+    }
+    case ApiKind::kMessages:
+      return {
+          named_event("message_start",
+                      {{"type", "message_start"}, {"message", anthropic_message(c, false)}}),
+          named_event("content_block_start", {{"type", "content_block_start"},
+                                              {"index", 0},
+                                              {"content_block", {{"type", "text"}, {"text", ""}}}}),
+      };
+    default:
+      return {};
+  }
+}
+
+std::string render_stream_token(const Completion& c, size_t index) {
+  const std::string& piece = c.tokens[index];
+  switch (c.api) {
+    case ApiKind::kChat: {
+      Json delta = {{"content", piece}};
+      if (index == 0) delta["role"] = "assistant";
+      return data_event({{"id", c.id},
+                         {"object", "chat.completion.chunk"},
+                         {"created", c.created},
+                         {"model", c.model},
+                         {"choices",
+                          {{{"index", 0},
+                            {"delta", delta},
+                            {"logprobs", nullptr},
+                            {"finish_reason", nullptr}}}}});
+    }
+    case ApiKind::kCompletions:
+      return data_event({{"id", c.id},
+                         {"object", "text_completion"},
+                         {"created", c.created},
+                         {"model", c.model},
+                         {"choices",
+                          {{{"index", 0},
+                            {"text", piece},
+                            {"logprobs", nullptr},
+                            {"finish_reason", nullptr}}}}});
+    case ApiKind::kResponses:
+      return named_event("response.output_text.delta",
+                         {{"type", "response.output_text.delta"},
+                          {"sequence_number", kResponsesPrologueEvents + index},
+                          {"item_id", message_item_id(c)},
+                          {"output_index", 0},
+                          {"content_index", 0},
+                          {"delta", piece}});
+    case ApiKind::kMessages:
+      return named_event("content_block_delta", {{"type", "content_block_delta"},
+                                                 {"index", 0},
+                                                 {"delta", {{"type", "text_delta"}, {"text", piece}}}});
+    case ApiKind::kEmbeddings:
+      break;
+  }
+  return {};
+}
+
+std::vector<std::string> render_stream_epilogue(const Completion& c) {
+  std::vector<std::string> out;
+  switch (c.api) {
+    case ApiKind::kChat:
+    case ApiKind::kCompletions: {
+      const bool chat = c.api == ApiKind::kChat;
+      Json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_reason(c)}};
+      if (chat) {
+        choice["delta"] = Json::object();
+      } else {
+        choice["text"] = "";
+      }
+      Json chunk = {{"id", c.id},
+                    {"object", chat ? "chat.completion.chunk" : "text_completion"},
+                    {"created", c.created},
+                    {"model", c.model},
+                    {"choices", {choice}}};
+      out.push_back(data_event(chunk));
+      if (c.include_usage) {
+        chunk["choices"] = Json::array();
+        chunk["usage"] = openai_usage(c);
+        out.push_back(data_event(chunk));
+      }
+      out.push_back("data: [DONE]\n\n");
+      break;
+    }
+    case ApiKind::kResponses: {
+      const size_t seq = kResponsesPrologueEvents + c.tokens.size();
+      const std::string text = c.text();
+      out.push_back(named_event("response.output_text.done", {{"type", "response.output_text.done"},
+                                                              {"sequence_number", seq},
+                                                              {"item_id", message_item_id(c)},
+                                                              {"output_index", 0},
+                                                              {"content_index", 0},
+                                                              {"text", text}}));
+      out.push_back(named_event("response.content_part.done", {{"type", "response.content_part.done"},
+                                                               {"sequence_number", seq + 1},
+                                                               {"item_id", message_item_id(c)},
+                                                               {"output_index", 0},
+                                                               {"content_index", 0},
+                                                               {"part", responses_text_part(text)}}));
+      out.push_back(named_event("response.output_item.done", {{"type", "response.output_item.done"},
+                                                              {"sequence_number", seq + 2},
+                                                              {"output_index", 0},
+                                                              {"item", responses_message_item(c, true)}}));
+      const char* final_type = c.hit_max_tokens ? "response.incomplete" : "response.completed";
+      out.push_back(named_event(final_type, {{"type", final_type},
+                                             {"sequence_number", seq + 3},
+                                             {"response", responses_object(c, true)}}));
+      break;
+    }
+    case ApiKind::kMessages:
+      out.push_back(named_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}));
+      out.push_back(named_event(
+          "message_delta",
+          {{"type", "message_delta"},
+           {"delta", {{"stop_reason", stop_reason(c)}, {"stop_sequence", nullptr}}},
+           {"usage", {{"output_tokens", c.tokens.size()}}}}));
+      out.push_back(named_event("message_stop", {{"type", "message_stop"}}));
+      break;
+    case ApiKind::kEmbeddings:
+      break;
+  }
+  return out;
+}
+
+std::string render_embeddings(std::string_view model, const std::vector<Embedding>& data,
+                              size_t prompt_tokens) {
+  Json items = Json::array();
+  for (size_t i = 0; i < data.size(); ++i) {
+    items.push_back({{"object", "embedding"}, {"index", i}, {"embedding", data[i].vector}});
+  }
+  return Json{{"object", "list"},
+              {"data", items},
+              {"model", model},
+              {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}}
+      .dump();
+}
+
+std::string render_error(bool anthropic, int status, std::string_view message) {
+  if (anthropic) {
+    const char* type = status == 400   ? "invalid_request_error"
+                       : status == 401 ? "authentication_error"
+                       : status == 403 ? "permission_error"
+                       : status == 404 ? "not_found_error"
+                       : status == 413 ? "request_too_large"
+                       : status == 429 ? "rate_limit_error"
+                       : status == 529 ? "overloaded_error"
+                                       : "api_error";
+    return Json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}}.dump();
+  }
+  const char* type = status == 429   ? "rate_limit_error"
+                     : status == 404 ? "not_found_error"
+                     : status >= 500 ? "server_error"
+                                     : "invalid_request_error";
+  Json code = nullptr;
+  if (status == 429) code = "rate_limit_exceeded";
+  if (status == 404) code = "not_found";
+  return Json{{"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", code}}}}
+      .dump();
+}
+
+}  // namespace rolter::sim

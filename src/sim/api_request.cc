@@ -1,0 +1,235 @@
+#include "sim/api_request.h"
+
+#include <nlohmann/json.hpp>
+
+#include "sim/text_generator.h"
+
+namespace rolter::sim {
+namespace {
+
+using Json = nlohmann::json;
+
+void append_text(std::string& out, std::string_view text) {
+  if (text.empty()) return;
+  if (!out.empty()) out += '\n';
+  out += text;
+}
+
+// Message content: a string, or an array of parts whose text is in "text" (OpenAI
+// {type:"text"|"input_text"}, Anthropic {type:"text"}); other parts (images, tool calls) add no
+// words.
+void append_content(std::string& out, const Json& content) {
+  if (content.is_string()) {
+    append_text(out, content.get_ref<const std::string&>());
+  } else if (content.is_array()) {
+    for (const Json& part : content) {
+      if (part.is_string()) {
+        append_text(out, part.get_ref<const std::string&>());
+      } else if (part.is_object()) {
+        auto text = part.find("text");
+        if (text != part.end() && text->is_string()) {
+          append_text(out, text->get_ref<const std::string&>());
+        }
+      }
+    }
+  }
+}
+
+bool is_token_array(const Json& value) {
+  if (!value.is_array() || value.empty()) return false;
+  for (const Json& v : value) {
+    if (!v.is_number_integer()) return false;
+  }
+  return true;
+}
+
+std::string render_token_ids(const Json& ids) {
+  std::string out;
+  for (const Json& id : ids) {
+    if (!out.empty()) out += ' ';
+    out += std::to_string(id.get<int64_t>());
+  }
+  return out;
+}
+
+// Reads the first present key of `keys` as a max-token count.
+tl::expected<std::optional<size_t>, std::string> read_max_tokens(
+    const Json& body, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    auto it = body.find(key);
+    if (it == body.end() || it->is_null()) continue;
+    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+      return tl::make_unexpected(std::string(key) + " must be a non-negative integer");
+    }
+    return std::optional<size_t>(it->get<uint64_t>());
+  }
+  return std::optional<size_t>();
+}
+
+tl::expected<void, std::string> read_chat(const Json& body, ApiRequest& req) {
+  auto messages = body.find("messages");
+  if (messages == body.end() || !messages->is_array()) {
+    return tl::make_unexpected("'messages' is required and must be an array");
+  }
+  for (const Json& m : *messages) {
+    if (!m.is_object()) return tl::make_unexpected("each message must be an object");
+    auto content = m.find("content");
+    if (content != m.end()) append_content(req.prompt_text, *content);
+  }
+  req.prompt_tokens = count_words(req.prompt_text);
+  return {};
+}
+
+tl::expected<void, std::string> read_completions(const Json& body, ApiRequest& req) {
+  auto prompt = body.find("prompt");
+  if (prompt == body.end()) return tl::make_unexpected("'prompt' is required");
+  if (prompt->is_string()) {
+    req.prompt_text = prompt->get<std::string>();
+    req.prompt_tokens = count_words(req.prompt_text);
+  } else if (is_token_array(*prompt)) {
+    req.prompt_text = render_token_ids(*prompt);
+    req.prompt_tokens = prompt->size();
+  } else if (prompt->is_array() && !prompt->empty()) {
+    // A batch of prompts is answered as one choice over all of them: enough for a gateway test.
+    for (const Json& p : *prompt) {
+      if (p.is_string()) {
+        append_text(req.prompt_text, p.get_ref<const std::string&>());
+        req.prompt_tokens += count_words(p.get_ref<const std::string&>());
+      } else if (is_token_array(p)) {
+        append_text(req.prompt_text, render_token_ids(p));
+        req.prompt_tokens += p.size();
+      } else {
+        return tl::make_unexpected("'prompt' must be a string, an array of token ids, or a list of those");
+      }
+    }
+  } else {
+    return tl::make_unexpected("'prompt' must be a string, an array of token ids, or a list of those");
+  }
+  return {};
+}
+
+tl::expected<void, std::string> read_embeddings(const Json& body, ApiRequest& req) {
+  auto input = body.find("input");
+  if (input == body.end()) return tl::make_unexpected("'input' is required");
+  auto add = [&](std::string text, size_t tokens) {
+    append_text(req.prompt_text, text);
+    req.prompt_tokens += tokens;
+    req.inputs.push_back(std::move(text));
+    req.input_tokens.push_back(tokens);
+  };
+  if (input->is_string()) {
+    add(input->get<std::string>(), count_words(input->get_ref<const std::string&>()));
+  } else if (is_token_array(*input)) {
+    add(render_token_ids(*input), input->size());
+  } else if (input->is_array() && !input->empty()) {
+    for (const Json& item : *input) {
+      if (item.is_string()) {
+        add(item.get<std::string>(), count_words(item.get_ref<const std::string&>()));
+      } else if (is_token_array(item)) {
+        add(render_token_ids(item), item.size());
+      } else {
+        return tl::make_unexpected("'input' items must be strings or arrays of token ids");
+      }
+    }
+  } else {
+    return tl::make_unexpected("'input' must be a string, an array of token ids, or a list of those");
+  }
+  return {};
+}
+
+tl::expected<void, std::string> read_responses(const Json& body, ApiRequest& req) {
+  auto instructions = body.find("instructions");
+  if (instructions != body.end() && instructions->is_string()) {
+    append_text(req.prompt_text, instructions->get_ref<const std::string&>());
+  }
+  auto input = body.find("input");
+  if (input == body.end()) return tl::make_unexpected("'input' is required");
+  if (input->is_string()) {
+    append_text(req.prompt_text, input->get_ref<const std::string&>());
+  } else if (input->is_array()) {
+    for (const Json& item : *input) {
+      if (!item.is_object()) continue;
+      auto content = item.find("content");
+      if (content != item.end()) append_content(req.prompt_text, *content);
+    }
+  } else {
+    return tl::make_unexpected("'input' must be a string or an array of input items");
+  }
+  req.prompt_tokens = count_words(req.prompt_text);
+  return {};
+}
+
+tl::expected<void, std::string> read_messages(const Json& body, ApiRequest& req) {
+  auto system = body.find("system");
+  if (system != body.end()) append_content(req.prompt_text, *system);
+  auto messages = body.find("messages");
+  if (messages == body.end() || !messages->is_array()) {
+    return tl::make_unexpected("'messages' is required and must be an array");
+  }
+  for (const Json& m : *messages) {
+    if (!m.is_object()) return tl::make_unexpected("each message must be an object");
+    auto content = m.find("content");
+    if (content != m.end()) append_content(req.prompt_text, *content);
+  }
+  req.prompt_tokens = count_words(req.prompt_text);
+  return {};
+}
+
+}  // namespace
+
+std::optional<ApiKind> api_for_path(std::string_view path) {
+  if (path == "/v1/chat/completions") return ApiKind::kChat;
+  if (path == "/v1/completions") return ApiKind::kCompletions;
+  if (path == "/v1/embeddings") return ApiKind::kEmbeddings;
+  if (path == "/v1/responses") return ApiKind::kResponses;
+  if (path == "/v1/messages") return ApiKind::kMessages;
+  return std::nullopt;
+}
+
+tl::expected<ApiRequest, std::string> read_api_request(ApiKind api, const Json& body) {
+  if (!body.is_object()) return tl::make_unexpected("the request body must be a JSON object");
+  ApiRequest req;
+  if (auto model = body.find("model"); model != body.end()) {
+    if (!model->is_string()) return tl::make_unexpected("'model' must be a string");
+    req.model = model->get<std::string>();
+  }
+  if (auto stream = body.find("stream"); stream != body.end() && !stream->is_null()) {
+    if (!stream->is_boolean()) return tl::make_unexpected("'stream' must be a boolean");
+    req.stream = stream->get<bool>();
+  }
+  if (auto opts = body.find("stream_options"); opts != body.end() && opts->is_object()) {
+    auto usage = opts->find("include_usage");
+    req.include_usage = usage != opts->end() && usage->is_boolean() && usage->get<bool>();
+  }
+
+  tl::expected<void, std::string> shape;
+  tl::expected<std::optional<size_t>, std::string> max_tokens;
+  switch (api) {
+    case ApiKind::kChat:
+      shape = read_chat(body, req);
+      max_tokens = read_max_tokens(body, {"max_completion_tokens", "max_tokens"});
+      break;
+    case ApiKind::kCompletions:
+      shape = read_completions(body, req);
+      max_tokens = read_max_tokens(body, {"max_tokens"});
+      break;
+    case ApiKind::kEmbeddings:
+      shape = read_embeddings(body, req);
+      req.stream = false;  // embeddings never stream
+      break;
+    case ApiKind::kResponses:
+      shape = read_responses(body, req);
+      max_tokens = read_max_tokens(body, {"max_output_tokens"});
+      break;
+    case ApiKind::kMessages:
+      shape = read_messages(body, req);
+      max_tokens = read_max_tokens(body, {"max_tokens"});
+      break;
+  }
+  if (!shape) return tl::make_unexpected(shape.error());
+  if (!max_tokens) return tl::make_unexpected(max_tokens.error());
+  req.max_tokens = *max_tokens;
+  return req;
+}
+
+}  // namespace rolter::sim

@@ -1,0 +1,43 @@
+// What a simulated engine needs from an API request body: the model, whether to stream, the
+// prompt (for counting and for seeding the generated text) and how many tokens to produce, for
+// each of the five inference APIs (OpenAI chat, completions, embeddings, responses; Anthropic
+// messages).
+//
+// Thread-safety: pure functions over values.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+#include <tl/expected.hpp>
+
+namespace rolter::sim {
+
+enum class ApiKind { kChat, kCompletions, kEmbeddings, kResponses, kMessages };
+
+// The API served at `path` ("/v1/chat/completions", ...), or nullopt.
+std::optional<ApiKind> api_for_path(std::string_view path);
+
+struct ApiRequest {
+  std::string model;           // as received; empty when the body has none
+  bool stream = false;
+  bool include_usage = false;  // chat/completions stream_options.include_usage
+  // The prompt as text (message contents in order, joined by newlines), or the decimal token ids
+  // of a token-array prompt; seeds the generated text.
+  std::string prompt_text;
+  size_t prompt_tokens = 0;
+  std::optional<size_t> max_tokens;  // the API's own max-tokens field, when given
+  // Embeddings: one entry per input (text, or token ids rendered as text), with its token count.
+  std::vector<std::string> inputs;
+  std::vector<size_t> input_tokens;
+};
+
+// Reads `body` (already parsed JSON) as a request of `api`. The error is a message for a 400
+// invalid_request_error.
+tl::expected<ApiRequest, std::string> read_api_request(ApiKind api, const nlohmann::json& body);
+
+}  // namespace rolter::sim

@@ -1,0 +1,249 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "sim/text_generator.h"
+
+namespace rolter::sim {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string completion_id(ApiKind api, size_t engine, uint64_t seq) {
+  const std::string suffix = "sim" + std::to_string(engine) + "n" + std::to_string(seq);
+  switch (api) {
+    case ApiKind::kChat:
+      return "chatcmpl-" + suffix;
+    case ApiKind::kCompletions:
+      return "cmpl-" + suffix;
+    case ApiKind::kResponses:
+      return "resp_" + suffix;
+    case ApiKind::kMessages:
+      return "msg_" + suffix;
+    case ApiKind::kEmbeddings:
+      return "embd-" + suffix;
+  }
+  return suffix;
+}
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Escapes a Prometheus label value.
+std::string label_value(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+Engine::Engine(EngineOptions options)
+    : options_(std::move(options)), latency_(options_.latency) {
+  if (options_.models.empty()) options_.models.push_back("sim-model");
+}
+
+void Engine::note_request(std::string_view path) {
+  if (path.rfind("/sim/", 0) == 0) return;
+  auto it = by_path_.find(path);
+  if (it == by_path_.end()) it = by_path_.emplace(std::string(path), 0).first;
+  ++it->second;
+}
+
+RequestPlan Engine::begin(ApiKind api, std::string_view path, std::string_view body,
+                          HeaderList headers) {
+  note_request(path);
+  RequestPlan plan;
+  plan.api = api;
+  plan.seq = requests_++;
+  ++in_flight_;
+  last_body_.assign(body);
+  last_headers_ = std::move(headers);
+
+  const bool anthropic = api == ApiKind::kMessages;
+  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    last_model_.clear();
+    plan.status = 400;
+    plan.body = render_error(anthropic, 400, "the request body is not valid JSON");
+    return plan;
+  }
+  auto request = read_api_request(api, json);
+  if (!request) {
+    last_model_.clear();
+    plan.status = 400;
+    plan.body = render_error(anthropic, 400, request.error());
+    return plan;
+  }
+  last_model_ = request->model;
+
+  plan.fault = decide_faults(options_.faults, options_.seed, options_.index, plan.seq);
+  switch (plan.fault.action) {
+    case FaultAction::kRateLimit:
+      plan.status = 429;
+      plan.body = render_error(anthropic, 429, "simulated rate limit");
+      return plan;
+    case FaultAction::kError:
+      plan.status = plan.fault.status;
+      plan.body = render_error(anthropic, plan.fault.status, "simulated engine error");
+      return plan;
+    case FaultAction::kNone:
+      break;
+  }
+
+  const std::string& model = request->model.empty() ? options_.models.front() : request->model;
+  if (api == ApiKind::kEmbeddings) {
+    std::vector<Embedding> data;
+    for (const auto& input : request->inputs) {
+      data.push_back({embed_text(options_.seed, input, options_.embedding_dims)});
+    }
+    plan.body = render_embeddings(model, data, request->prompt_tokens);
+    plan.delay = latency_.embedding_time(request->prompt_tokens);
+    return plan;
+  }
+
+  const size_t wanted = request->max_tokens.value_or(options_.max_tokens_default);
+  const size_t n = std::min(wanted, options_.max_tokens_cap);
+  Completion& c = plan.completion;
+  c.api = api;
+  c.id = completion_id(api, options_.index, plan.seq);
+  c.model = model;
+  c.created = unix_now();
+  c.prompt_tokens = request->prompt_tokens;
+  c.tokens = generate_tokens(options_.seed, request->prompt_text, n);
+  // The text is made up, so only an explicit cap can end it; a default-length answer "stops".
+  c.hit_max_tokens = request->max_tokens.has_value();
+  c.include_usage = request->include_usage;
+  plan.stream = request->stream;
+  if (!plan.stream) {
+    plan.body = render_response(c);
+    plan.delay = latency_.completion_time(c.prompt_tokens, n);
+  }
+  return plan;
+}
+
+void Engine::finish(Outcome outcome) {
+  if (in_flight_ > 0) --in_flight_;
+  switch (outcome) {
+    case Outcome::kCompleted:
+      ++completed_;
+      break;
+    case Outcome::kCancelled:
+      ++cancelled_;
+      break;
+    case Outcome::kFaulted:
+      ++faulted_;
+      break;
+    case Outcome::kDropped:
+      ++dropped_;
+      break;
+    case Outcome::kRejected:
+      ++rejected_;
+      break;
+  }
+}
+
+Json Engine::stats_json() const {
+  Json by_path = Json::object();
+  for (const auto& [path, n] : by_path_) by_path[path] = n;
+  Json headers = Json::object();
+  for (const auto& [name, value] : last_headers_) {
+    auto it = headers.find(name);
+    if (it == headers.end()) {
+      headers[name] = value;
+    } else {
+      *it = it->get<std::string>() + ", " + value;
+    }
+  }
+  Json body = nullptr;
+  if (!last_body_.empty()) {
+    body = Json::parse(last_body_, nullptr, false);
+    if (body.is_discarded()) body = last_body_;  // show what arrived even when it is not JSON
+  }
+  return Json{{"engine", options_.index},
+              {"requests", requests_},
+              {"by_path", by_path},
+              {"completed", completed_},
+              {"cancelled", cancelled_},
+              {"faulted", faulted_},
+              {"dropped", dropped_},
+              {"rejected", rejected_},
+              {"in_flight", in_flight_},
+              {"last_model", last_model_},
+              {"last_body", body},
+              {"last_headers", headers},
+              {"faults", faults_to_json(options_.faults)}};
+}
+
+void Engine::reset_stats() {
+  // in_flight_ is live state, not a counter: requests still running will call finish().
+  requests_ = completed_ = cancelled_ = faulted_ = dropped_ = rejected_ = 0;
+  by_path_.clear();
+  last_model_.clear();
+  last_body_.clear();
+  last_headers_.clear();
+}
+
+std::string Engine::metrics_text() const {
+  const std::string labels = "{model_name=\"" + label_value(options_.models.front()) + "\"}";
+  std::string out;
+  auto metric = [&](const char* name, const char* type, const char* help, double value) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += type;
+    out += '\n';
+    out += name;
+    out += labels;
+    out += ' ';
+    // Integral values print without a fraction, as Prometheus clients do for counts.
+    if (value == static_cast<double>(static_cast<int64_t>(value))) {
+      out += std::to_string(static_cast<int64_t>(value));
+    } else {
+      out += std::to_string(value);
+    }
+    out += '\n';
+  };
+  metric("vllm:num_requests_running", "gauge", "Number of requests currently running on GPU.",
+         static_cast<double>(in_flight_));
+  // No queueing yet: every admitted request runs at once.
+  metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", 0);
+  metric("vllm:gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage.",
+         0);
+  metric("vllm:prefix_cache_queries_total", "counter",
+         "Prefix cache queries, in terms of number of queried tokens.", 0);
+  metric("vllm:prefix_cache_hits_total", "counter",
+         "Prefix cache hits, in terms of number of cached tokens.", 0);
+  return out;
+}
+
+std::string Engine::models_json() const {
+  Json data = Json::array();
+  for (const auto& m : options_.models) {
+    data.push_back({{"id", m},
+                    {"object", "model"},
+                    {"created", 0},
+                    {"owned_by", "rolter-sim"},
+                    {"root", m},
+                    {"max_model_len", 32768}});
+  }
+  return Json{{"object", "list"}, {"data", data}}.dump();
+}
+
+}  // namespace rolter::sim

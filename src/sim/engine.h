@@ -1,0 +1,118 @@
+// Engine: the state and behaviour of one simulated vLLM-like engine, free of any networking.
+//
+// The HTTP server (engine_server.h) hands each inference request to begin(), which counts it,
+// reads it, decides its faults and prepares the answer; the server then paces the answer with
+// latency() and reports how it ended through finish(). Keeping this part I/O-free lets a
+// benchmark drive engines in-process and lets later work add a KV cache, LoRA adapters and
+// queueing here without touching sockets.
+//
+// Thread-safety: not thread-safe. The owning server serialises every call (one strand per
+// engine).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/api_format.h"
+#include "sim/api_request.h"
+#include "sim/faults.h"
+#include "sim/latency_model.h"
+
+namespace rolter::sim {
+
+struct EngineOptions {
+  size_t index = 0;
+  uint64_t seed = 0;
+  // Served model names for /v1/models; the first one answers requests without a model.
+  std::vector<std::string> models = {"sim-model"};
+  size_t max_tokens_default = 16;  // output tokens when the request names no max
+  size_t max_tokens_cap = 4096;    // upper bound on any request's output tokens
+  size_t embedding_dims = 16;
+  LatencyParams latency;
+  Faults faults;
+};
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+// How an inference request ended, for the counters.
+enum class Outcome {
+  kCompleted,  // answered in full
+  kCancelled,  // the client went away (closed, reset, or a write failed) before the end
+  kFaulted,    // answered with an injected 429 or error status
+  kDropped,    // the stream was cut by the drop fault
+  kRejected,   // 400: bad JSON or a body of the wrong shape
+};
+
+struct RequestPlan {
+  ApiKind api = ApiKind::kChat;
+  uint64_t seq = 0;  // per-engine request number, 0-based
+  // The status and body to answer with when the request is not a stream; for a stream, the
+  // status is 200 and the body empty. Error statuses come with their error body here.
+  int status = 200;
+  std::string body;
+  bool stream = false;
+  FaultDecision fault;
+  Completion completion;  // the generated answer (chat, completions, responses, messages)
+  // When a non-streaming answer is due, measured from the request's arrival.
+  LatencyModel::Duration delay{0};
+
+  bool is_error() const { return status >= 400; }
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options);
+
+  size_t index() const { return options_.index; }
+  const EngineOptions& options() const { return options_; }
+  const LatencyModel& latency() const { return latency_; }
+
+  const Faults& faults() const { return options_.faults; }
+  void set_faults(const Faults& faults) { options_.faults = faults; }
+
+  // Counts a request to a path other than the inference APIs (health, metrics, models). Paths
+  // under /sim/ are the test hooks and are not counted.
+  void note_request(std::string_view path);
+
+  // Starts an inference request on `api`: counts it, remembers its model, body and headers for
+  // /sim/stats, reads it and decides its faults. The request is in flight until finish().
+  RequestPlan begin(ApiKind api, std::string_view path, std::string_view body,
+                    HeaderList headers);
+  void finish(Outcome outcome);
+
+  // {"engine":i,"requests":n,"by_path":{...},"cancelled":n,"completed":n,"in_flight":n,
+  //  "faulted":n,"dropped":n,"rejected":n,"last_model":"...","last_body":{...},
+  //  "last_headers":{...}}. `requests` counts inference requests only; `by_path` every path.
+  nlohmann::json stats_json() const;
+  void reset_stats();
+
+  // Prometheus text exposition with vLLM's metric names.
+  std::string metrics_text() const;
+  // OpenAI list of the served models.
+  std::string models_json() const;
+
+ private:
+  EngineOptions options_;
+  LatencyModel latency_;
+
+  uint64_t requests_ = 0;
+  uint64_t completed_ = 0;
+  uint64_t cancelled_ = 0;
+  uint64_t faulted_ = 0;
+  uint64_t dropped_ = 0;
+  uint64_t rejected_ = 0;
+  uint64_t in_flight_ = 0;
+  std::map<std::string, uint64_t, std::less<>> by_path_;
+  std::string last_model_;
+  std::string last_body_;  // raw; parsed when stats are rendered
+  HeaderList last_headers_;
+};
+
+}  // namespace rolter::sim

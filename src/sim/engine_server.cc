@@ -1,0 +1,453 @@
+#include "sim/engine_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <variant>
+
+#include "sim/http_support.h"
+
+namespace rolter::sim {
+
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+
+constexpr std::string_view kJson = "application/json";
+
+// One client connection. Lives in its session coroutine's frame.
+struct Connection {
+  explicit Connection(tcp::socket s) : socket(std::move(s)) {}
+  tcp::socket socket;
+  beast::flat_buffer buffer;
+  // Waiting for the next request: safe to close when the engine starts refusing.
+  bool idle = true;
+  // The server closed the socket itself (drop fault), so a failing read means nothing about
+  // the client.
+  bool closed_by_server = false;
+};
+
+// Bytes a client may pipeline behind a request that is still being answered before the
+// simulator stops reading them (it keeps watching for EOF only through reads).
+constexpr size_t kMaxPipelinedBytes = 1u << 20;
+
+asio::awaitable<bool> cancelled() {
+  auto state = co_await asio::this_coro::cancellation_state;
+  co_return state.cancelled() != asio::cancellation_type::none;
+}
+
+// Suspends until the enclosing `||` cancels this coroutine.
+asio::awaitable<void> wait_for_cancellation() {
+  if (co_await cancelled()) co_return;
+  asio::steady_timer forever(co_await asio::this_coro::executor, Clock::time_point::max());
+  co_await forever.async_wait(kAwaitTuple);
+}
+
+// Sleeps until `deadline`; false when cancelled first. Does not suspend when the deadline has
+// passed, so --time-scale 0 costs no timer round trips.
+asio::awaitable<bool> sleep_until(asio::steady_timer& timer, Clock::time_point deadline) {
+  if (Clock::now() >= deadline) co_return !(co_await cancelled());
+  timer.expires_at(deadline);
+  auto [ec] = co_await timer.async_wait(kAwaitTuple);
+  co_return !ec;
+}
+
+// Completes only when the client is gone: EOF or an error on a read kept pending while the
+// engine works on its request. Bytes that arrive meanwhile (a pipelined next request) are kept in
+// the connection's buffer for the next read.
+asio::awaitable<void> watch_client(Connection& conn) {
+  for (;;) {
+    if (conn.buffer.size() >= kMaxPipelinedBytes) {
+      co_await wait_for_cancellation();
+      co_return;
+    }
+    auto space = conn.buffer.prepare(4096);
+    auto [ec, n] = co_await conn.socket.async_read_some(space, kAwaitTuple);
+    conn.buffer.commit(n);
+    if (!ec) continue;
+    if (ec == asio::error::operation_aborted || conn.closed_by_server) {
+      // Either the answer finished (we are being cancelled) or the server cut the connection
+      // itself; neither is the client leaving.
+      co_await wait_for_cancellation();
+    }
+    co_return;
+  }
+}
+
+HeaderList header_list(const HttpRequest& req) {
+  HeaderList out;
+  for (const auto& field : req) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.emplace_back(std::move(name), std::string(field.value()));
+  }
+  return out;
+}
+
+Outcome outcome_for_error(int status) {
+  return status == 400 ? Outcome::kRejected : Outcome::kFaulted;
+}
+
+}  // namespace
+
+struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
+  State(asio::io_context& ioc, EngineOptions options)
+      : engine(std::move(options)), strand(asio::make_strand(ioc)), acceptor(strand) {}
+
+  Engine engine;
+  asio::strand<asio::io_context::executor_type> strand;
+  tcp::acceptor acceptor;
+  tcp::endpoint endpoint;  // the bound address, reused when refuse is cleared
+  // Bumped whenever the acceptor is closed or reopened, so a stale accept loop knows to stop.
+  uint64_t listen_generation = 0;
+  std::set<Connection*> connections;
+
+  std::string engine_header() const { return std::to_string(engine.index()); }
+
+  tl::expected<void, std::string> listen() {
+    beast::error_code ec;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      beast::error_code ignored;
+      acceptor.close(ignored);
+      return tl::make_unexpected("engine " + engine_header() + ": cannot listen on " +
+                            endpoint.address().to_string() + ":" +
+                            std::to_string(endpoint.port()) + ": " + ec.message());
+    }
+    ++listen_generation;
+    asio::co_spawn(strand, accept_loop(shared_from_this(), listen_generation), log_if_exception);
+    return {};
+  }
+
+  void stop_listening() {
+    ++listen_generation;
+    beast::error_code ignored;
+    acceptor.close(ignored);
+    // A pooled keep-alive connection would otherwise still reach a "refusing" engine.
+    for (Connection* conn : connections) {
+      if (conn->idle) conn->socket.close(ignored);
+    }
+  }
+
+  static asio::awaitable<void> accept_loop(std::shared_ptr<State> self, uint64_t generation) {
+    asio::steady_timer backoff(self->strand);
+    for (;;) {
+      auto [ec, socket] = co_await self->acceptor.async_accept(kAwaitTuple);
+      if (generation != self->listen_generation) co_return;  // closed (and maybe reopened)
+      if (ec) {
+        if (ec == asio::error::operation_aborted) co_return;
+        // Out of descriptors and the like: wait a little instead of spinning.
+        spdlog::warn("engine {}: accept failed: {}", self->engine.index(), ec.message());
+        co_await sleep_until(backoff, Clock::now() + std::chrono::milliseconds(50));
+        continue;
+      }
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      asio::co_spawn(self->strand, session(self, std::move(socket)), log_if_exception);
+    }
+  }
+
+  static asio::awaitable<void> session(std::shared_ptr<State> self, tcp::socket socket) {
+    Connection conn(std::move(socket));
+    self->connections.insert(&conn);
+    struct Unregister {
+      State* state;
+      Connection* conn;
+      ~Unregister() { state->connections.erase(conn); }
+    } unregister{self.get(), &conn};
+
+    for (;;) {
+      if (self->engine.faults().refuse) break;
+      conn.idle = true;
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(kMaxBodyBytes);
+      parser.header_limit(kMaxHeaderBytes);
+      auto [ec, n] = co_await http::async_read(conn.socket, conn.buffer, parser, kAwaitTuple);
+      conn.idle = false;
+      if (ec) {
+        if (ec == http::error::body_limit || ec == http::error::header_limit) {
+          HttpRequest dummy;
+          HttpResponse res = make_response(dummy, http::status::payload_too_large, kJson,
+                                           render_error(false, 413, "request too large"));
+          res.set("x-sim-engine", self->engine_header());
+          res.keep_alive(false);
+          co_await write_response(conn.socket, res);
+        } else if (is_http_parse_error(ec)) {
+          HttpRequest dummy;
+          HttpResponse res = make_response(dummy, http::status::bad_request, kJson,
+                                           render_error(false, 400, "malformed HTTP request"));
+          res.set("x-sim-engine", self->engine_header());
+          res.keep_alive(false);
+          co_await write_response(conn.socket, res);
+        }
+        break;
+      }
+      HttpRequest req = parser.release();
+      const bool keep_alive = co_await self->handle(conn, req);
+      if (!keep_alive) break;
+    }
+    if (!conn.closed_by_server) close_gracefully(conn.socket);
+  }
+
+  // Answers one request; returns whether the connection may serve another.
+  asio::awaitable<bool> handle(Connection& conn, HttpRequest& req) {
+    const auto arrival = Clock::now();
+    const std::string path(path_of(req.target()));
+    if (auto api = api_for_path(path)) {
+      if (req.method() != http::verb::post) {
+        engine.note_request(path);
+        co_return co_await reply(conn, req, http::status::method_not_allowed,
+                                 render_error(false, 405, "use POST"));
+      }
+      co_return co_await serve_inference(conn, req, *api, path, arrival);
+    }
+
+    engine.note_request(path);
+    const bool get = req.method() == http::verb::get;
+    const bool post = req.method() == http::verb::post;
+    if (path == "/health" && get) co_return co_await reply(conn, req, http::status::ok, "", "");
+    if (path == "/metrics" && get) {
+      co_return co_await reply(conn, req, http::status::ok, engine.metrics_text(),
+                               "text/plain; version=0.0.4; charset=utf-8");
+    }
+    if (path == "/v1/models" && get) {
+      co_return co_await reply(conn, req, http::status::ok, engine.models_json());
+    }
+    if (path == "/sim/stats" && get) {
+      co_return co_await reply(conn, req, http::status::ok, engine.stats_json().dump());
+    }
+    if (path == "/sim/reset" && post) {
+      engine.reset_stats();
+      co_return co_await reply(conn, req, http::status::ok, engine.stats_json().dump());
+    }
+    const bool known = path == "/health" || path == "/metrics" || path == "/v1/models" ||
+                       path == "/sim/stats" || path == "/sim/reset";
+    if (known) {
+      co_return co_await reply(conn, req, http::status::method_not_allowed,
+                               render_error(false, 405, "method not allowed"));
+    }
+    co_return co_await reply(conn, req, http::status::not_found,
+                             render_error(false, 404, "no such path: " + path));
+  }
+
+  asio::awaitable<bool> reply(Connection& conn, const HttpRequest& req, http::status status,
+                              std::string body, std::string_view content_type = kJson) {
+    HttpResponse res = make_response(req, status, content_type, std::move(body));
+    res.set("x-sim-engine", engine_header());
+    const bool ok = co_await write_response(conn.socket, res);
+    co_return ok && req.keep_alive();
+  }
+
+  asio::awaitable<bool> serve_inference(Connection& conn, HttpRequest& req, ApiKind api,
+                                        const std::string& path, Clock::time_point arrival) {
+    RequestPlan plan = engine.begin(api, path, req.body(), header_list(req));
+    // Answer while watching the read side: if the client leaves first, the answer coroutine is
+    // cancelled wherever it waits (timer or write) and the request counts as cancelled.
+    auto result = co_await (answer(conn, req, plan, arrival) || watch_client(conn));
+    Outcome outcome = Outcome::kCancelled;
+    if (result.index() == 0) outcome = std::get<0>(result);
+    engine.finish(outcome);
+    if (outcome == Outcome::kCancelled) {
+      spdlog::debug("engine {}: request {} cancelled by the client", engine.index(), plan.seq);
+    }
+    const bool answered = outcome == Outcome::kCompleted || outcome == Outcome::kFaulted ||
+                          outcome == Outcome::kRejected;
+    co_return answered && req.keep_alive() && req.version() >= 11;
+  }
+
+  asio::awaitable<Outcome> answer(Connection& conn, const HttpRequest& req,
+                                  const RequestPlan& plan, Clock::time_point arrival) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const auto start = arrival + plan.fault.stall;
+    if (!co_await sleep_until(timer, start)) co_return Outcome::kCancelled;
+
+    if (plan.is_error()) {
+      HttpResponse res = make_response(req, static_cast<http::status>(plan.status), kJson,
+                                       plan.body);
+      res.set("x-sim-engine", engine_header());
+      if (plan.status == 429) res.set(http::field::retry_after, std::to_string(plan.fault.retry_after_s));
+      if (!co_await write_response(conn.socket, res)) co_return Outcome::kCancelled;
+      co_return outcome_for_error(plan.status);
+    }
+    if (!plan.stream) {
+      if (!co_await sleep_until(timer, start + plan.delay)) co_return Outcome::kCancelled;
+      HttpResponse res = make_response(req, http::status::ok, kJson, plan.body);
+      res.set("x-sim-engine", engine_header());
+      if (!co_await write_response(conn.socket, res)) co_return Outcome::kCancelled;
+      co_return Outcome::kCompleted;
+    }
+    co_return co_await stream(conn, req, plan, timer, start);
+  }
+
+  asio::awaitable<Outcome> stream(Connection& conn, const HttpRequest& req,
+                                  const RequestPlan& plan, asio::steady_timer& timer,
+                                  Clock::time_point start) {
+    // HTTP/1.0 has no chunked encoding: the stream is then delimited by closing the connection.
+    const bool chunked = req.version() >= 11;
+    http::response<http::empty_body> head{http::status::ok, req.version()};
+    head.set(http::field::server, "rolter-sim");
+    head.set(http::field::content_type, "text/event-stream");
+    head.set(http::field::cache_control, "no-cache");
+    head.set("x-sim-engine", engine_header());
+    head.keep_alive(chunked && req.keep_alive());
+    head.chunked(chunked);
+    http::response_serializer<http::empty_body> serializer{head};
+    if (auto [ec, n] = co_await http::async_write_header(conn.socket, serializer, kAwaitTuple); ec) {
+      co_return Outcome::kCancelled;
+    }
+
+    auto send = [&](const std::string& event) -> asio::awaitable<bool> {
+      beast::error_code ec;
+      if (chunked) {
+        std::tie(ec, std::ignore) = co_await asio::async_write(
+            conn.socket, http::make_chunk(asio::buffer(event)), kAwaitTuple);
+      } else {
+        std::tie(ec, std::ignore) =
+            co_await asio::async_write(conn.socket, asio::buffer(event), kAwaitTuple);
+      }
+      co_return !ec;
+    };
+
+    const Completion& c = plan.completion;
+    const size_t n = c.tokens.size();
+    const auto drop_after = plan.fault.drop_after_tokens;
+    for (size_t i = 0;; ++i) {
+      if (drop_after && static_cast<uint64_t>(*drop_after) == i) {
+        drop(conn, plan.fault.drop_with_reset);
+        co_return Outcome::kDropped;
+      }
+      if (i == n) break;
+      if (!co_await sleep_until(timer, start + engine.latency().token_offset(c.prompt_tokens, i))) {
+        co_return Outcome::kCancelled;
+      }
+      if (i == 0) {
+        for (const auto& event : render_stream_prologue(c)) {
+          if (!co_await send(event)) co_return Outcome::kCancelled;
+        }
+      }
+      if (!co_await send(render_stream_token(c, i))) co_return Outcome::kCancelled;
+    }
+    if (n == 0) {
+      // No tokens: the framing still goes out at the time to first token.
+      if (!co_await sleep_until(timer, start + engine.latency().token_offset(c.prompt_tokens, 0))) {
+        co_return Outcome::kCancelled;
+      }
+      for (const auto& event : render_stream_prologue(c)) {
+        if (!co_await send(event)) co_return Outcome::kCancelled;
+      }
+    }
+    for (const auto& event : render_stream_epilogue(c)) {
+      if (!co_await send(event)) co_return Outcome::kCancelled;
+    }
+    if (chunked) {
+      auto [ec, written] = co_await asio::async_write(conn.socket, http::make_chunk_last(), kAwaitTuple);
+      if (ec) co_return Outcome::kCancelled;
+    }
+    co_return Outcome::kCompleted;
+  }
+
+  // The drop fault: the connection ends in the middle of the body.
+  static void drop(Connection& conn, bool with_reset) {
+    beast::error_code ignored;
+    conn.closed_by_server = true;
+    if (with_reset) {
+      conn.socket.set_option(asio::socket_base::linger(true, 0), ignored);
+    } else {
+      conn.socket.shutdown(tcp::socket::shutdown_send, ignored);
+    }
+    conn.socket.close(ignored);
+  }
+};
+
+EngineServer::EngineServer(asio::io_context& ioc, EngineOptions options, const std::string& host,
+                           uint16_t port)
+    : state_(std::make_shared<State>(ioc, std::move(options))) {
+  const tcp::endpoint wanted(asio::ip::make_address(host), port);
+  state_->acceptor.open(wanted.protocol());
+  state_->acceptor.set_option(asio::socket_base::reuse_address(true));
+  state_->acceptor.bind(wanted);
+  state_->acceptor.listen(asio::socket_base::max_listen_connections);
+  state_->endpoint = state_->acceptor.local_endpoint();
+}
+
+EngineServer::~EngineServer() = default;
+
+size_t EngineServer::index() const { return state_->engine.index(); }
+
+uint16_t EngineServer::port() const { return state_->endpoint.port(); }
+
+void EngineServer::start() {
+  if (state_->engine.faults().refuse) {
+    // Bound first so the port is known and printed; closed now so connects are refused.
+    state_->stop_listening();
+    return;
+  }
+  ++state_->listen_generation;
+  asio::co_spawn(state_->strand, State::accept_loop(state_, state_->listen_generation),
+                 log_if_exception);
+}
+
+asio::awaitable<Json> EngineServer::stats() {
+  auto state = state_;
+  co_return co_await asio::co_spawn(
+      state->strand, [state]() -> asio::awaitable<Json> { co_return state->engine.stats_json(); },
+      asio::use_awaitable);
+}
+
+asio::awaitable<Json> EngineServer::reset_stats() {
+  auto state = state_;
+  co_return co_await asio::co_spawn(
+      state->strand,
+      [state]() -> asio::awaitable<Json> {
+        state->engine.reset_stats();
+        co_return state->engine.stats_json();
+      },
+      asio::use_awaitable);
+}
+
+asio::awaitable<Faults> EngineServer::faults() {
+  auto state = state_;
+  co_return co_await asio::co_spawn(
+      state->strand, [state]() -> asio::awaitable<Faults> { co_return state->engine.faults(); },
+      asio::use_awaitable);
+}
+
+asio::awaitable<tl::expected<Faults, std::string>> EngineServer::set_faults(Faults faults) {
+  auto state = state_;
+  using Result = tl::expected<Faults, std::string>;
+  co_return co_await asio::co_spawn(
+      state->strand,
+      [state, faults]() -> asio::awaitable<Result> {
+        const bool was_refusing = !state->acceptor.is_open();
+        state->engine.set_faults(faults);
+        if (faults.refuse && !was_refusing) {
+          state->stop_listening();
+        } else if (!faults.refuse && was_refusing) {
+          if (auto ok = state->listen(); !ok) {
+            // Still refusing in fact; say so in the faults too.
+            Faults still = faults;
+            still.refuse = true;
+            state->engine.set_faults(still);
+            co_return tl::make_unexpected(ok.error());
+          }
+        }
+        co_return Result(state->engine.faults());
+      },
+      asio::use_awaitable);
+}
+
+}  // namespace rolter::sim

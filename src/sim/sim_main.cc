@@ -1,0 +1,178 @@
+// rolter-sim: starts a fleet of simulated vLLM-like engines in one process (SPEC section 12).
+//
+// Prints one JSON line on stdout once every port is bound, so a test harness can read the ports:
+//   {"engines":[{"index":0,"port":P0,"url":"http://127.0.0.1:P0"},...],"control_port":C}
+// Everything else goes to stderr. SIGINT/SIGTERM exit 0.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/control_server.h"
+#include "sim/engine_server.h"
+
+namespace {
+
+using rolter::sim::ControlServer;
+using rolter::sim::EngineOptions;
+using rolter::sim::EngineServer;
+
+struct Options {
+  size_t engines = 1;
+  uint16_t port = 8100;
+  std::string host = "127.0.0.1";
+  uint64_t seed = 0;
+  std::optional<uint16_t> control_port;
+  double time_scale = 1.0;
+  double ttft_ms = 20;
+  double token_ms = 5;
+  size_t max_tokens_default = 16;
+  size_t max_tokens_cap = 4096;
+  size_t embedding_dims = 16;
+  std::vector<std::string> models = {"sim-model"};
+  std::vector<std::string> faults;
+  unsigned threads = 1;
+  std::string log_level = "info";
+};
+
+std::string url_host(const std::string& host) {
+  // IPv6 literals need brackets in a URL.
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+int run(const Options& opt) {
+  std::vector<EngineOptions> engine_options(opt.engines);
+  for (size_t i = 0; i < opt.engines; ++i) {
+    EngineOptions& e = engine_options[i];
+    e.index = i;
+    e.seed = opt.seed;
+    e.models = opt.models;
+    e.max_tokens_default = opt.max_tokens_default;
+    e.max_tokens_cap = opt.max_tokens_cap;
+    e.embedding_dims = opt.embedding_dims;
+    e.latency = {.ttft_ms = opt.ttft_ms, .token_ms = opt.token_ms, .time_scale = opt.time_scale};
+  }
+  // Flags apply in order, so "--fault error_rate=0.1 --fault engine=2,error_rate=1" works.
+  for (const std::string& flag : opt.faults) {
+    auto parsed = rolter::sim::parse_fault_flag(flag);
+    if (!parsed) {
+      std::cerr << "rolter-sim: " << parsed.error() << "\n";
+      return 2;
+    }
+    if (parsed->engine && *parsed->engine >= opt.engines) {
+      std::cerr << "rolter-sim: --fault '" << flag << "' names engine " << *parsed->engine
+                << " but there are only " << opt.engines << "\n";
+      return 2;
+    }
+    for (auto& e : engine_options) {
+      if (parsed->engine && *parsed->engine != e.index) continue;
+      (void)rolter::sim::apply_fault_settings(parsed->settings, e.faults);  // checked above
+    }
+  }
+
+  boost::asio::io_context ioc(static_cast<int>(opt.threads));
+  std::vector<std::unique_ptr<EngineServer>> engines;
+  std::unique_ptr<ControlServer> control;
+  try {
+    for (size_t i = 0; i < opt.engines; ++i) {
+      const uint16_t port = opt.port == 0 ? 0 : static_cast<uint16_t>(opt.port + i);
+      engines.push_back(std::make_unique<EngineServer>(ioc, engine_options[i], opt.host, port));
+    }
+    if (opt.control_port) {
+      std::vector<EngineServer*> raw;
+      for (auto& e : engines) raw.push_back(e.get());
+      control = std::make_unique<ControlServer>(ioc, opt.host, *opt.control_port, std::move(raw));
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "rolter-sim: cannot listen: " << e.what() << "\n";
+    return 1;
+  }
+
+  nlohmann::ordered_json ready = {{"engines", nlohmann::ordered_json::array()}};
+  for (auto& e : engines) {
+    e->start();
+    ready["engines"].push_back(
+        {{"index", e->index()},
+         {"port", e->port()},
+         {"url", "http://" + url_host(opt.host) + ":" + std::to_string(e->port())}});
+  }
+  if (control) {
+    control->start();
+    ready["control_port"] = control->port();
+  }
+  std::cout << ready.dump() << std::endl;  // endl: the harness waits for this line
+
+  spdlog::info("rolter-sim: {} engine(s) on {} from port {}, seed {}, time scale {}",
+               opt.engines, opt.host, engines.front()->port(), opt.seed, opt.time_scale);
+
+  boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("rolter-sim: signal {}, exiting", signal);
+    ioc.stop();
+  });
+
+  std::vector<std::thread> workers;
+  for (unsigned i = 1; i < opt.threads; ++i) workers.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& w : workers) w.join();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  Options opt;
+  CLI::App app{
+      "rolter-sim: a deterministic fleet of simulated vLLM-like, OpenAI-compatible engines.\n"
+      "Engine i listens on HOST:(PORT+i) (--port 0: ephemeral ports). Once all ports are bound,\n"
+      "one JSON line with the engines' ports and URLs is printed on stdout; logs go to stderr.",
+      "rolter-sim"};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--engines,-n", opt.engines, "Number of engines")->check(CLI::Range(1, 4096));
+  app.add_option("--port,-p", opt.port, "Port of engine 0; engine i uses PORT+i; 0 = ephemeral");
+  app.add_option("--host", opt.host, "Address to listen on");
+  app.add_option("--seed", opt.seed, "Seed for generated text and fault decisions");
+  app.add_option("--control-port", opt.control_port,
+                 "Port of the control API (faults, stats); 0 = ephemeral; off when not given");
+  app.add_option("--time-scale", opt.time_scale,
+                 "Multiplies every modelled delay; 0 = answer without delay")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--ttft-ms", opt.ttft_ms, "Time to first token, milliseconds")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--token-ms", opt.token_ms, "Interval between output tokens, milliseconds")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-tokens-default", opt.max_tokens_default,
+                 "Output tokens when a request sets no max_tokens");
+  app.add_option("--max-tokens-cap", opt.max_tokens_cap, "Upper bound on output tokens");
+  app.add_option("--embedding-dims", opt.embedding_dims, "Length of embedding vectors")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--model", opt.models,
+                 "Served model name(s) listed by /v1/models; requests may name any model and "
+                 "get it echoed back")
+      ->take_all();
+  app.add_option("--fault", opt.faults,
+                 "Fault injection, repeatable: \"engine=1,refuse\", \"engine=0,error_rate=0.5,"
+                 "error_status=503\", \"429=2\", \"stall=300\", \"drop=4\" (no engine= means all)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--threads", opt.threads, "I/O threads (each engine stays on one strand)")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--log-level", opt.log_level, "trace, debug, info, warn, error or off");
+  CLI11_PARSE(app, argc, argv);
+
+  auto logger = spdlog::stderr_color_mt("rolter-sim");
+  logger->set_level(spdlog::level::from_str(opt.log_level));
+  spdlog::set_default_logger(logger);
+  return run(opt);
+}

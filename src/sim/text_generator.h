@@ -1,0 +1,28 @@
+// Deterministic output for the simulated engines: generated words, word counting and embedding
+// vectors. The same seed and prompt give the same text on every engine and every run, so a test
+// can tell whether a retry landed on another engine only through headers and stats, never text.
+//
+// Counting is whitespace words for now; a shared tokenizer library will replace count_words().
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rolter::sim {
+
+// Number of whitespace-separated words in `text`.
+size_t count_words(std::string_view text);
+
+// `n` output pieces for `prompt`: the first is a bare word, the rest start with a space, so their
+// concatenation is readable text.
+std::vector<std::string> generate_tokens(uint64_t seed, std::string_view prompt, size_t n);
+
+// A unit-length vector of `dims` floats derived from the seed and `text`.
+std::vector<float> embed_text(uint64_t seed, std::string_view text, size_t dims);
+
+}  // namespace rolter::sim
