@@ -1,0 +1,55 @@
+#include "balance/balancer_factory.h"
+
+#include <cmath>
+#include <string>
+
+#include "balance/strategies/consistent_hash.h"
+#include "balance/strategies/power_of_two.h"
+#include "balance/strategies/random.h"
+#include "balance/strategies/round_robin.h"
+#include "balance/strategies/weighted.h"
+
+namespace rolter {
+namespace {
+
+std::string known_list() {
+  std::string list;
+  for (std::string_view name : known_strategies()) {
+    if (!list.empty()) list += ", ";
+    list += name;
+  }
+  return list;
+}
+
+// Weights are checked for every strategy, not only those that read them: a bad weight is a config
+// error wherever it appears, and a strategy change must not turn it into a silent one.
+std::optional<std::string> check_weights(std::span<const CandidateSpec> candidates) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const double weight = candidates[i].weight;
+    if (!std::isfinite(weight) || weight < 0) {
+      return "candidate " + std::to_string(i) + " (" + candidates[i].identity +
+             ") has weight " + std::to_string(weight) + ": weights must be finite and >= 0";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
+    std::string_view strategy, std::span<const CandidateSpec> candidates,
+    const BalancerDeps& deps) {
+  if (auto problem = check_weights(candidates)) return tl::unexpected(std::move(*problem));
+  Random& random = deps.random != nullptr ? *deps.random : default_random();
+  const size_t n = candidates.size();
+
+  if (strategy == "round_robin") return std::make_unique<RoundRobinBalancer>(n);
+  if (strategy == "random") return std::make_unique<RandomBalancer>(n, random);
+  if (strategy == "power_of_two") return std::make_unique<PowerOfTwoBalancer>(n, random);
+  if (strategy == "weighted") return std::make_unique<WeightedBalancer>(candidates);
+  if (strategy == "consistent_hash") return std::make_unique<ConsistentHashBalancer>(candidates);
+  return tl::unexpected("unknown strategy \"" + std::string(strategy) +
+                        "\"; known strategies: " + known_list());
+}
+
+}  // namespace rolter

@@ -1,0 +1,96 @@
+#include "balance/scored_stack.h"
+
+#include <span>
+#include <utility>
+
+namespace rolter {
+namespace {
+
+// Per-thread scratch for one pick. Buffers only grow: a thread pays one allocation the first time
+// it sees a larger candidate list and none afterwards.
+struct Scratch {
+  std::vector<double> scores;
+  std::vector<double> totals;
+  std::vector<char> eligible;  // char, not bool: std::vector<bool> packs bits and is slower here
+
+  void ensure(size_t n) {
+    if (scores.size() < n) {
+      scores.resize(n);
+      totals.resize(n);
+      eligible.resize(n);
+    }
+  }
+};
+
+Scratch& scratch() {
+  thread_local Scratch buffers;
+  return buffers;
+}
+
+// Scorers promise [0, 1]; a misbehaving one (NaN, out of range) must not hijack or void the argmax.
+double clamp_score(double value) {
+  if (!(value >= 0)) return 0;  // also catches NaN
+  return value > 1 ? 1 : value;
+}
+
+}  // namespace
+
+ScoredStack::ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries,
+                         Random& random)
+    : name_(std::move(name)),
+      count_(candidate_count),
+      entries_(std::move(entries)),
+      random_(random) {}
+
+std::optional<size_t> ScoredStack::pick(const RouteContext& ctx, const Loads& loads) {
+  return pick_eligible(ctx, loads, [](size_t) { return true; });
+}
+
+std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const Loads& loads,
+                                                 Eligible eligible) {
+  // A mismatched Loads belongs to another candidate list: any index would be meaningless.
+  if (count_ == 0 || loads.size() != count_) return std::nullopt;
+  Scratch& s = scratch();
+  s.ensure(count_);
+
+  // Ask the predicate once per candidate, so every scorer sees the same eligible set even if the
+  // caller's answer would change mid-pick.
+  size_t eligible_count = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    s.eligible[i] = eligible(i) ? 1 : 0;
+    eligible_count += s.eligible[i];
+    s.totals[i] = 0;
+  }
+  if (eligible_count == 0) return std::nullopt;
+  const auto is_eligible = [&s](size_t i) { return s.eligible[i] != 0; };
+
+  const std::span<double> scores(s.scores.data(), count_);
+  for (const Entry& entry : entries_) {
+    entry.scorer->score(ctx, loads, is_eligible, scores);
+    for (size_t i = 0; i < count_; ++i) {
+      if (s.eligible[i]) s.totals[i] += entry.weight * clamp_score(scores[i]);
+    }
+  }
+
+  // Argmax with reservoir sampling over exact ties: the k-th tied candidate replaces the current
+  // choice with probability 1/k, which leaves each of them chosen with probability 1/ties.
+  size_t best = count_;
+  size_t ties = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    if (!s.eligible[i]) continue;
+    if (best == count_ || s.totals[i] > s.totals[best]) {
+      best = i;
+      ties = 1;
+    } else if (s.totals[i] == s.totals[best]) {
+      ++ties;
+      if (random_.uniform(ties) == 0) best = i;
+    }
+  }
+  return best;
+}
+
+void ScoredStack::observe(size_t index, const RouteContext& ctx) {
+  for (const Entry& entry : entries_) entry.scorer->observe(index, ctx);
+}
+
+}  // namespace rolter

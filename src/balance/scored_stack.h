@@ -1,0 +1,61 @@
+// ScoredStack: a LoadBalancer made of weighted scorers (SPEC §6.7): drop ineligible candidates,
+// sum weight x score over the scorers, return the argmax; exact ties are broken uniformly at
+// random. Later strategies (pipeline, cache_aware, predicted_latency, ...) are built as stacks.
+//
+// Thread-safety: every method may be called concurrently; the stack itself holds no mutable
+// state, and each scorer guards its own. Per-pick scratch (scores and eligibility) lives in
+// thread_local buffers that only grow, so after a thread's first pick at a given candidate count a
+// pick makes no allocation of its own.
+// REQUIRES: a scorer must not call back into a ScoredStack on the same thread (the scratch buffers
+// are per thread, not per call).
+//
+//   std::vector<ScoredStack::Entry> entries;
+//   entries.push_back({std::make_unique<LeastLoadScorer>(), 1.0});
+//   entries.push_back({std::make_unique<StaticWeightScorer>(candidates), 1.0});
+//   ScoredStack stack("pipeline", candidates.size(), std::move(entries), default_random());
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "balance/load_balancer.h"
+#include "balance/scorer.h"
+#include "common/random.h"
+
+namespace rolter {
+
+class ScoredStack final : public LoadBalancer {
+ public:
+  struct Entry {
+    std::unique_ptr<Scorer> scorer;
+    // Multiplies the scorer's [0, 1] values; finite and >= 0.
+    double weight = 1.0;
+  };
+
+  // `random` breaks ties and must outlive the stack.
+  ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries,
+              Random& random);
+
+  std::string_view name() const override { return name_; }
+  // Same as pick_eligible() with every candidate eligible.
+  std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
+  // Never returns an ineligible index; nullopt when no candidate is eligible.
+  std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
+                                      Eligible eligible) override;
+  // Forwards to every scorer.
+  void observe(size_t index, const RouteContext& ctx) override;
+
+  size_t size() const { return entries_.size(); }
+
+ private:
+  const std::string name_;
+  const size_t count_;
+  const std::vector<Entry> entries_;
+  Random& random_;
+};
+
+}  // namespace rolter

@@ -1,0 +1,132 @@
+#include "balance/scored_stack.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "balance/scorers/least_load.h"
+#include "balance/scorers/static_weight.h"
+#include "balance/testing/candidates_fixture.h"
+#include "balance/testing/loads_fixture.h"
+
+namespace rolter {
+namespace {
+
+// Writes fixed values and counts observe() calls.
+class FixedScorer final : public Scorer {
+ public:
+  explicit FixedScorer(std::vector<double> values, std::atomic<int>* observed = nullptr)
+      : values_(std::move(values)), observed_(observed) {}
+  std::string_view name() const override { return "fixed"; }
+  void score(const RouteContext&, const Loads&, Eligible, std::span<double> out) override {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = values_[i];
+  }
+  void observe(size_t, const RouteContext&) override {
+    if (observed_ != nullptr) ++*observed_;
+  }
+
+ private:
+  std::vector<double> values_;
+  std::atomic<int>* observed_;
+};
+
+ScoredStack two_fixed(std::vector<double> first, double first_weight, std::vector<double> second,
+                      double second_weight, Random& random) {
+  const size_t n = first.size();
+  std::vector<ScoredStack::Entry> entries;
+  entries.push_back({std::make_unique<FixedScorer>(std::move(first)), first_weight});
+  entries.push_back({std::make_unique<FixedScorer>(std::move(second)), second_weight});
+  return ScoredStack("test", n, std::move(entries), random);
+}
+
+TEST(ScoredStackTest, WeightedSumArgmax) {
+  SeededRandom random(1);
+  LoadsFixture loads(3);
+  // Totals with weights 2, 1: 2.0, 1.0, 1.5; with weights 1, 2: 1.0, 2.0, 1.5.
+  auto favour_first = two_fixed({1, 0, 0.5}, 2.0, {0, 1, 0.5}, 1.0, random);
+  auto favour_second = two_fixed({1, 0, 0.5}, 1.0, {0, 1, 0.5}, 2.0, random);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(favour_first.pick({}, loads.view()), 0u);
+    EXPECT_EQ(favour_second.pick({}, loads.view()), 1u);
+  }
+  // Equal weights and a middle candidate that is good on both beats the two specialists.
+  auto balanced = two_fixed({1, 0, 0.6}, 1.0, {0, 1, 0.6}, 1.0, random);
+  EXPECT_EQ(balanced.pick({}, loads.view()), 2u);
+}
+
+TEST(ScoredStackTest, ExactTiesAreUniform) {
+  constexpr size_t kCandidates = 5;
+  constexpr int kPicks = 50000;
+  SeededRandom random(3);
+  // Candidate 4 scores lower and must never win; 0-3 tie exactly.
+  auto stack = two_fixed({1, 1, 1, 1, 0.5}, 1.0, {0.25, 0.25, 0.25, 0.25, 0.25}, 1.0, random);
+  LoadsFixture loads(kCandidates);
+  std::vector<int> counts(kCandidates, 0);
+  for (int i = 0; i < kPicks; ++i) ++counts[*stack.pick({}, loads.view())];
+  EXPECT_EQ(counts[4], 0);
+  double chi = 0;
+  const double expected = kPicks / 4.0;
+  for (size_t c = 0; c < 4; ++c) chi += (counts[c] - expected) * (counts[c] - expected) / expected;
+  EXPECT_LT(chi, 16.266);  // chi-square, 3 degrees of freedom, upper 0.1% point
+}
+
+TEST(ScoredStackTest, EligibilityHonoured) {
+  SeededRandom random(4);
+  LoadsFixture loads(4);
+  auto stack = two_fixed({1, 0.9, 0.8, 0.1}, 1.0, {0, 0, 0, 0}, 1.0, random);
+  EXPECT_EQ(stack.pick_eligible({}, loads.view(), [](size_t c) { return c != 0; }), 1u);
+  EXPECT_EQ(stack.pick_eligible({}, loads.view(), [](size_t c) { return c >= 2; }), 2u);
+  EXPECT_EQ(stack.pick_eligible({}, loads.view(), [](size_t c) { return c == 3; }), 3u);
+  EXPECT_EQ(stack.pick_eligible({}, loads.view(), [](size_t) { return false; }), std::nullopt);
+}
+
+TEST(ScoredStackTest, ScorersNormaliseOverEligibleOnly) {
+  // Least load plus static weight. Candidate 0 is idle but ineligible; without it, candidate 1
+  // (load 2 of max 4, weight 1 of max 1) beats candidate 2 (load 4, weight 1) and 3 (load 0 but
+  // weight 0.1): 0.5 + 1 vs 0 + 1 vs 1 + 0.1.
+  SeededRandom random(5);
+  const auto candidates = make_candidates({1, 1, 1, 0.1});
+  std::vector<ScoredStack::Entry> entries;
+  entries.push_back({std::make_unique<LeastLoadScorer>(), 1.0});
+  entries.push_back({std::make_unique<StaticWeightScorer>(candidates), 1.0});
+  ScoredStack stack("pipeline", candidates.size(), std::move(entries), random);
+  LoadsFixture loads({0, 2, 4, 0});
+  EXPECT_EQ(stack.pick_eligible({}, loads.view(), [](size_t c) { return c != 0; }), 1u);
+  EXPECT_EQ(stack.pick({}, loads.view()), 0u);
+}
+
+TEST(ScoredStackTest, MisbehavingScoresAreClamped) {
+  SeededRandom random(6);
+  LoadsFixture loads(3);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto stack = two_fixed({nan, 50.0, 0.9}, 1.0, {0, 0, 0.2}, 1.0, random);
+  // NaN counts as 0 and 50 as 1: candidate 2 (1.1) beats 1 (1.0) and 0 (0).
+  EXPECT_EQ(stack.pick({}, loads.view()), 2u);
+}
+
+TEST(ScoredStackTest, ObserveReachesEveryScorer) {
+  SeededRandom random(7);
+  std::atomic<int> observed{0};
+  std::vector<ScoredStack::Entry> entries;
+  entries.push_back({std::make_unique<FixedScorer>(std::vector<double>{1, 0}, &observed), 1.0});
+  entries.push_back({std::make_unique<FixedScorer>(std::vector<double>{0, 1}, &observed), 1.0});
+  entries.push_back({std::make_unique<FixedScorer>(std::vector<double>{0, 0}, &observed), 1.0});
+  ScoredStack stack("test", 2, std::move(entries), random);
+  stack.observe(1, {});
+  EXPECT_EQ(observed.load(), 3);
+}
+
+TEST(ScoredStackTest, SameSeedSameSequence) {
+  SeededRandom a_random(11);
+  SeededRandom b_random(11);
+  auto a = two_fixed({1, 1, 1, 1}, 1.0, {0, 0, 0, 0}, 1.0, a_random);
+  auto b = two_fixed({1, 1, 1, 1}, 1.0, {0, 0, 0, 0}, 1.0, b_random);
+  LoadsFixture loads(4);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(a.pick({}, loads.view()), b.pick({}, loads.view()));
+}
+
+}  // namespace
+}  // namespace rolter

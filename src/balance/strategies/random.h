@@ -1,0 +1,33 @@
+// RandomBalancer: SPEC §6.2. A uniform draw over the candidates, or over the eligible ones.
+//
+// Thread-safety: stateless apart from the injected Random, so it is exactly as thread-safe as that
+// source (ThreadLocalRandom in production: safe from every worker). No allocation per pick.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "balance/load_balancer.h"
+#include "common/random.h"
+
+namespace rolter {
+
+class RandomBalancer final : public LoadBalancer {
+ public:
+  // `random` must outlive the balancer.
+  RandomBalancer(size_t candidate_count, Random& random)
+      : count_(candidate_count), random_(random) {}
+
+  std::string_view name() const override { return "random"; }
+  std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
+  // Exactly uniform over the eligible candidates (see uniform_eligible()).
+  std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
+                                      Eligible eligible) override;
+
+ private:
+  const size_t count_;
+  Random& random_;
+};
+
+}  // namespace rolter
