@@ -27,8 +27,8 @@ std::optional<std::string> check_weights(std::span<const CandidateSpec> candidat
   for (size_t i = 0; i < candidates.size(); ++i) {
     const double weight = candidates[i].weight;
     if (!std::isfinite(weight) || weight < 0) {
-      return "candidate " + std::to_string(i) + " (" + candidates[i].identity +
-             ") has weight " + std::to_string(weight) + ": weights must be finite and >= 0";
+      return "candidate " + std::to_string(i) + " (" + candidates[i].identity + ") has weight " +
+             std::to_string(weight) + ": weights must be finite and >= 0";
     }
   }
   return std::nullopt;

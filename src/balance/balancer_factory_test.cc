@@ -82,10 +82,10 @@ TEST(BalancerFactoryTest, EveryStrategyIsDeterministicUnderASeed) {
       const std::string key = "s" + std::to_string(driver.uniform(50));
       if (i % 3 == 0) ctx.session_key = key;
       if (i % 3 == 1) ctx.prompt_digest = driver.next_u64();
-      const auto from_a = i % 2 ? (*a)->pick(ctx, loads.view())
-                                : (*a)->pick_eligible(ctx, loads.view(), eligible);
-      const auto from_b = i % 2 ? (*b)->pick(ctx, loads.view())
-                                : (*b)->pick_eligible(ctx, loads.view(), eligible);
+      const auto from_a =
+          i % 2 ? (*a)->pick(ctx, loads.view()) : (*a)->pick_eligible(ctx, loads.view(), eligible);
+      const auto from_b =
+          i % 2 ? (*b)->pick(ctx, loads.view()) : (*b)->pick_eligible(ctx, loads.view(), eligible);
       ASSERT_EQ(from_a, from_b) << strategy << " pick " << i;
       if (from_a) sequence.push_back(*from_a);
     }

@@ -37,8 +37,7 @@ class ScoredStack final : public LoadBalancer {
   };
 
   // `random` breaks ties and must outlive the stack.
-  ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries,
-              Random& random);
+  ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries, Random& random);
 
   std::string_view name() const override { return name_; }
   // Same as pick_eligible() with every candidate eligible.

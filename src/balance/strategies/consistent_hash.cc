@@ -61,8 +61,7 @@ std::optional<size_t> ConsistentHashBalancer::pick(const RouteContext& ctx, cons
 }
 
 std::optional<size_t> ConsistentHashBalancer::pick_eligible(const RouteContext& ctx,
-                                                            const Loads& loads,
-                                                            Eligible eligible) {
+                                                            const Loads& loads, Eligible eligible) {
   if (count_ == 0 || loads.size() != count_) return std::nullopt;
   const std::optional<uint64_t> key = routing_key(ctx);
   if (!key) return rotate_to_eligible(next_, count_, eligible);

@@ -21,8 +21,8 @@ std::optional<size_t> PowerOfTwoBalancer::pick(const RouteContext& ctx, const Lo
   return lower_load(loads, a, b);
 }
 
-std::optional<size_t> PowerOfTwoBalancer::pick_eligible(const RouteContext& ctx,
-                                                        const Loads& loads, Eligible eligible) {
+std::optional<size_t> PowerOfTwoBalancer::pick_eligible(const RouteContext& ctx, const Loads& loads,
+                                                        Eligible eligible) {
   if (loads.size() != count_) return std::nullopt;
   const std::optional<size_t> a = uniform_eligible(random_, count_, eligible);
   if (!a) return std::nullopt;

@@ -22,7 +22,7 @@ TEST(PowerOfTwoTest, NeverPicksIneligible) {
     size_t eligible_count = 0;
     size_t only = n;
     for (size_t i = 0; i < n; ++i) {
-      mask[i] = masks.uniform(3) != 0 || round % 5 == 0;  // some rounds all eligible
+      mask[i] = masks.uniform(3) != 0 || round % 5 == 0;    // some rounds all eligible
       if (round % 7 == 0) mask[i] = masks.uniform(8) == 0;  // some rounds nearly none
       if (mask[i]) {
         ++eligible_count;

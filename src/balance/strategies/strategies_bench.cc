@@ -34,10 +34,9 @@ void run(benchmark::State& state, LoadBalancer& lb, bool some_ineligible) {
   for (auto _ : state) {
     RouteContext ctx;
     ctx.prompt_digest = ++digest;  // a fresh key per request, as consistent_hash sees in practice
-    const auto idx =
-        some_ineligible
-            ? lb.pick_eligible(ctx, loads.view(), [](size_t c) { return c % 4 != 1; })
-            : lb.pick_eligible(ctx, loads.view(), [](size_t) { return true; });
+    const auto idx = some_ineligible
+                         ? lb.pick_eligible(ctx, loads.view(), [](size_t c) { return c % 4 != 1; })
+                         : lb.pick_eligible(ctx, loads.view(), [](size_t) { return true; });
     benchmark::DoNotOptimize(idx);
   }
   state.SetItemsProcessed(state.iterations());
@@ -62,29 +61,31 @@ void bm_scored_stack(benchmark::State& state) {
   run(state, stack, false);
 }
 
-BENCHMARK_CAPTURE(bm_strategy, round_robin, std::string("round_robin"), false)
-    ->Arg(2)->Arg(8)->Arg(64);
-BENCHMARK_CAPTURE(bm_strategy, random, std::string("random"), false)->Arg(2)->Arg(8)->Arg(64);
-BENCHMARK_CAPTURE(bm_strategy, power_of_two, std::string("power_of_two"), false)
-    ->Arg(2)->Arg(8)->Arg(64);
-BENCHMARK_CAPTURE(bm_strategy, weighted, std::string("weighted"), false)
-    ->Arg(2)->Arg(8)->Arg(64);
+// The candidate counts every strategy is measured at: a pair, a typical pool, a large fleet.
+void all_sizes(benchmark::internal::Benchmark* b) { b->Arg(2)->Arg(8)->Arg(64); }
+// Ineligibility only matters once there are a few candidates to skip.
+void pool_sizes(benchmark::internal::Benchmark* b) { b->Arg(8)->Arg(64); }
+
+BENCHMARK_CAPTURE(bm_strategy, round_robin, std::string("round_robin"), false)->Apply(all_sizes);
+BENCHMARK_CAPTURE(bm_strategy, random, std::string("random"), false)->Apply(all_sizes);
+BENCHMARK_CAPTURE(bm_strategy, power_of_two, std::string("power_of_two"), false)->Apply(all_sizes);
+BENCHMARK_CAPTURE(bm_strategy, weighted, std::string("weighted"), false)->Apply(all_sizes);
 BENCHMARK_CAPTURE(bm_strategy, consistent_hash, std::string("consistent_hash"), false)
-    ->Arg(2)->Arg(8)->Arg(64);
+    ->Apply(all_sizes);
 
-BENCHMARK_CAPTURE(bm_strategy, round_robin_quarter_ineligible, std::string("round_robin"), true)
-    ->Arg(8)->Arg(64);
-BENCHMARK_CAPTURE(bm_strategy, random_quarter_ineligible, std::string("random"), true)
-    ->Arg(8)->Arg(64);
-BENCHMARK_CAPTURE(bm_strategy, power_of_two_quarter_ineligible, std::string("power_of_two"), true)
-    ->Arg(8)->Arg(64);
-BENCHMARK_CAPTURE(bm_strategy, weighted_quarter_ineligible, std::string("weighted"), true)
-    ->Arg(8)->Arg(64);
-BENCHMARK_CAPTURE(bm_strategy, consistent_hash_quarter_ineligible, std::string("consistent_hash"),
+BENCHMARK_CAPTURE(bm_strategy, round_robin_some_ineligible, std::string("round_robin"), true)
+    ->Apply(pool_sizes);
+BENCHMARK_CAPTURE(bm_strategy, random_some_ineligible, std::string("random"), true)
+    ->Apply(pool_sizes);
+BENCHMARK_CAPTURE(bm_strategy, power_of_two_some_ineligible, std::string("power_of_two"), true)
+    ->Apply(pool_sizes);
+BENCHMARK_CAPTURE(bm_strategy, weighted_some_ineligible, std::string("weighted"), true)
+    ->Apply(pool_sizes);
+BENCHMARK_CAPTURE(bm_strategy, consistent_hash_some_ineligible, std::string("consistent_hash"),
                   true)
-    ->Arg(8)->Arg(64);
+    ->Apply(pool_sizes);
 
-BENCHMARK(bm_scored_stack)->Arg(2)->Arg(8)->Arg(64);
+BENCHMARK(bm_scored_stack)->Apply(all_sizes);
 
 }  // namespace
 }  // namespace rolter

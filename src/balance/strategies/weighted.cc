@@ -80,7 +80,8 @@ WeightedBalancer::WeightedBalancer(std::span<const CandidateSpec> candidates)
   const std::vector<uint64_t> integers = integer_weights(weights_);
   uint64_t total = 0;
   for (uint64_t w : integers) total += w;
-  const bool fits = !integers.empty() && count_ <= std::numeric_limits<uint16_t>::max() + size_t{1} &&
+  const bool fits = !integers.empty() &&
+                    count_ <= std::numeric_limits<uint16_t>::max() + size_t{1} &&
                     total <= kMaxPeriod && total * count_ <= kMaxBuildSteps;
   if (fits) {
     sequence_ = nginx_period(integers, total);
@@ -113,8 +114,7 @@ std::optional<size_t> WeightedBalancer::pick_eligible(const RouteContext& ctx, c
 
 std::optional<size_t> WeightedBalancer::pick_from_sequence(Eligible eligible) {
   const size_t period = sequence_.size();
-  const size_t start =
-      static_cast<size_t>(next_.fetch_add(1, std::memory_order_relaxed) % period);
+  const size_t start = static_cast<size_t>(next_.fetch_add(1, std::memory_order_relaxed) % period);
   size_t position = start;
   for (size_t skipped = 0; skipped < period; ++skipped) {
     const size_t candidate = sequence_[position];
@@ -156,9 +156,8 @@ std::optional<size_t> WeightedBalancer::pick_locked(Eligible eligible) {
 
 std::optional<size_t> WeightedBalancer::pick_zero_weight(Eligible eligible) {
   if (zero_weight_.empty()) return std::nullopt;
-  const std::optional<size_t> position =
-      rotate_to_eligible(next_zero_, zero_weight_.size(),
-                         [&](size_t p) { return eligible(zero_weight_[p]); });
+  const std::optional<size_t> position = rotate_to_eligible(
+      next_zero_, zero_weight_.size(), [&](size_t p) { return eligible(zero_weight_[p]); });
   if (!position) return std::nullopt;
   return zero_weight_[*position];
 }

@@ -142,9 +142,8 @@ TEST(WeightedTest, WeightZeroNeverPickedWhileOthersEligible) {
   for (int i = 0; i < 10000; ++i) {
     const auto idx = lb.pick({}, loads.view());
     ASSERT_TRUE(idx == 0u || idx == 2u) << *idx;
-    const auto only_zero_and_two = lb.pick_eligible({}, loads.view(), [](size_t c) {
-      return c == 1 || c == 2;
-    });
+    const auto only_zero_and_two =
+        lb.pick_eligible({}, loads.view(), [](size_t c) { return c == 1 || c == 2; });
     ASSERT_EQ(only_zero_and_two, 2u);
   }
 }
@@ -188,6 +187,51 @@ TEST(WeightedTest, ConcurrentPicksKeepExactShares) {
     for (int t = 0; t < kThreads; ++t) total += counts[t][c];
     EXPECT_EQ(total, periods * static_cast<int>(candidates[c].weight)) << c;
   }
+}
+
+TEST(WeightedTest, LongPeriodFallsBackToWeightZeroQuickly) {
+  // Period 10 is longer than the candidate list: the walk gives up on the sequence once it has
+  // seen no eligible positive-weight candidate, and serves the weight-0 one.
+  const auto candidates = make_candidates({7, 3, 0});
+  WeightedBalancer lb(candidates);
+  ASSERT_EQ(lb.period(), 10u);
+  LoadsFixture loads(3);
+  int calls = 0;
+  const auto only_zero = [&calls](size_t c) {
+    ++calls;
+    return c == 2;
+  };
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(lb.pick_eligible({}, loads.view(), only_zero), 2u);
+  EXPECT_LT(calls, 100 * 10) << "should not walk the whole period each time";
+}
+
+TEST(WeightedTest, RareCandidateFoundAlongALongPeriod) {
+  // Only the weight-1 candidate of a 97:1 pair is eligible: it is found wherever it sits.
+  const auto candidates = make_candidates({97, 1, 0});
+  WeightedBalancer lb(candidates);
+  ASSERT_EQ(lb.period(), 98u);
+  LoadsFixture loads(3);
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_EQ(lb.pick_eligible({}, loads.view(), [](size_t c) { return c == 1; }), 1u);
+  }
+}
+
+TEST(WeightedTest, FallbackHonoursEligibility) {
+  const auto candidates = make_candidates({1.0, std::sqrt(2.0), 0.5, 0});
+  WeightedBalancer lb(candidates);
+  ASSERT_EQ(lb.period(), 0u);
+  LoadsFixture loads(4);
+  std::vector<int> counts(4, 0);
+  constexpr int kPicks = 60000;
+  for (int i = 0; i < kPicks; ++i) {
+    const auto idx = lb.pick_eligible({}, loads.view(), [](size_t c) { return c != 1; });
+    ASSERT_TRUE(idx.has_value());
+    ++counts[*idx];
+  }
+  EXPECT_EQ(counts[1], 0);
+  EXPECT_EQ(counts[3], 0);
+  EXPECT_NEAR(counts[0] / static_cast<double>(kPicks), 1.0 / 1.5, 0.01);
+  EXPECT_EQ(lb.pick_eligible({}, loads.view(), [](size_t c) { return c == 3; }), 3u);
 }
 
 }  // namespace
