@@ -1,0 +1,156 @@
+// rolter: the gateway's command line (SPEC §1).
+//
+//   rolter serve --config rolter.toml   all-in-one data plane
+//   rolter check --config rolter.toml   validate a config; exit 1 on error
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cstdio>
+#include <functional>
+#include <iostream>
+
+#include "app/config_source.h"
+#include "balance/balancer_factory.h"
+#include "config/loader.h"
+#include "config/url.h"
+#include "server/server.h"
+
+namespace rolter {
+namespace {
+
+namespace asio = boost::asio;
+
+int run_check(const std::string& path) {
+  auto loaded = load_config_file(path);
+  if (!loaded) {
+    for (const auto& error : loaded.error()) std::cerr << error.to_string() << "\n";
+    std::cerr << path << ": " << loaded.error().size() << " error(s)\n";
+    return 1;
+  }
+  for (const auto& warning : loaded->warnings) {
+    std::cerr << "warning: " << warning.to_string() << "\n";
+  }
+  std::cout << path << ": OK (" << loaded->config.providers.size() << " providers, "
+            << loaded->config.routes.size() << " routes, "
+            << loaded->config.provider_groups.size() << " provider groups, "
+            << loaded->config.keys.size() << " keys)\n";
+  return 0;
+}
+
+int run_serve(const std::string& path, const std::string& listen_override,
+              unsigned workers_override) {
+  SnapshotStore store;
+  LoadTracker tracker;
+  ConfigSource source(path, store, tracker, BalancerDeps{});
+  if (auto problems = source.reload(); !problems.empty()) {
+    for (const auto& p : problems) spdlog::error("{}", p);
+    spdlog::error("{}: not starting: {} error(s)", path, problems.size());
+    return 1;
+  }
+  const auto& config = store.current()->config();
+  const std::string listen = listen_override.empty() ? config.server.listen : listen_override;
+  auto address = parse_host_port(listen, /*allow_port_zero=*/true);
+  if (!address) {
+    spdlog::error("listen address '{}': {}", listen, address.error());
+    return 1;
+  }
+  const unsigned workers = workers_override > 0 ? workers_override : config.server.workers;
+  Server server(store, workers);
+  auto port = server.listen(address->host, address->port);
+  if (!port) {
+    spdlog::error("{}", port.error());
+    return 1;
+  }
+  if (store.current()->open()) {
+    spdlog::warn("no [[keys]] configured: the gateway is open to anyone who can reach it");
+  }
+  server.start();
+  const std::string shown_host =
+      address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
+  spdlog::info("rolter listening on http://{}:{} ({} routes, config version {})", shown_host,
+               *port, config.routes.size(), source.version());
+
+  // The main thread is the control thread: signals, config reloads, drain.
+  asio::io_context control;
+  asio::signal_set reload_signal(control, SIGHUP);
+  asio::signal_set stop_signals(control, SIGTERM, SIGINT);
+  auto reload = [&](const char* why) {
+    auto problems = source.reload();
+    if (problems.empty()) {
+      spdlog::info("config reloaded ({}): version {}, {} routes", why, source.version(),
+                   store.current()->config().routes.size());
+      return;
+    }
+    for (const auto& p : problems) spdlog::error("config reload failed: {}", p);
+    spdlog::error("config reload failed ({}): {} error(s); still serving version {}", why,
+                  problems.size(), source.version());
+  };
+  std::function<void()> wait_hup = [&] {
+    reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reload("SIGHUP");
+      wait_hup();
+    });
+  };
+  wait_hup();
+
+  // Poll the file: portable, and cheap at one stat() a second.
+  asio::steady_timer watch(control);
+  std::function<void()> wait_watch = [&] {
+    watch.expires_after(std::chrono::milliseconds(500));
+    watch.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (source.file_changed()) reload("file changed");
+      wait_watch();
+    });
+  };
+  wait_watch();
+
+  stop_signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("{}: draining (up to {} ms)", signal == SIGTERM ? "SIGTERM" : "SIGINT",
+                 store.current()->config().server.drain_timeout_ms);
+    reload_signal.cancel();
+    watch.cancel();
+    const auto left = server.drain(
+        std::chrono::milliseconds(store.current()->config().server.drain_timeout_ms));
+    if (left > 0) spdlog::warn("drain timeout: {} request(s) cut", left);
+    server.stop();
+    spdlog::info("stopped");
+  });
+  control.run();
+  return 0;
+}
+
+}  // namespace
+}  // namespace rolter
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("rolter"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  CLI::App app{"rolter: an OpenAI-compatible LLM gateway that routes each request to the engine "
+               "instance best placed to serve it."};
+  app.require_subcommand(1);
+
+  std::string config_path = "rolter.toml";
+  std::string listen;
+  unsigned workers = 0;
+  auto* serve = app.add_subcommand("serve", "Run the gateway (data plane) on the configured port.");
+  serve->add_option("-c,--config", config_path, "Path to rolter.toml")->capture_default_str();
+  serve->add_option("--listen", listen, "Override server.listen, e.g. 127.0.0.1:0");
+  serve->add_option("--workers", workers, "Override server.workers (0 = one per core)");
+
+  auto* check = app.add_subcommand("check", "Validate a config: print every error with file, "
+                                            "line and key; exit 1 on error.");
+  check->add_option("-c,--config", config_path, "Path to rolter.toml")->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  if (*check) return rolter::run_check(config_path);
+  return rolter::run_serve(config_path, listen, workers);
+}

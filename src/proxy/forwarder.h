@@ -1,0 +1,74 @@
+// Forwarder: the attempt loop and the response relay (SPEC §2, §8).
+//
+// For one request whose route is resolved and whose RouteContext is built, the forwarder picks an
+// eligible candidate, forwards the body with only `model` rewritten, and relays the response to
+// the client as it arrives. A connect error, a reset before the first response byte, a first-byte
+// timeout, or a `retry.on_status` status, while nothing has reached the client, moves the request
+// to another candidate, up to `retry.max_attempts` attempts. A client that goes away cancels the
+// upstream request at once, so the engine frees its batch slot and KV cache.
+//
+// Thread-safety: one Forwarder per worker thread; it uses that worker's connection pool.
+#pragma once
+
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <string_view>
+
+#include "balance/route_context.h"
+#include "net/asio_fwd.h"
+#include "proxy/error_response.h"
+#include "snapshot/snapshot.h"
+#include "upstream/connection_pool.h"
+
+namespace rolter {
+
+using ClientRequest = beast::http::request<beast::http::string_body>;
+
+struct ForwardRequest {
+  const Snapshot* snapshot = nullptr;
+  ResolvedRoute route;
+  const RouteContext* ctx = nullptr;
+  const ClientRequest* request = nullptr;  // method, target and headers to forward
+  // The body, and where the raw JSON token of its `model` sits in it; the forwarded body is
+  // body[0, model_offset) + "<upstream model>" + body[model_offset + model_length, end).
+  std::string_view body;
+  size_t model_offset = 0;
+  size_t model_length = 0;
+  ErrorStyle style = ErrorStyle::kOpenAi;
+  bool client_keep_alive = true;
+};
+
+struct ForwardResult {
+  // False when the client connection must be closed (it went away, or a relay broke mid-body).
+  bool client_usable = true;
+  unsigned status = 0;  // status sent to the client; 0 if nothing was sent
+  unsigned attempts = 0;
+};
+
+class Forwarder {
+ public:
+  Forwarder(ConnectionPool& pool, asio::ssl::context& tls) : pool_(pool), tls_(tls) {}
+
+  // Serves `request` on `client`: either relays an upstream response or writes an error
+  // (502 listing the attempts, 503 when no candidate is eligible, 504 on timeouts).
+  // `client_buffer` receives any bytes the client sends while the response is in flight.
+  Task<ForwardResult> forward(beast::tcp_stream& client, beast::flat_buffer& client_buffer,
+                              const ForwardRequest& request);
+
+ private:
+  struct Attempt;
+  Task<ForwardResult> run_attempts(beast::tcp_stream& client, const ForwardRequest& request,
+                                   UpstreamConnection** in_flight);
+
+  ConnectionPool& pool_;
+  asio::ssl::context& tls_;
+};
+
+// Writes a complete JSON error response to the client.
+Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
+                             bool keep_alive, unsigned attempts = 0);
+
+}  // namespace rolter

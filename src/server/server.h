@@ -1,0 +1,56 @@
+// Server: the data-plane listener and its worker threads.
+//
+// One acceptor hands each accepted connection to the next worker in turn; from then on the
+// connection lives on that worker's thread only. Snapshots reach the workers through the
+// SnapshotStore subscription. drain() stops accepting, closes idle connections, and waits for
+// requests in progress (streams included) to finish, up to a deadline.
+//
+// Thread-safety: construct, listen() and run() from one thread; drain() and stop() from any
+// thread.
+#pragma once
+
+#include <tl/expected.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/server_state.h"
+#include "snapshot/snapshot_store.h"
+
+namespace rolter {
+
+class Worker;
+
+class Server {
+ public:
+  Server(SnapshotStore& store, unsigned workers);
+  ~Server();
+
+  // Binds host:port (port 0 = any free port). Returns the bound port or a message.
+  tl::expected<uint16_t, std::string> listen(const std::string& host, uint16_t port);
+
+  // Starts the acceptor and the worker threads; returns at once.
+  void start();
+
+  // Stops accepting, closes idle connections, and waits until no request is in progress or the
+  // timeout passes. Returns the number of requests still in progress.
+  uint64_t drain(std::chrono::milliseconds timeout);
+
+  // Stops every worker and joins the threads.
+  void stop();
+
+  ServerState& state() { return state_; }
+
+ private:
+  struct Acceptor;
+  SnapshotStore& store_;
+  ServerState state_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<Acceptor> acceptor_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace rolter

@@ -1,0 +1,30 @@
+// ServerState: what every worker shares: the drain flag and the count of requests in progress.
+//
+// Thread-safety: all members are atomics; safe from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace rolter {
+
+class ServerState {
+ public:
+  bool draining() const { return draining_.load(std::memory_order_acquire); }
+  void start_draining() { draining_.store(true, std::memory_order_release); }
+
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
+  void set_ready(bool ready) { ready_.store(ready, std::memory_order_release); }
+
+  // Requests being served (read completely, response not yet finished).
+  uint64_t active_requests() const { return active_.load(std::memory_order_acquire); }
+  void request_started() { active_.fetch_add(1, std::memory_order_acq_rel); }
+  void request_finished() { active_.fetch_sub(1, std::memory_order_acq_rel); }
+
+ private:
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> ready_{false};
+  std::atomic<uint64_t> active_{0};
+};
+
+}  // namespace rolter

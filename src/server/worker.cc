@@ -1,0 +1,26 @@
+#include "server/worker.h"
+
+#include <boost/asio/post.hpp>
+
+#include "upstream/upstream_connection.h"
+
+namespace rolter {
+
+Worker::Worker(unsigned index, ServerState& server)
+    : index_(index),
+      server_(server),
+      tls_(make_client_tls_context()),
+      forwarder_(pool_, tls_) {}
+
+void Worker::set_snapshot(std::shared_ptr<const Snapshot> snapshot) {
+  asio::post(io_, [this, snapshot = std::move(snapshot)]() mutable {
+    snapshot_ = std::move(snapshot);
+  });
+}
+
+void Worker::close_idle() {
+  for (auto* stream : idle_) stream->cancel();
+  pool_.clear();
+}
+
+}  // namespace rolter

@@ -1,0 +1,60 @@
+// Worker: one event-loop thread of the data plane, and everything it owns.
+//
+// The server runs one Worker per core. Each has its own io_context, its own copy of the current
+// snapshot pointer, its own upstream connection pool and request inspector, so serving a request
+// takes no lock and shares no cache line with other workers except the in-flight atomics.
+//
+// Thread-safety: a Worker's members are used only on its own thread. set_snapshot() may be called
+// from any thread: it posts to the worker's loop.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
+
+#include <memory>
+#include <unordered_set>
+
+#include "inspect/request_inspector.h"
+#include "proxy/forwarder.h"
+#include "snapshot/snapshot.h"
+#include "upstream/connection_pool.h"
+
+namespace rolter {
+
+class ServerState;
+
+class Worker {
+ public:
+  Worker(unsigned index, ServerState& server);
+
+  unsigned index() const { return index_; }
+  asio::io_context& io() { return io_; }
+  ServerState& server() { return server_; }
+
+  // The snapshot new requests on this worker use.
+  const std::shared_ptr<const Snapshot>& snapshot() const { return snapshot_; }
+  void set_snapshot(std::shared_ptr<const Snapshot> snapshot);
+
+  RequestInspector& inspector() { return inspector_; }
+  Forwarder& forwarder() { return forwarder_; }
+  ConnectionPool& pool() { return pool_; }
+
+  // Connections waiting for their next request; a drain closes them (they carry no request).
+  void add_idle(beast::tcp_stream* stream) { idle_.insert(stream); }
+  void remove_idle(beast::tcp_stream* stream) { idle_.erase(stream); }
+  // Cancels the reads of idle connections. Call on this worker's thread.
+  void close_idle();
+
+ private:
+  const unsigned index_;
+  ServerState& server_;
+  asio::io_context io_{1};  // concurrency hint 1: one thread runs it, so Asio can skip locking
+  std::shared_ptr<const Snapshot> snapshot_;
+  asio::ssl::context tls_;
+  ConnectionPool pool_;
+  Forwarder forwarder_;
+  RequestInspector inspector_;
+  std::unordered_set<beast::tcp_stream*> idle_;
+};
+
+}  // namespace rolter

@@ -1,0 +1,215 @@
+#include "snapshot/snapshot.h"
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+
+#include <cstdlib>
+
+#include "config/url.h"
+
+namespace rolter {
+namespace {
+
+std::array<unsigned char, 32> sha256(std::string_view bytes) {
+  std::array<unsigned char, 32> out{};
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), out.data());
+  return out;
+}
+
+std::optional<std::array<unsigned char, 32>> parse_hex_digest(std::string_view hex) {
+  if (hex.size() != 64) return std::nullopt;
+  std::array<unsigned char, 32> out{};
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < 32; ++i) {
+    int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out[i] = static_cast<unsigned char>(hi << 4 | lo);
+  }
+  return out;
+}
+
+ProviderKind parse_kind(const std::string& kind) {
+  if (kind == "anthropic") return ProviderKind::kAnthropic;
+  if (kind == "decision_service") return ProviderKind::kDecisionService;
+  return ProviderKind::kOpenAi;
+}
+
+// Adds one candidate per instance of `provider`, each with the target weight split evenly over
+// the instances (SPEC §4), so scaling a deployment does not change its share.
+void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Provider& provider,
+                    const std::string& upstream_model, double target_weight,
+                    LoadTracker& tracker) {
+  const double per_instance = target_weight / static_cast<double>(provider.endpoints.size());
+  for (const auto& endpoint : provider.endpoints) {
+    Candidate c;
+    c.provider = &provider;
+    c.endpoint = &endpoint;
+    c.state = &tracker.instance(provider.name, endpoint.base_url);
+    c.upstream_model = upstream_model;
+    c.label = provider.name + "/" + (upstream_model.empty() ? "*" : upstream_model);
+    specs.push_back({c.label + "@" + endpoint.base_url, per_instance});
+    pool.counters.push_back(&c.state->in_flight);
+    pool.candidates.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
+std::optional<ResolvedRoute> Snapshot::resolve(std::string_view model) const {
+  // Route names are matched first and may themselves contain '/', e.g. "Qwen/Qwen3-8B".
+  if (auto it = routes_.find(std::string(model)); it != routes_.end()) {
+    return ResolvedRoute{it->second, {}};
+  }
+  const auto slash = model.find('/');
+  if (slash == std::string_view::npos || slash + 1 == model.size()) return std::nullopt;
+  const std::string prefix(model.substr(0, slash));
+  const std::string_view rest = model.substr(slash + 1);
+  if (auto it = groups_.find(prefix); it != groups_.end()) return ResolvedRoute{it->second, rest};
+  if (auto it = pins_.find(prefix); it != pins_.end()) return ResolvedRoute{it->second, rest};
+  return std::nullopt;
+}
+
+const ApiKey* Snapshot::authenticate(std::string_view presented_key) const {
+  const auto digest = sha256(presented_key);
+  const ApiKey* match = nullptr;
+  // Every stored key is compared, in constant time, so timing reveals neither which key nor how
+  // much of it matched.
+  for (const auto& key : keys_) {
+    if (CRYPTO_memcmp(digest.data(), key.sha256.data(), digest.size()) == 0) match = &key;
+  }
+  return match;
+}
+
+tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
+    Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version) {
+  auto snap = std::make_shared<Snapshot>();
+  std::vector<std::string> errors;
+  snap->version_ = version;
+
+  std::unordered_map<std::string, const Provider*> providers;
+  for (const auto& pc : config.providers) {
+    auto provider = std::make_unique<Provider>();
+    provider->name = pc.name;
+    provider->kind = parse_kind(pc.kind);
+    if (!pc.api_key_env.empty()) {
+      const char* value = std::getenv(pc.api_key_env.c_str());
+      if (value == nullptr || *value == '\0') {
+        errors.push_back("providers." + pc.name + ".api_key_env: environment variable " +
+                         pc.api_key_env + " is not set");
+      } else {
+        provider->api_key = value;
+      }
+    }
+    for (const auto& ic : pc.instances) {
+      auto url = parse_url(ic.base_url);
+      if (!url) {
+        errors.push_back("providers." + pc.name + ".base_url: " + url.error());
+        continue;
+      }
+      provider->endpoints.push_back(Endpoint{
+          .base_url = url->to_string(),
+          .tls = url->tls(),
+          .host = url->host,
+          .port = std::to_string(url->port),
+          .host_header = url->authority(),
+          .base_path = url->path,
+      });
+    }
+    providers.emplace(provider->name, provider.get());
+    snap->providers_.push_back(std::move(provider));
+  }
+
+  auto finish_pool = [&](std::unique_ptr<RoutePool> pool, const std::vector<CandidateSpec>& specs)
+      -> const RoutePool* {
+    auto balancer = make_balancer(pool->strategy, specs, deps);
+    if (!balancer) {
+      errors.push_back(pool->name + ": " + balancer.error());
+      return nullptr;
+    }
+    pool->balancer = std::move(*balancer);
+    snap->pools_.push_back(std::move(pool));
+    return snap->pools_.back().get();
+  };
+
+  for (const auto& rc : config.routes) {
+    auto pool = std::make_unique<RoutePool>();
+    pool->kind = RoutePool::Kind::kRoute;
+    pool->name = rc.name;
+    pool->strategy = rc.strategy;
+    std::vector<CandidateSpec> specs;
+    for (const auto& tc : rc.targets) {
+      auto it = providers.find(tc.provider);
+      if (it == providers.end() || it->second->endpoints.empty()) continue;  // reported above
+      add_candidates(*pool, specs, *it->second, tc.model, tc.weight.value_or(1.0), tracker);
+    }
+    if (auto* built = finish_pool(std::move(pool), specs)) {
+      snap->routes_.emplace(rc.name, built);
+      snap->model_ids_.push_back(rc.name);
+    }
+  }
+
+  for (const auto& gc : config.provider_groups) {
+    auto pool = std::make_unique<RoutePool>();
+    pool->kind = RoutePool::Kind::kGroup;
+    pool->name = gc.slug;
+    pool->strategy = gc.strategy;
+    std::vector<CandidateSpec> specs;
+    for (const auto& member : gc.members) {
+      auto it = providers.find(member.provider);
+      if (it == providers.end() || it->second->endpoints.empty()) continue;
+      add_candidates(*pool, specs, *it->second, member.upstream_model, member.weight, tracker);
+    }
+    if (auto* built = finish_pool(std::move(pool), specs)) {
+      snap->groups_.emplace(gc.slug, built);
+      for (const auto& member : gc.members) {
+        if (!member.upstream_model.empty()) {
+          snap->model_ids_.push_back(gc.slug + "/" + member.upstream_model);
+        }
+      }
+    }
+  }
+
+  // "provider/model" pins one provider. Its pool is built once here rather than per request, and
+  // balances over the provider's instances by load.
+  for (const auto& provider : snap->providers_) {
+    if (provider->kind == ProviderKind::kDecisionService || provider->endpoints.empty()) continue;
+    auto pool = std::make_unique<RoutePool>();
+    pool->kind = RoutePool::Kind::kProviderPin;
+    pool->name = provider->name;
+    pool->strategy = "power_of_two";
+    std::vector<CandidateSpec> specs;
+    add_candidates(*pool, specs, *provider, "", 1.0, tracker);
+    if (auto* built = finish_pool(std::move(pool), specs)) snap->pins_.emplace(provider->name, built);
+  }
+
+  for (const auto& kc : config.keys) {
+    ApiKey key;
+    key.name = kc.name;
+    if (!kc.key_env.empty()) {
+      const char* value = std::getenv(kc.key_env.c_str());
+      if (value == nullptr || *value == '\0') {
+        errors.push_back("keys." + kc.name + ".key_env: environment variable " + kc.key_env +
+                         " is not set");
+        continue;
+      }
+      key.sha256 = sha256(value);
+    } else if (auto digest = parse_hex_digest(kc.key_sha256)) {
+      key.sha256 = *digest;
+    } else {
+      errors.push_back("keys." + kc.name + ".key_sha256: not 64 hex digits");
+      continue;
+    }
+    snap->keys_.push_back(std::move(key));
+  }
+
+  if (!errors.empty()) return tl::unexpected(std::move(errors));
+  snap->config_ = std::move(config);
+  return std::shared_ptr<const Snapshot>(std::move(snap));
+}
+
+}  // namespace rolter

@@ -1,0 +1,132 @@
+// Snapshot: the immutable routing state built from one validated Config (SPEC §3-§5).
+//
+// A snapshot holds every route, provider group and provider pin as a RoutePool (candidates plus
+// the one balancer shared by all requests and worker threads), the upstream endpoints, the API
+// keys and the server limits. It never changes after build_snapshot() returns; a reload builds a
+// new one and publishes it (snapshot/snapshot_store.h). A request pins the snapshot it started with
+// by holding a shared_ptr to it, so a reload never pulls state from under a request.
+//
+// Learned evidence (in-flight counts) lives in the LoadTracker, outside the snapshot; candidates
+// point into it.
+//
+// Thread-safety: all const methods may be called from any thread. Balancers are internally
+// synchronised (balance/load_balancer.h).
+#pragma once
+
+#include <tl/expected.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "balance/balancer_factory.h"
+#include "balance/load_balancer.h"
+#include "config/config.h"
+#include "fleet/load_tracker.h"
+
+namespace rolter {
+
+// One upstream instance endpoint (a replica's base_url), parsed once.
+struct Endpoint {
+  std::string base_url;
+  bool tls = false;
+  std::string host;         // for DNS, SNI and certificate verification
+  std::string port;         // numeric service string
+  std::string host_header;  // "host" or "host:port" when the port is not the default
+  std::string base_path;    // prefix for request paths, without a trailing '/'
+};
+
+enum class ProviderKind { kOpenAi, kAnthropic, kDecisionService };
+
+struct Provider {
+  std::string name;
+  ProviderKind kind = ProviderKind::kOpenAi;
+  std::string api_key;  // resolved from api_key_env at build time; empty = none. Never logged.
+  std::vector<Endpoint> endpoints;
+};
+
+// One candidate: an instance of a target.
+struct Candidate {
+  const Provider* provider = nullptr;
+  const Endpoint* endpoint = nullptr;
+  InstanceState* state = nullptr;  // owned by the LoadTracker; outlives the snapshot
+  // Upstream model written into the forwarded body; empty = passthrough of the requested model.
+  std::string upstream_model;
+  std::string label;  // "<provider>/<upstream model>" for x-rolter-target; "<provider>/*" passthrough
+};
+
+// A route, a provider group, or a provider pin: the candidates and their shared balancer.
+struct RoutePool {
+  enum class Kind { kRoute, kGroup, kProviderPin };
+  Kind kind = Kind::kRoute;
+  std::string name;  // route name, group slug or provider name
+  std::string strategy;
+  std::vector<Candidate> candidates;
+  std::vector<const InFlightCounter*> counters;  // counters[i] = candidates[i].state->in_flight
+  std::unique_ptr<LoadBalancer> balancer;
+
+  Loads loads() const { return Loads(counters); }
+};
+
+// What a request's `model` resolved to.
+struct ResolvedRoute {
+  const RoutePool* pool = nullptr;
+  // For group and pin addresses ("slug/model", "provider/model"): the model after the slash, which
+  // passthrough candidates forward. Empty for configured routes.
+  std::string_view requested_model;
+
+  // The model to forward to candidate i.
+  std::string_view upstream_model(size_t i) const {
+    const auto& model = pool->candidates[i].upstream_model;
+    return model.empty() ? requested_model : std::string_view(model);
+  }
+};
+
+struct ApiKey {
+  std::string name;
+  std::array<unsigned char, 32> sha256{};
+};
+
+class Snapshot {
+ public:
+  uint64_t version() const { return version_; }
+  const Config& config() const { return config_; }
+
+  // Resolves a request's model: an exact route name first, then "group-slug/model", then
+  // "provider/model". nullopt when nothing matches.
+  std::optional<ResolvedRoute> resolve(std::string_view model) const;
+
+  // The route names and group addresses, for /v1/models, in config order.
+  const std::vector<std::string>& model_ids() const { return model_ids_; }
+
+  // True when no [[keys]] are configured (an open gateway).
+  bool open() const { return keys_.empty(); }
+  // Returns the key whose SHA-256 matches the presented key, comparing in constant time.
+  const ApiKey* authenticate(std::string_view presented_key) const;
+
+ private:
+  friend tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
+      Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version);
+
+  uint64_t version_ = 0;
+  Config config_;
+  std::vector<std::unique_ptr<Provider>> providers_;
+  std::vector<std::unique_ptr<RoutePool>> pools_;
+  std::unordered_map<std::string, const RoutePool*> routes_;  // by route name
+  std::unordered_map<std::string, const RoutePool*> groups_;  // by slug
+  std::unordered_map<std::string, const RoutePool*> pins_;    // by provider name
+  std::vector<std::string> model_ids_;
+  std::vector<ApiKey> keys_;
+};
+
+// Builds a snapshot from a validated config. Fails (with one message per problem) when something
+// only knowable at build time is wrong, e.g. an environment variable a key refers to is unset.
+tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
+    Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version);
+
+}  // namespace rolter

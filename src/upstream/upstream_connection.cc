@@ -1,0 +1,53 @@
+#include "upstream/upstream_connection.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <openssl/ssl.h>
+
+namespace rolter {
+
+asio::ssl::context make_client_tls_context() {
+  asio::ssl::context ctx(asio::ssl::context::tls_client);
+  ctx.set_default_verify_paths();
+  ctx.set_verify_mode(asio::ssl::verify_peer);
+  return ctx;
+}
+
+Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstream(
+    const Endpoint& endpoint, uint32_t instance_id, asio::ssl::context& tls,
+    std::chrono::milliseconds timeout) {
+  auto executor = co_await asio::this_coro::executor;
+  asio::ip::tcp::resolver resolver(executor);
+  auto [resolve_ec, results] =
+      co_await resolver.async_resolve(endpoint.host, endpoint.port, kNoThrow);
+  if (resolve_ec) co_return std::pair{resolve_ec, nullptr};
+
+  beast::tcp_stream tcp(executor);
+  tcp.expires_after(timeout);
+  auto [connect_ec, connected] = co_await tcp.async_connect(results, kNoThrow);
+  if (connect_ec) co_return std::pair{connect_ec, nullptr};
+  tcp.socket().set_option(asio::ip::tcp::no_delay(true));
+
+  if (!endpoint.tls) {
+    tcp.expires_never();
+    co_return std::pair{error_code{}, std::make_unique<UpstreamConnection>(std::move(tcp),
+                                                                           instance_id)};
+  }
+
+  UpstreamConnection::Tls stream(std::move(tcp), tls);
+  if (!SSL_set_tlsext_host_name(stream.native_handle(), endpoint.host.c_str())) {
+    co_return std::pair{error_code(static_cast<int>(::ERR_get_error()),
+                                   asio::error::get_ssl_category()),
+                        nullptr};
+  }
+  stream.set_verify_callback(asio::ssl::host_name_verification(endpoint.host));
+  auto [handshake_ec] = co_await stream.async_handshake(asio::ssl::stream_base::client, kNoThrow);
+  if (handshake_ec) co_return std::pair{handshake_ec, nullptr};
+  beast::get_lowest_layer(stream).expires_never();
+  co_return std::pair{error_code{},
+                      std::make_unique<UpstreamConnection>(std::move(stream), instance_id)};
+}
+
+}  // namespace rolter

@@ -1,0 +1,52 @@
+// UpstreamConnection: one keep-alive HTTP/1.1 connection to an upstream endpoint, over plain TCP
+// or TLS with certificate and host-name verification.
+//
+// Owned by one worker thread at a time: in use by one request, or idle in that worker's
+// ConnectionPool. Not thread-safe.
+#pragma once
+
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include <chrono>
+#include <memory>
+#include <variant>
+
+#include "net/asio_fwd.h"
+#include "snapshot/snapshot.h"
+
+namespace rolter {
+
+class UpstreamConnection {
+ public:
+  using Plain = beast::tcp_stream;
+  using Tls = beast::ssl_stream<beast::tcp_stream>;
+
+  UpstreamConnection(Plain plain, uint32_t instance_id)
+      : stream(std::move(plain)), instance_id(instance_id) {}
+  UpstreamConnection(Tls tls, uint32_t instance_id)
+      : stream(std::move(tls)), instance_id(instance_id) {}
+
+  // The TCP layer under either variant: timeouts, cancel, close.
+  beast::tcp_stream& tcp() {
+    return std::visit(
+        [](auto& s) -> beast::tcp_stream& { return beast::get_lowest_layer(s); }, stream);
+  }
+
+  std::variant<Plain, Tls> stream;
+  beast::flat_buffer buffer;  // bytes read past one response, kept for the next
+  const uint32_t instance_id;
+  bool reused = false;  // taken from the pool rather than freshly connected
+};
+
+// Resolves, connects and (for https://) performs the TLS handshake with SNI and host-name
+// verification, all within `timeout`. Returns the error of the step that failed.
+Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstream(
+    const Endpoint& endpoint, uint32_t instance_id, asio::ssl::context& tls,
+    std::chrono::milliseconds timeout);
+
+// A client TLS context that verifies peers against the system's trusted CAs.
+asio::ssl::context make_client_tls_context();
+
+}  // namespace rolter
