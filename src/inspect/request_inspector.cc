@@ -429,7 +429,9 @@ class Conversation {
 };
 
 // Reads the conversation of one endpoint. Every error_code other than SUCCESS means "not the
-// shape we expected" (the document was validated by the first walk).
+// shape we expected" (the document was validated by the first walk). Fields are found with
+// find_field_unordered(), which compares keys as written: a key spelled with escapes
+// ("m\u0065ssages") is not found, and the body falls back to the raw-body digest.
 class Extractor {
  public:
   Extractor(Conversation& conversation, std::vector<uint32_t>& tokens)

@@ -10,7 +10,8 @@
 // exhaust the stack.
 //
 // Error classes:
-//   - not JSON (syntax, invalid UTF-8, too deep, trailing content) -> error, 400;
+//   - not JSON (syntax, invalid UTF-8, too deep, trailing content, an escape of an unpaired
+//     UTF-16 surrogate) -> error, 400. Numbers beyond double/64-bit range are still JSON;
 //   - JSON, but no usable `model` or a non-boolean `stream` -> error, 400;
 //   - JSON with a model, but the conversation is not of the expected shape -> success with
 //     conversation_read = false, an empty prompt and prompt_digest = body_hash; the upstream is
