@@ -64,13 +64,9 @@ Json responses_object(const Completion& c, bool done) {
             {"model", c.model},
             {"output", output},
             {"usage", nullptr}};
-  if (done) {
-    r["usage"] = responses_usage(c);
-    if (c.hit_max_tokens) {
-      r["status"] = "incomplete";
-      r["incomplete_details"] = {{"reason", "max_output_tokens"}};
-    }
-  }
+  // The made-up text always ends exactly at its length, so a response is "completed" even when
+  // that length came from max_output_tokens.
+  if (done) r["usage"] = responses_usage(c);
   return r;
 }
 
@@ -270,8 +266,7 @@ std::vector<std::string> render_stream_epilogue(const Completion& c) {
                                                               {"sequence_number", seq + 2},
                                                               {"output_index", 0},
                                                               {"item", responses_message_item(c, true)}}));
-      const char* final_type = c.hit_max_tokens ? "response.incomplete" : "response.completed";
-      out.push_back(named_event(final_type, {{"type", final_type},
+      out.push_back(named_event("response.completed", {{"type", "response.completed"},
                                              {"sequence_number", seq + 3},
                                              {"response", responses_object(c, true)}}));
       break;

@@ -101,7 +101,10 @@ struct ControlServer::State : std::enable_shared_from_this<ControlServer::State>
     if (r.collection == "reset" && r.id.empty()) {
       if (method != http::verb::post) co_return error_reply(http::status::method_not_allowed, "use POST");
       Json all = Json::array();
-      for (EngineServer* e : engines) all.push_back(co_await e->reset_stats());
+      for (EngineServer* e : engines) {
+        Json stats = co_await e->reset_stats();
+        all.push_back(std::move(stats));
+      }
       co_return Reply{http::status::ok, all};
     }
 
@@ -111,7 +114,13 @@ struct ControlServer::State : std::enable_shared_from_this<ControlServer::State>
         if (method != http::verb::get) co_return error_reply(http::status::method_not_allowed, "use GET");
         Json all = Json::array();
         for (EngineServer* e : engines) {
-          all.push_back(faults ? faults_to_json(co_await e->faults()) : co_await e->stats());
+          if (faults) {
+            Faults f = co_await e->faults();
+            all.push_back(faults_to_json(f));
+          } else {
+            Json stats = co_await e->stats();
+            all.push_back(std::move(stats));
+          }
         }
         co_return Reply{http::status::ok, all};
       }
@@ -120,18 +129,26 @@ struct ControlServer::State : std::enable_shared_from_this<ControlServer::State>
         co_return error_reply(http::status::not_found, "no engine " + std::string(r.id));
       }
       if (!faults) {
-        if (r.action.empty() && method == http::verb::get) co_return Reply{http::status::ok, co_await engine->stats()};
+        if (r.action.empty() && method == http::verb::get) {
+          Json stats = co_await engine->stats();
+          co_return Reply{http::status::ok, std::move(stats)};
+        }
         if (r.action == "reset" && method == http::verb::post) {
-          co_return Reply{http::status::ok, co_await engine->reset_stats()};
+          Json stats = co_await engine->reset_stats();
+          co_return Reply{http::status::ok, std::move(stats)};
         }
         co_return error_reply(http::status::not_found, "unknown engine action");
       }
       if (!r.action.empty()) co_return error_reply(http::status::not_found, "unknown path");
       switch (method) {
-        case http::verb::get:
-          co_return Reply{http::status::ok, faults_to_json(co_await engine->faults())};
-        case http::verb::delete_:
-          co_return co_await apply(*engine, Faults{});
+        case http::verb::get: {
+          Faults f = co_await engine->faults();
+          co_return Reply{http::status::ok, faults_to_json(f)};
+        }
+        case http::verb::delete_: {
+          Reply reply = co_await apply(*engine, Faults{});
+          co_return reply;
+        }
         case http::verb::post:
         case http::verb::put: {
           Json body = Json::parse(req.body(), nullptr, false);
@@ -140,7 +157,8 @@ struct ControlServer::State : std::enable_shared_from_this<ControlServer::State>
           }
           auto parsed = faults_from_json(body);
           if (!parsed) co_return error_reply(http::status::bad_request, parsed.error());
-          co_return co_await apply(*engine, *parsed);
+          Reply reply = co_await apply(*engine, *parsed);
+          co_return reply;
         }
         default:
           co_return error_reply(http::status::method_not_allowed, "use GET, POST or DELETE");

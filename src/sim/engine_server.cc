@@ -257,7 +257,8 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     RequestPlan plan = engine.begin(api, path, req.body(), header_list(req));
     // Answer while watching the read side: if the client leaves first, the answer coroutine is
     // cancelled wherever it waits (timer or write) and the request counts as cancelled.
-    auto result = co_await (answer(conn, req, plan, arrival) || watch_client(conn));
+    auto answer_or_gone = answer(conn, req, plan, arrival) || watch_client(conn);
+    auto result = co_await std::move(answer_or_gone);
     Outcome outcome = Outcome::kCancelled;
     if (result.index() == 0) outcome = std::get<0>(result);
     engine.finish(outcome);
@@ -401,53 +402,53 @@ void EngineServer::start() {
                  log_if_exception);
 }
 
+// Each hop builds its coroutine function as a named local and awaits into a named local: GCC 12
+// mishandles temporaries that live across a co_await inside one full-expression.
 asio::awaitable<Json> EngineServer::stats() {
   auto state = state_;
-  co_return co_await asio::co_spawn(
-      state->strand, [state]() -> asio::awaitable<Json> { co_return state->engine.stats_json(); },
-      asio::use_awaitable);
+  auto fn = [state]() -> asio::awaitable<Json> { co_return state->engine.stats_json(); };
+  Json result = co_await asio::co_spawn(state->strand, std::move(fn), asio::use_awaitable);
+  co_return result;
 }
 
 asio::awaitable<Json> EngineServer::reset_stats() {
   auto state = state_;
-  co_return co_await asio::co_spawn(
-      state->strand,
-      [state]() -> asio::awaitable<Json> {
-        state->engine.reset_stats();
-        co_return state->engine.stats_json();
-      },
-      asio::use_awaitable);
+  auto fn = [state]() -> asio::awaitable<Json> {
+    state->engine.reset_stats();
+    co_return state->engine.stats_json();
+  };
+  Json result = co_await asio::co_spawn(state->strand, std::move(fn), asio::use_awaitable);
+  co_return result;
 }
 
 asio::awaitable<Faults> EngineServer::faults() {
   auto state = state_;
-  co_return co_await asio::co_spawn(
-      state->strand, [state]() -> asio::awaitable<Faults> { co_return state->engine.faults(); },
-      asio::use_awaitable);
+  auto fn = [state]() -> asio::awaitable<Faults> { co_return state->engine.faults(); };
+  Faults result = co_await asio::co_spawn(state->strand, std::move(fn), asio::use_awaitable);
+  co_return result;
 }
 
 asio::awaitable<tl::expected<Faults, std::string>> EngineServer::set_faults(Faults faults) {
-  auto state = state_;
   using Result = tl::expected<Faults, std::string>;
-  co_return co_await asio::co_spawn(
-      state->strand,
-      [state, faults]() -> asio::awaitable<Result> {
-        const bool was_refusing = !state->acceptor.is_open();
-        state->engine.set_faults(faults);
-        if (faults.refuse && !was_refusing) {
-          state->stop_listening();
-        } else if (!faults.refuse && was_refusing) {
-          if (auto ok = state->listen(); !ok) {
-            // Still refusing in fact; say so in the faults too.
-            Faults still = faults;
-            still.refuse = true;
-            state->engine.set_faults(still);
-            co_return tl::make_unexpected(ok.error());
-          }
-        }
-        co_return Result(state->engine.faults());
-      },
-      asio::use_awaitable);
+  auto state = state_;
+  auto fn = [state, faults]() -> asio::awaitable<Result> {
+    const bool was_refusing = !state->acceptor.is_open();
+    state->engine.set_faults(faults);
+    if (faults.refuse && !was_refusing) {
+      state->stop_listening();
+    } else if (!faults.refuse && was_refusing) {
+      if (auto ok = state->listen(); !ok) {
+        // Still refusing in fact; say so in the faults too.
+        Faults still = faults;
+        still.refuse = true;
+        state->engine.set_faults(still);
+        co_return Result(tl::unexpect, ok.error());
+      }
+    }
+    co_return Result(state->engine.faults());
+  };
+  Result result = co_await asio::co_spawn(state->strand, std::move(fn), asio::use_awaitable);
+  co_return result;
 }
 
 }  // namespace rolter::sim

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "sim/control_server.h"
@@ -43,6 +44,7 @@ struct Options {
   std::vector<std::string> faults;
   unsigned threads = 1;
   std::string log_level = "info";
+  bool exit_on_stdin_close = false;
 };
 
 std::string url_host(const std::string& host) {
@@ -122,6 +124,17 @@ int run(const Options& opt) {
     ioc.stop();
   });
 
+  if (opt.exit_on_stdin_close) {
+    // A harness that dies without stopping us (a killed test runner) closes our stdin; leaving
+    // then avoids orphaned fleets holding ports.
+    std::thread([] {
+      char byte;
+      while (::read(STDIN_FILENO, &byte, 1) > 0) {
+      }
+      ::kill(::getpid(), SIGTERM);
+    }).detach();
+  }
+
   std::vector<std::thread> workers;
   for (unsigned i = 1; i < opt.threads; ++i) workers.emplace_back([&ioc] { ioc.run(); });
   ioc.run();
@@ -168,6 +181,8 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--threads", opt.threads, "I/O threads (each engine stays on one strand)")
       ->check(CLI::Range(1, 256));
+  app.add_flag("--exit-on-stdin-close", opt.exit_on_stdin_close,
+               "Exit 0 when stdin reaches EOF (ties the fleet's life to a harness's pipe)");
   app.add_option("--log-level", opt.log_level, "trace, debug, info, warn, error or off");
   CLI11_PARSE(app, argc, argv);
 
