@@ -1,4 +1,5 @@
-// Appends a string as a JSON string literal (quotes included), escaping what JSON requires.
+// Appends a string as a JSON string literal (quotes included), escaping what JSON requires
+// (RFC 8259 §7). REQUIRES: the value is valid UTF-8; multi-byte sequences are copied as they are.
 //
 // Thread-safety: pure function.
 #pragma once

@@ -13,7 +13,7 @@
 #include <array>
 #include <chrono>
 
-#include "common/json_escape.h"
+#include "inspect/model_rewrite.h"
 
 namespace rolter {
 namespace http = beast::http;
@@ -132,19 +132,15 @@ Task<AttemptReport> run_one(Stream& upstream, UpstreamConnection& connection,
   const auto& candidate = *p.candidate;
 
   // The body goes out as three pieces around the rewritten model: no copy of the body.
-  std::string model_token;
-  append_json_string(model_token, p.model);
-  const bool has_model = request.model_length > 0;
-  const std::string_view prefix =
-      has_model ? request.body.substr(0, request.model_offset) : request.body;
-  const std::string_view suffix =
-      has_model ? request.body.substr(request.model_offset + request.model_length)
-                : std::string_view{};
-  const std::string_view token = has_model ? std::string_view(model_token) : std::string_view{};
-  const std::string head =
-      build_request_head(request, candidate, prefix.size() + token.size() + suffix.size());
+  auto rewrite = rewrite_model(request.body, *request.facts, p.model);
+  if (!rewrite) {
+    report.error = "model rewrite: " + rewrite.error().message;
+    co_return report;
+  }
+  const std::string head = build_request_head(request, candidate, rewrite->size());
   const std::array<asio::const_buffer, 4> buffers = {
-      asio::buffer(head), asio::buffer(prefix), asio::buffer(token), asio::buffer(suffix)};
+      asio::buffer(head), asio::buffer(rewrite->prefix), asio::buffer(rewrite->model_token),
+      asio::buffer(rewrite->suffix)};
 
   auto& tcp = connection.tcp();
   tcp.expires_at(p.deadline);

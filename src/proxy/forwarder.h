@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "balance/route_context.h"
+#include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
 #include "proxy/error_response.h"
 #include "snapshot/snapshot.h"
@@ -32,11 +33,10 @@ struct ForwardRequest {
   ResolvedRoute route;
   const RouteContext* ctx = nullptr;
   const ClientRequest* request = nullptr;  // method, target and headers to forward
-  // The body, and where the raw JSON token of its `model` sits in it; the forwarded body is
-  // body[0, model_offset) + "<upstream model>" + body[model_offset + model_length, end).
+  // The body and what inspection read from it; the forwarded body is the body with only its
+  // `model` token replaced (inspect/model_rewrite.h).
   std::string_view body;
-  size_t model_offset = 0;
-  size_t model_length = 0;
+  const RequestFacts* facts = nullptr;
   ErrorStyle style = ErrorStyle::kOpenAi;
   bool client_keep_alive = true;
 };

@@ -193,8 +193,7 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       .ctx = &d.ctx,
       .request = &request,
       .body = request.body(),
-      .model_offset = facts.model_token_offset,
-      .model_length = facts.model_token_length,
+      .facts = &facts,
       .style = d.style,
       .client_keep_alive = keep_alive,
   };
