@@ -30,7 +30,9 @@ const char* finish_reason(const Completion& c) { return c.hit_max_tokens ? "leng
 
 // ---- Responses API -----------------------------------------------------------------------------
 
-std::string message_item_id(const Completion& c) { return "msg_" + c.id.substr(c.id.find('_') + 1); }
+std::string message_item_id(const Completion& c) {
+  return "msg_" + c.id.substr(c.id.find('_') + 1);
+}
 
 Json responses_usage(const Completion& c) {
   return {{"input_tokens", c.prompt_tokens},
@@ -82,7 +84,9 @@ Json anthropic_usage(const Completion& c, size_t output_tokens) {
           {"cache_creation_input_tokens", 0}};
 }
 
-const char* stop_reason(const Completion& c) { return c.hit_max_tokens ? "max_tokens" : "end_turn"; }
+const char* stop_reason(const Completion& c) {
+  return c.hit_max_tokens ? "max_tokens" : "end_turn";
+}
 
 Json anthropic_message(const Completion& c, bool done) {
   Json content = Json::array();
@@ -146,9 +150,9 @@ std::vector<std::string> render_stream_prologue(const Completion& c) {
     case ApiKind::kResponses: {
       Json in_progress = responses_object(c, false);
       return {
-          named_event("response.created", {{"type", "response.created"},
-                                           {"sequence_number", 0},
-                                           {"response", in_progress}}),
+          named_event(
+              "response.created",
+              {{"type", "response.created"}, {"sequence_number", 0}, {"response", in_progress}}),
           named_event("response.in_progress", {{"type", "response.in_progress"},
                                                {"sequence_number", 1},
                                                {"response", in_progress}}),
@@ -194,15 +198,13 @@ std::string render_stream_token(const Completion& c, size_t index) {
                             {"finish_reason", nullptr}}}}});
     }
     case ApiKind::kCompletions:
-      return data_event({{"id", c.id},
-                         {"object", "text_completion"},
-                         {"created", c.created},
-                         {"model", c.model},
-                         {"choices",
-                          {{{"index", 0},
-                            {"text", piece},
-                            {"logprobs", nullptr},
-                            {"finish_reason", nullptr}}}}});
+      return data_event(
+          {{"id", c.id},
+           {"object", "text_completion"},
+           {"created", c.created},
+           {"model", c.model},
+           {"choices",
+            {{{"index", 0}, {"text", piece}, {"logprobs", nullptr}, {"finish_reason", nullptr}}}}});
     case ApiKind::kResponses:
       return named_event("response.output_text.delta",
                          {{"type", "response.output_text.delta"},
@@ -212,9 +214,10 @@ std::string render_stream_token(const Completion& c, size_t index) {
                           {"content_index", 0},
                           {"delta", piece}});
     case ApiKind::kMessages:
-      return named_event("content_block_delta", {{"type", "content_block_delta"},
-                                                 {"index", 0},
-                                                 {"delta", {{"type", "text_delta"}, {"text", piece}}}});
+      return named_event("content_block_delta",
+                         {{"type", "content_block_delta"},
+                          {"index", 0},
+                          {"delta", {{"type", "text_delta"}, {"text", piece}}}});
     case ApiKind::kEmbeddings:
       break;
   }
@@ -256,28 +259,31 @@ std::vector<std::string> render_stream_epilogue(const Completion& c) {
                                                               {"output_index", 0},
                                                               {"content_index", 0},
                                                               {"text", text}}));
-      out.push_back(named_event("response.content_part.done", {{"type", "response.content_part.done"},
-                                                               {"sequence_number", seq + 1},
-                                                               {"item_id", message_item_id(c)},
-                                                               {"output_index", 0},
-                                                               {"content_index", 0},
-                                                               {"part", responses_text_part(text)}}));
-      out.push_back(named_event("response.output_item.done", {{"type", "response.output_item.done"},
-                                                              {"sequence_number", seq + 2},
-                                                              {"output_index", 0},
-                                                              {"item", responses_message_item(c, true)}}));
+      out.push_back(
+          named_event("response.content_part.done", {{"type", "response.content_part.done"},
+                                                     {"sequence_number", seq + 1},
+                                                     {"item_id", message_item_id(c)},
+                                                     {"output_index", 0},
+                                                     {"content_index", 0},
+                                                     {"part", responses_text_part(text)}}));
+      out.push_back(
+          named_event("response.output_item.done", {{"type", "response.output_item.done"},
+                                                    {"sequence_number", seq + 2},
+                                                    {"output_index", 0},
+                                                    {"item", responses_message_item(c, true)}}));
       out.push_back(named_event("response.completed", {{"type", "response.completed"},
-                                             {"sequence_number", seq + 3},
-                                             {"response", responses_object(c, true)}}));
+                                                       {"sequence_number", seq + 3},
+                                                       {"response", responses_object(c, true)}}));
       break;
     }
     case ApiKind::kMessages:
-      out.push_back(named_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}));
-      out.push_back(named_event(
-          "message_delta",
-          {{"type", "message_delta"},
-           {"delta", {{"stop_reason", stop_reason(c)}, {"stop_sequence", nullptr}}},
-           {"usage", {{"output_tokens", c.tokens.size()}}}}));
+      out.push_back(
+          named_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}));
+      out.push_back(
+          named_event("message_delta",
+                      {{"type", "message_delta"},
+                       {"delta", {{"stop_reason", stop_reason(c)}, {"stop_sequence", nullptr}}},
+                       {"usage", {{"output_tokens", c.tokens.size()}}}}));
       out.push_back(named_event("message_stop", {{"type", "message_stop"}}));
       break;
     case ApiKind::kEmbeddings:

@@ -99,11 +99,13 @@ tl::expected<void, std::string> read_completions(const Json& body, ApiRequest& r
         append_text(req.prompt_text, render_token_ids(p));
         req.prompt_tokens += p.size();
       } else {
-        return tl::make_unexpected("'prompt' must be a string, an array of token ids, or a list of those");
+        return tl::make_unexpected(
+            "'prompt' must be a string, an array of token ids, or a list of those");
       }
     }
   } else {
-    return tl::make_unexpected("'prompt' must be a string, an array of token ids, or a list of those");
+    return tl::make_unexpected(
+        "'prompt' must be a string, an array of token ids, or a list of those");
   }
   return {};
 }
@@ -132,7 +134,8 @@ tl::expected<void, std::string> read_embeddings(const Json& body, ApiRequest& re
       }
     }
   } else {
-    return tl::make_unexpected("'input' must be a string, an array of token ids, or a list of those");
+    return tl::make_unexpected(
+        "'input' must be a string, an array of token ids, or a list of those");
   }
   return {};
 }

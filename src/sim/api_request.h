@@ -7,13 +7,12 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 #include <tl/expected.hpp>
+#include <vector>
 
 namespace rolter::sim {
 
@@ -23,7 +22,7 @@ enum class ApiKind { kChat, kCompletions, kEmbeddings, kResponses, kMessages };
 std::optional<ApiKind> api_for_path(std::string_view path);
 
 struct ApiRequest {
-  std::string model;           // as received; empty when the body has none
+  std::string model;  // as received; empty when the body has none
   bool stream = false;
   bool include_usage = false;  // chat/completions stream_options.include_usage
   // The prompt as text (message contents in order, joined by newlines), or the decimal token ids

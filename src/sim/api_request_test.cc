@@ -69,9 +69,11 @@ TEST(ApiRequestTest, ResponsesAndMessages) {
 
 TEST(ApiRequestTest, ShapeErrors) {
   EXPECT_FALSE(read_api_request(ApiKind::kChat, Json::parse(R"({"model": "m"})")).has_value());
-  EXPECT_FALSE(read_api_request(ApiKind::kChat, Json::parse(R"({"messages": [], "max_tokens": -1})"))
-                   .has_value());
-  EXPECT_FALSE(read_api_request(ApiKind::kCompletions, Json::parse(R"({"prompt": 3})")).has_value());
+  EXPECT_FALSE(
+      read_api_request(ApiKind::kChat, Json::parse(R"({"messages": [], "max_tokens": -1})"))
+          .has_value());
+  EXPECT_FALSE(
+      read_api_request(ApiKind::kCompletions, Json::parse(R"({"prompt": 3})")).has_value());
   EXPECT_FALSE(read_api_request(ApiKind::kChat, Json::parse("[1]")).has_value());
 }
 
@@ -82,7 +84,8 @@ TEST(EngineTest, GeneratesDeterministicTextAndEchoesTheModel) {
   Engine a(opt);
   opt.index = 1;
   Engine b(opt);
-  const std::string body = R"({"model":"rewritten","messages":[{"role":"user","content":"a b c"}],"max_tokens":4})";
+  const std::string body =
+      R"({"model":"rewritten","messages":[{"role":"user","content":"a b c"}],"max_tokens":4})";
   RequestPlan pa = a.begin(ApiKind::kChat, "/v1/chat/completions", body, {});
   RequestPlan pb = b.begin(ApiKind::kChat, "/v1/chat/completions", body, {});
   EXPECT_EQ(pa.status, 200);

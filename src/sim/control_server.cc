@@ -75,8 +75,7 @@ struct ControlServer::State : std::enable_shared_from_this<ControlServer::State>
       if (ec) break;
       HttpRequest req = parser.release();
       Reply reply = co_await self->route(req);
-      HttpResponse res =
-          make_response(req, reply.status, "application/json", reply.body.dump());
+      HttpResponse res = make_response(req, reply.status, "application/json", reply.body.dump());
       if (!co_await write_response(socket, res) || !req.keep_alive()) break;
     }
     close_gracefully(socket);
@@ -96,10 +95,12 @@ struct ControlServer::State : std::enable_shared_from_this<ControlServer::State>
     const Route r = split_route(path_of(req.target()));
     const http::verb method = req.method();
 
-    if (r.collection == "health" && r.id.empty()) co_return Reply{http::status::ok, {{"status", "ok"}}};
+    if (r.collection == "health" && r.id.empty())
+      co_return Reply{http::status::ok, {{"status", "ok"}}};
 
     if (r.collection == "reset" && r.id.empty()) {
-      if (method != http::verb::post) co_return error_reply(http::status::method_not_allowed, "use POST");
+      if (method != http::verb::post)
+        co_return error_reply(http::status::method_not_allowed, "use POST");
       Json all = Json::array();
       for (EngineServer* e : engines) {
         Json stats = co_await e->reset_stats();
@@ -111,7 +112,8 @@ struct ControlServer::State : std::enable_shared_from_this<ControlServer::State>
     if (r.collection == "engines" || r.collection == "faults") {
       const bool faults = r.collection == "faults";
       if (r.id.empty()) {
-        if (method != http::verb::get) co_return error_reply(http::status::method_not_allowed, "use GET");
+        if (method != http::verb::get)
+          co_return error_reply(http::status::method_not_allowed, "use GET");
         Json all = Json::array();
         for (EngineServer* e : engines) {
           if (faults) {

@@ -50,8 +50,7 @@ std::string label_value(std::string_view v) {
 
 }  // namespace
 
-Engine::Engine(EngineOptions options)
-    : options_(std::move(options)), latency_(options_.latency) {
+Engine::Engine(EngineOptions options) : options_(std::move(options)), latency_(options_.latency) {
   if (options_.models.empty()) options_.models.push_back("sim-model");
 }
 
@@ -224,8 +223,7 @@ std::string Engine::metrics_text() const {
          static_cast<double>(in_flight_));
   // No queueing yet: every admitted request runs at once.
   metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", 0);
-  metric("vllm:gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage.",
-         0);
+  metric("vllm:gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage.", 0);
   metric("vllm:prefix_cache_queries_total", "counter",
          "Prefix cache queries, in terms of number of queried tokens.", 0);
   metric("vllm:prefix_cache_hits_total", "counter",

@@ -13,12 +13,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "sim/api_format.h"
 #include "sim/api_request.h"
@@ -83,8 +82,7 @@ class Engine {
 
   // Starts an inference request on `api`: counts it, remembers its model, body and headers for
   // /sim/stats, reads it and decides its faults. The request is in flight until finish().
-  RequestPlan begin(ApiKind api, std::string_view path, std::string_view body,
-                    HeaderList headers);
+  RequestPlan begin(ApiKind api, std::string_view path, std::string_view body, HeaderList headers);
   void finish(Outcome outcome);
 
   // {"engine":i,"requests":n,"by_path":{...},"cancelled":n,"completed":n,"in_flight":n,

@@ -11,6 +11,7 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <variant>
 
@@ -125,8 +126,8 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       beast::error_code ignored;
       acceptor.close(ignored);
       return tl::make_unexpected("engine " + engine_header() + ": cannot listen on " +
-                            endpoint.address().to_string() + ":" +
-                            std::to_string(endpoint.port()) + ": " + ec.message());
+                                 endpoint.address().to_string() + ":" +
+                                 std::to_string(endpoint.port()) + ": " + ec.message());
     }
     ++listen_generation;
     asio::co_spawn(strand, accept_loop(shared_from_this(), listen_generation), log_if_exception);
@@ -249,7 +250,7 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     HttpResponse res = make_response(req, status, content_type, std::move(body));
     res.set("x-sim-engine", engine_header());
     const bool ok = co_await write_response(conn.socket, res);
-    co_return ok && req.keep_alive();
+    co_return ok&& req.keep_alive();
   }
 
   asio::awaitable<bool> serve_inference(Connection& conn, HttpRequest& req, ApiKind api,
@@ -257,30 +258,46 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     RequestPlan plan = engine.begin(api, path, req.body(), header_list(req));
     // Answer while watching the read side: if the client leaves first, the answer coroutine is
     // cancelled wherever it waits (timer or write) and the request counts as cancelled.
-    auto answer_or_gone = answer(conn, req, plan, arrival) || watch_client(conn);
+    std::optional<Outcome> answered;
+    auto answer_or_gone = record(answer(conn, req, plan, arrival), answered) || watch_client(conn);
     auto result = co_await std::move(answer_or_gone);
+    // A client that closes right after reading the last byte can make the watcher finish first;
+    // the answer was complete by then, so its own outcome is the truth.
     Outcome outcome = Outcome::kCancelled;
-    if (result.index() == 0) outcome = std::get<0>(result);
+    if (answered) {
+      outcome = *answered;
+    } else if (result.index() == 0) {
+      outcome = std::get<0>(result);
+    }
     engine.finish(outcome);
     if (outcome == Outcome::kCancelled) {
       spdlog::debug("engine {}: request {} cancelled by the client", engine.index(), plan.seq);
     }
-    const bool answered = outcome == Outcome::kCompleted || outcome == Outcome::kFaulted ||
+    const bool reusable = outcome == Outcome::kCompleted || outcome == Outcome::kFaulted ||
                           outcome == Outcome::kRejected;
-    co_return answered && req.keep_alive() && req.version() >= 11;
+    co_return reusable&& req.keep_alive() && req.version() >= 11;
   }
 
-  asio::awaitable<Outcome> answer(Connection& conn, const HttpRequest& req,
-                                  const RequestPlan& plan, Clock::time_point arrival) {
+  // Awaits `op` and stores its outcome the moment it is known, before the completion travels
+  // through the `||` machinery.
+  static asio::awaitable<Outcome> record(asio::awaitable<Outcome> op, std::optional<Outcome>& out) {
+    Outcome outcome = co_await std::move(op);
+    out = outcome;
+    co_return outcome;
+  }
+
+  asio::awaitable<Outcome> answer(Connection& conn, const HttpRequest& req, const RequestPlan& plan,
+                                  Clock::time_point arrival) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     const auto start = arrival + plan.fault.stall;
     if (!co_await sleep_until(timer, start)) co_return Outcome::kCancelled;
 
     if (plan.is_error()) {
-      HttpResponse res = make_response(req, static_cast<http::status>(plan.status), kJson,
-                                       plan.body);
+      HttpResponse res =
+          make_response(req, static_cast<http::status>(plan.status), kJson, plan.body);
       res.set("x-sim-engine", engine_header());
-      if (plan.status == 429) res.set(http::field::retry_after, std::to_string(plan.fault.retry_after_s));
+      if (plan.status == 429)
+        res.set(http::field::retry_after, std::to_string(plan.fault.retry_after_s));
       if (!co_await write_response(conn.socket, res)) co_return Outcome::kCancelled;
       co_return outcome_for_error(plan.status);
     }
@@ -294,9 +311,8 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     co_return co_await stream(conn, req, plan, timer, start);
   }
 
-  asio::awaitable<Outcome> stream(Connection& conn, const HttpRequest& req,
-                                  const RequestPlan& plan, asio::steady_timer& timer,
-                                  Clock::time_point start) {
+  asio::awaitable<Outcome> stream(Connection& conn, const HttpRequest& req, const RequestPlan& plan,
+                                  asio::steady_timer& timer, Clock::time_point start) {
     // HTTP/1.0 has no chunked encoding: the stream is then delimited by closing the connection.
     const bool chunked = req.version() >= 11;
     http::response<http::empty_body> head{http::status::ok, req.version()};
@@ -307,20 +323,27 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     head.keep_alive(chunked && req.keep_alive());
     head.chunked(chunked);
     http::response_serializer<http::empty_body> serializer{head};
-    if (auto [ec, n] = co_await http::async_write_header(conn.socket, serializer, kAwaitTuple); ec) {
+    if (auto [ec, n] = co_await http::async_write_header(conn.socket, serializer, kAwaitTuple);
+        ec && !serializer.is_header_done()) {
       co_return Outcome::kCancelled;
     }
 
+    // A write cancelled (by the client watcher) after its last byte went out is reported as
+    // aborted; it was delivered, so it counts as sent.
     auto send = [&](const std::string& event) -> asio::awaitable<bool> {
       beast::error_code ec;
+      size_t written = 0;
+      size_t expected = 0;
       if (chunked) {
-        std::tie(ec, std::ignore) = co_await asio::async_write(
-            conn.socket, http::make_chunk(asio::buffer(event)), kAwaitTuple);
+        auto chunk = http::make_chunk(asio::buffer(event));
+        expected = asio::buffer_size(chunk);
+        std::tie(ec, written) = co_await asio::async_write(conn.socket, chunk, kAwaitTuple);
       } else {
-        std::tie(ec, std::ignore) =
+        expected = event.size();
+        std::tie(ec, written) =
             co_await asio::async_write(conn.socket, asio::buffer(event), kAwaitTuple);
       }
-      co_return !ec;
+      co_return !ec || written == expected;
     };
 
     const Completion& c = plan.completion;
@@ -355,8 +378,10 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       if (!co_await send(event)) co_return Outcome::kCancelled;
     }
     if (chunked) {
-      auto [ec, written] = co_await asio::async_write(conn.socket, http::make_chunk_last(), kAwaitTuple);
-      if (ec) co_return Outcome::kCancelled;
+      auto last = http::make_chunk_last();
+      const size_t expected = asio::buffer_size(last);
+      auto [ec, written] = co_await asio::async_write(conn.socket, last, kAwaitTuple);
+      if (ec && written != expected) co_return Outcome::kCancelled;
     }
     co_return Outcome::kCompleted;
   }

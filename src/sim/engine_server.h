@@ -15,12 +15,11 @@
 // may be awaited from any executor: they hop onto the engine's strand and back.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <memory>
-#include <string>
-
-#include <boost/asio/awaitable.hpp>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <tl/expected.hpp>
 
 #include "sim/engine.h"

@@ -173,8 +173,7 @@ tl::expected<FaultFlag, std::string> parse_fault_flag(std::string_view flag) {
   while (!remaining.empty()) {
     const size_t comma = remaining.find(',');
     std::string_view item = trim(remaining.substr(0, comma));
-    remaining =
-        comma == std::string_view::npos ? std::string_view() : remaining.substr(comma + 1);
+    remaining = comma == std::string_view::npos ? std::string_view() : remaining.substr(comma + 1);
     if (item.rfind("engine=", 0) == 0) {
       std::string_view which = trim(item.substr(7));
       if (which == "all" || which == "*") {
@@ -213,8 +212,7 @@ FaultDecision decide_faults(const Faults& f, uint64_t seed, size_t engine_index,
   if (f.error_rate > 0) {
     // A hash of (seed, engine, request number) rather than a shared generator: whether request k
     // fails does not depend on how many other requests or engines drew numbers before it.
-    const uint64_t h =
-        hash_combine(hash_combine(seed, 0x5eed0000ULL + engine_index), request_seq);
+    const uint64_t h = hash_combine(hash_combine(seed, 0x5eed0000ULL + engine_index), request_seq);
     const double u = static_cast<double>(h >> 11) * 0x1.0p-53;  // uniform in [0, 1)
     if (u < f.error_rate) {
       d.action = FaultAction::kError;

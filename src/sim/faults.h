@@ -12,11 +12,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 #include <tl/expected.hpp>
 
 namespace rolter::sim {

@@ -29,8 +29,10 @@ bool is_http_parse_error(const beast::error_code& ec) {
 }
 
 asio::awaitable<bool> write_response(tcp::socket& socket, HttpResponse& res) {
-  auto [ec, n] = co_await http::async_write(socket, res, kAwaitTuple);
-  co_return !ec;
+  http::response_serializer<http::string_body> serializer{res};
+  auto [ec, n] = co_await http::async_write(socket, serializer, kAwaitTuple);
+  // A write that was cancelled after its last byte went out still delivered the response.
+  co_return !ec || serializer.is_done();
 }
 
 void close_gracefully(tcp::socket& socket) {

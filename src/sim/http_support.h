@@ -4,10 +4,6 @@
 // Thread-safety: free functions; a socket passed in must only be used from its own executor.
 #pragma once
 
-#include <exception>
-#include <string>
-#include <string_view>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -15,6 +11,9 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <exception>
+#include <string>
+#include <string_view>
 
 namespace rolter::sim {
 

@@ -18,9 +18,9 @@
 namespace rolter::sim {
 
 struct LatencyParams {
-  double ttft_ms = 20;     // request arrival -> first output token
-  double token_ms = 5;     // interval between two output tokens
-  double time_scale = 1.0; // multiplies every delay; 0 disables delays altogether
+  double ttft_ms = 20;      // request arrival -> first output token
+  double token_ms = 5;      // interval between two output tokens
+  double time_scale = 1.0;  // multiplies every delay; 0 disables delays altogether
 };
 
 class LatencyModel {

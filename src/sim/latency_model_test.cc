@@ -5,8 +5,8 @@
 namespace rolter::sim {
 namespace {
 
-using std::chrono::milliseconds;
 using std::chrono::microseconds;
+using std::chrono::milliseconds;
 
 TEST(LatencyModelTest, TokensArePacedAfterTheFirst) {
   LatencyModel m({.ttft_ms = 20, .token_ms = 5, .time_scale = 1.0});

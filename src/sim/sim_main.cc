@@ -5,6 +5,7 @@
 // Everything else goes to stderr. SIGINT/SIGTERM exit 0.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -16,7 +17,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "sim/control_server.h"
@@ -114,8 +114,8 @@ int run(const Options& opt) {
   }
   std::cout << ready.dump() << std::endl;  // endl: the harness waits for this line
 
-  spdlog::info("rolter-sim: {} engine(s) on {} from port {}, seed {}, time scale {}",
-               opt.engines, opt.host, engines.front()->port(), opt.seed, opt.time_scale);
+  spdlog::info("rolter-sim: {} engine(s) on {} from port {}, seed {}, time scale {}", opt.engines,
+               opt.host, engines.front()->port(), opt.seed, opt.time_scale);
 
   boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {

@@ -16,7 +16,9 @@ constexpr std::array<std::string_view, 32> kWords = {
     "simple", "with",    "light",  "queue",  "result", "in",    "river",  "stone",
 };
 
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
 
 }  // namespace
 
