@@ -40,7 +40,7 @@ bool is_hop_by_hop(std::string_view name) {
 bool is_gateway_only(std::string_view name) {
   return is_hop_by_hop(name) || beast::iequals(name, "host") ||
          beast::iequals(name, "content-length") || beast::iequals(name, "authorization") ||
-         beast::iequals(name, "x-api-key");
+         beast::iequals(name, "x-api-key") || beast::iequals(name, "expect");
 }
 
 
@@ -282,7 +282,8 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client,
                                        beast::flat_buffer& client_buffer,
                                        const ForwardRequest& request) {
   UpstreamConnection* in_flight = nullptr;
-  client.expires_never();  // the upstream deadlines bound this exchange
+  // A client that stops reading cannot hold a worker's stream beyond the request's own deadline.
+  client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
   auto done = co_await (run_attempts(client, request, &in_flight) ||
                         watch_client(client, client_buffer, &in_flight));
   if (done.index() == 0) co_return std::get<0>(std::move(done));

@@ -3,6 +3,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/asio/write.hpp>
 
 #include <chrono>
 #include <optional>
@@ -93,6 +94,13 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream) {
       parser.get().body().reserve(*length + RequestInspector::kPadding);
     }
     stream.expires_after(kBodyTimeout);
+    if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      // Clients such as curl wait for this before sending a body over 1 KiB.
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      auto [continue_ec, continue_bytes] =
+          co_await asio::async_write(stream, asio::buffer(kContinue), kNoThrow);
+      if (continue_ec) break;
+    }
     auto [body_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, kNoThrow);
     if (body_ec) {
       if (auto error = read_error(body_ec, *snapshot)) {

@@ -2,6 +2,7 @@
 // round-robin, retry onto another engine, cancellation on client disconnect, and reloads.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { startSim } from '../lib/sim.mjs';
 import { startRolter, configFor, readSse } from '../lib/rolter.mjs';
 
@@ -219,6 +220,27 @@ test('bad input gets a clear JSON error and the gateway keeps serving', async ()
 
   const ok = await post('/v1/chat/completions', { model: 'qwen3', messages: [{ role: 'user', content: 'still here' }], max_tokens: 1 });
   assert.equal(ok.status, 200);
+});
+
+test('Expect: 100-continue is answered before the body is sent', async () => {
+  const body = JSON.stringify({ model: 'qwen3', messages: [{ role: 'user', content: 'y'.repeat(2000) }], max_tokens: 1 });
+  const socket = net.connect(rolter.port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let received = '';
+  socket.setEncoding('utf8');
+  const waitFor = (pattern) => new Promise((resolve) => {
+    const check = () => { if (pattern.test(received)) { socket.off('data', onData); resolve(); } };
+    const onData = (chunk) => { received += chunk; check(); };
+    socket.on('data', onData);
+    check();
+  });
+  socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n`);
+  // Nothing but the interim response can arrive before the body is sent.
+  await waitFor(/^HTTP\/1\.1 100 Continue\r\n\r\n/);
+  socket.write(body);
+  await waitFor(/HTTP\/1\.1 200 OK[\s\S]*"chat\.completion"/);
+  socket.destroy();
 });
 
 test('a body over max_body_bytes is refused with 413', async () => {
