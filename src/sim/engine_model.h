@@ -1,0 +1,167 @@
+// EngineModel: the timing and cache behaviour of one vLLM-like engine, in virtual time, free of
+// any I/O, clocks or global randomness (SPEC section 12).
+//
+// The same model backs the HTTP engines of rolter-sim (which map wall-clock milliseconds since
+// start onto model time and pace SSE chunks with next_event_ms()) and in-process benchmarks (a
+// discrete-event driver that runs many engines in one thread by always advancing the engine whose
+// next_event_ms() is earliest).
+//
+// What it models:
+//   - A FIFO queue in front of `max_batch` running sequences. The head of the queue is admitted
+//     when a slot is free and its KV blocks fit (see kv_cache.h); otherwise it, and everything
+//     behind it, waits. Admission happens inside submit(), cancel() and advance().
+//   - On admission: the request's cache hit is the run of leading full blocks already resident.
+//     If it names a LoRA adapter that is not among the `max_loras` most recently used ones, it
+//     first pays `lora_load_ms`. Then prefill costs `prefill_ms_base` + `prefill_ms_per_token` per
+//     UNCACHED prompt token; the first output token is emitted when prefill ends.
+//   - Decode: each later token follows the previous one by
+//     `decode_ms_base + decode_ms_per_seq * running()` (batch size taken when the previous token
+//     was emitted), so a fuller batch decodes every sequence more slowly.
+//   - Every duration is multiplied by `time_scale` (0 = everything happens at admission time).
+//   - Only prompt blocks are cached; generated tokens take no KV room in this model.
+//
+// Time contract: calls pass a non-decreasing `now_ms`. submit() and cancel() first process
+// everything due at or before `now_ms` (their events are kept and handed out by the next
+// advance()), so callers may submit without advancing first. Events carry their exact virtual
+// time `at_ms`, which is <= the `now_ms` of the advance() that returns them.
+//
+// Determinism: the same sequence of calls yields the same events, bit for bit. Ties between
+// sequences due at the same instant are broken by admission order.
+//
+// Thread-safety: none. One owner makes every call; the KV event sink is called synchronously
+// from inside submit()/cancel()/advance().
+//
+//   EngineModel model({.kv_blocks = 1024, .block_size = 16});
+//   model.submit(0, {.id = 1, .tokens = ids, .output_tokens = 8});
+//   std::vector<ModelEvent> events;
+//   while (auto t = model.next_event_ms()) model.advance(*t, events);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sim/kv_cache.h"
+
+namespace rolter::sim {
+
+struct EngineModelParams {
+  size_t kv_blocks = 8192;             // KV capacity is kv_blocks * block_size tokens
+  size_t block_size = 16;              // vLLM's default block size
+  size_t max_batch = 64;               // concurrent running sequences
+  double prefill_ms_base = 0;          // fixed cost of every prefill (scheduling, first kernel)
+  double prefill_ms_per_token = 0.05;  // per UNCACHED prompt token
+  double decode_ms_base = 5;           // per-token decode interval with an empty batch
+  double decode_ms_per_seq = 0.1;      // added to the decode interval per running sequence
+  size_t max_loras = 8;                // adapters resident at once (vLLM --max-loras)
+  double lora_load_ms = 50;            // loading an adapter that is not resident
+  double time_scale = 1.0;             // multiplies every duration above
+  // When false, advance() reports only kFirstToken and kFinished (decode is still stepped per
+  // token): a benchmark that needs no per-token events saves most of the output.
+  bool token_events = true;
+};
+
+struct ModelRequest {
+  uint64_t id = 0;               // unique among the requests the model holds
+  std::vector<uint32_t> tokens;  // prompt token ids (see tokenizer/tokenizer.h)
+  size_t output_tokens = 0;      // tokens to generate
+  std::string adapter;           // LoRA adapter name; empty = the base model
+};
+
+struct ModelEvent {
+  enum class Kind {
+    kFirstToken,  // prefill done; the first output token (if output_tokens > 0) is out
+    kToken,       // another output token
+    kFinished,    // all output tokens are out; the request left the model
+  };
+  Kind kind = Kind::kFirstToken;
+  uint64_t id = 0;
+  double at_ms = 0;          // virtual time the event happened
+  size_t cached_tokens = 0;  // prompt tokens served from the prefix cache (whole blocks)
+  size_t prompt_tokens = 0;
+  size_t tokens_emitted = 0;  // output tokens out so far, this event's included
+  double queued_ms = 0;       // time spent waiting for admission
+  bool lora_miss = false;     // the adapter had to be loaded
+};
+
+class EngineModel {
+ public:
+  explicit EngineModel(EngineModelParams params, KvEventSink* sink = nullptr);
+
+  const EngineModelParams& params() const { return params_; }
+
+  // Queues a request at `now_ms` and admits what fits. REQUIRES: `request.id` is not held.
+  void submit(double now_ms, ModelRequest request);
+
+  // Removes request `id` at `now_ms` (waiting or running), releasing its KV references, and
+  // admits what now fits. No event is reported for it. Returns false when `id` is not held
+  // (already finished, or never submitted).
+  bool cancel(double now_ms, uint64_t id);
+
+  // The earliest virtual time at which advance() has something to report; nullopt when idle.
+  std::optional<double> next_event_ms() const;
+
+  // Processes everything due at or before `now_ms`, appending the events in time order.
+  void advance(double now_ms, std::vector<ModelEvent>& out);
+
+  size_t running() const { return running_.size(); }
+  size_t waiting() const { return waiting_.size(); }
+  // Fraction of KV blocks referenced by running requests (vLLM's gpu_cache_usage_perc).
+  double cache_usage() const;
+  // Fraction of KV blocks resident, referenced or kept as prefix cache (LMCache-like occupancy).
+  double occupancy() const;
+  // Prompt tokens served from the prefix cache, and prompt tokens looked up, since creation
+  // (vLLM's prefix_cache_hits_total / prefix_cache_queries_total, counted at admission).
+  uint64_t prefix_hit_tokens() const { return prefix_hit_tokens_; }
+  uint64_t prefix_query_tokens() const { return prefix_query_tokens_; }
+  uint64_t lora_misses() const { return lora_misses_; }
+
+  const KvCache& kv_cache() const { return cache_; }
+  // Drops every unreferenced block (and publishes AllBlocksCleared).
+  void reset_prefix_cache(double now_ms);
+
+ private:
+  struct Sequence {
+    ModelRequest request;
+    double arrival_ms = 0;
+    double admitted_ms = 0;
+    uint64_t order = 0;  // admission order, for ties
+    double next_ms = 0;  // when the next token is due
+    size_t emitted = 0;
+    bool prefilled = false;  // the first-token event is out
+    size_t cached_tokens = 0;
+    bool lora_miss = false;
+    KvCache::Ticket ticket;
+  };
+
+  // Processes due tokens up to `now_ms` into ready_.
+  void run_until(double now_ms);
+  void admit_waiting(double now_ms);
+  // True when the adapter was not resident (and is now).
+  bool touch_adapter(const std::string& adapter);
+  double scaled(double ms) const { return ms * params_.time_scale; }
+  void finish(uint64_t id);
+
+  EngineModelParams params_;
+  KvCache cache_;
+  double clock_ms_ = 0;
+  uint64_t next_order_ = 0;
+  std::deque<Sequence> waiting_;
+  std::unordered_map<uint64_t, Sequence> running_;
+  // (due time, admission order) -> request id: the next token of every running sequence.
+  std::map<std::pair<double, uint64_t>, uint64_t> due_;
+  std::vector<ModelEvent> ready_;    // processed but not yet handed out by advance()
+  std::list<std::string> adapters_;  // resident adapters, most recently used at the front
+  uint64_t prefix_hit_tokens_ = 0;
+  uint64_t prefix_query_tokens_ = 0;
+  uint64_t lora_misses_ = 0;
+};
+
+}  // namespace rolter::sim
