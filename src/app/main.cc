@@ -66,9 +66,6 @@ int run_serve(const std::string& path, const std::string& listen_override,
     spdlog::error("{}", port.error());
     return 1;
   }
-  if (store.current()->open()) {
-    spdlog::warn("no [[keys]] configured: the gateway is open to anyone who can reach it");
-  }
   server.start();
   const std::string shown_host =
       address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;

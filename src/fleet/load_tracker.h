@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "balance/loads.h"
+#include "fleet/availability.h"
 
 namespace rolter {
 
@@ -29,6 +30,9 @@ struct InstanceState {
   const uint32_t id;           // dense, stable for the process: indexes per-worker pools
   InFlightCounter in_flight{0};
   std::atomic<uint64_t> requests_total{0};
+  // Whether the instance can take traffic: parking, circuit breaker, active health (SPEC §8).
+  // Read and updated through fleet/availability.h.
+  InstanceHealth health;
 };
 
 class LoadTracker {
