@@ -1,0 +1,433 @@
+#include "bench/http_replay.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "bench/block_text.h"
+#include "bench/progress.h"
+#include "net/asio_fwd.h"
+
+namespace rolter::bench {
+namespace {
+
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using SteadyClock = std::chrono::steady_clock;
+
+// Arrivals start this long after setup, so the first requests are not late by construction.
+constexpr auto kStartDelay = std::chrono::milliseconds(200);
+// Body reads go through this buffer; SSE chunks are small, so it only bounds a syscall's size.
+constexpr size_t kReadBuffer = 16 * 1024;
+
+struct Endpoint {
+  std::string host;
+  std::string port;
+  std::string path;  // the URL's path, "" when none
+};
+
+tl::expected<Endpoint, std::string> parse_url(const std::string& url) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.rfind(kScheme, 0) != 0) return tl::unexpected("only http:// URLs: " + url);
+  std::string rest = url.substr(kScheme.size());
+  Endpoint e;
+  if (auto slash = rest.find('/'); slash != std::string::npos) {
+    e.path = rest.substr(slash);
+    rest.resize(slash);
+  }
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos) {
+    e.host = rest;
+    e.port = "80";
+  } else {
+    e.host = rest.substr(0, colon);
+    e.port = rest.substr(colon + 1);
+  }
+  if (e.host.empty()) return tl::unexpected("no host in " + url);
+  return e;
+}
+
+// One GET or POST with a whole-body answer, on a fresh connection; for control and metrics.
+Task<tl::expected<std::string, std::string>> simple_request(Endpoint ep, http::verb verb,
+                                                          std::string path) {
+  auto ex = co_await asio::this_coro::executor;
+  tcp::resolver resolver(ex);
+  auto [rerr, results] = co_await resolver.async_resolve(ep.host, ep.port, kNoThrow);
+  if (rerr) co_return tl::unexpected("resolve " + ep.host + ": " + rerr.message());
+  beast::tcp_stream stream(ex);
+  stream.expires_after(std::chrono::seconds(10));
+  auto [cerr, connected] = co_await stream.async_connect(results, kNoThrow);
+  if (cerr) co_return tl::unexpected("connect " + ep.host + ":" + ep.port + ": " + cerr.message());
+  http::request<http::string_body> req{verb, path, 11};
+  req.set(http::field::host, ep.host);
+  req.prepare_payload();
+  auto [werr, wn] = co_await http::async_write(stream, req, kNoThrow);
+  if (werr) co_return tl::unexpected("write: " + werr.message());
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  auto [herr, hn] = co_await http::async_read(stream, buffer, res, kNoThrow);
+  if (herr) co_return tl::unexpected("read: " + herr.message());
+  if (res.result_int() >= 400) {
+    co_return tl::unexpected("HTTP " + std::to_string(res.result_int()) + " for " + path);
+  }
+  error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  co_return std::move(res.body());
+}
+
+// Sums every sample of a Prometheus counter in a text exposition (one line per label set).
+std::optional<double> metric_sum(const std::string& text, std::string_view name) {
+  std::optional<double> sum;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name, 0) != 0) continue;
+    const char next = line.size() > name.size() ? line[name.size()] : '\0';
+    if (next != ' ' && next != '{') continue;  // another metric with this name as a prefix
+    auto space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    sum = sum.value_or(0) + std::strtod(line.c_str() + space + 1, nullptr);
+  }
+  return sum;
+}
+
+class HttpReplay {
+ public:
+  HttpReplay(std::span<const TraceRequest> trace, const HttpTarget& target, const HttpOptions& o,
+             const std::string& label)
+      : trace_(trace), target_(target), options_(o),
+        progress_(label, trace.size(), o.progress, std::chrono::seconds(3)) {}
+
+  tl::expected<RunSamples, std::string> run() {
+    auto gw = parse_url(target_.gateway_url);
+    if (!gw) return tl::unexpected(gw.error());
+    gateway_ = *gw;
+    auto before = scrape_prefix_counters();
+
+    const auto wall_start = SteadyClock::now();
+    start_ = wall_start + kStartDelay;
+    const int64_t t0 = trace_.empty() ? 0 : trace_.front().timestamp_ms;
+    for (size_t i = 0; i < trace_.size(); ++i) {
+      const double offset_ms = static_cast<double>(trace_[i].timestamp_ms - t0) / options_.speedup;
+      asio::co_spawn(io_, one_request(i, offset_ms), asio::detached);
+    }
+    if (!target_.sim_control_url.empty()) asio::co_spawn(io_, sample_loads(), asio::detached);
+    io_.run();
+    io_.restart();
+    progress_.finish(done_);
+
+    samples_.requests = trace_.size();
+    samples_.wall_s = std::chrono::duration<double>(SteadyClock::now() - wall_start).count();
+    samples_.duration_s =
+        std::chrono::duration<double>(last_completion_ - start_).count();
+    auto after = scrape_prefix_counters();
+    if (before && after) {
+      samples_.hit_tokens = static_cast<uint64_t>(after->first - before->first);
+      samples_.query_tokens = static_cast<uint64_t>(after->second - before->second);
+    } else {
+      // The engines do not export prefix-cache counters: fall back on what they reported in
+      // usage.prompt_tokens_details.cached_tokens.
+      samples_.hit_tokens = usage_cached_;
+      samples_.query_tokens = usage_prompt_;
+    }
+    return std::move(samples_);
+  }
+
+ private:
+  // (hits, queries) summed over the engines' /metrics, or nullopt when any is missing.
+  std::optional<std::pair<double, double>> scrape_prefix_counters() {
+    if (target_.engine_urls.empty()) return std::nullopt;
+    std::optional<std::pair<double, double>> total = std::make_pair(0.0, 0.0);
+    asio::co_spawn(io_, [&]() -> Task<> {
+      for (const auto& url : target_.engine_urls) {
+        auto ep = parse_url(url);
+        if (!ep) { total.reset(); co_return; }
+        const std::string path = "/metrics";
+        auto text = co_await simple_request(*ep, http::verb::get, path);
+        if (!text) { total.reset(); co_return; }
+        auto hits = metric_sum(*text, "vllm:prefix_cache_hits_total");
+        auto queries = metric_sum(*text, "vllm:prefix_cache_queries_total");
+        if (!hits || !queries) { total.reset(); co_return; }
+        total->first += *hits;
+        total->second += *queries;
+      }
+    }, asio::detached);
+    io_.run();
+    io_.restart();
+    return total;
+  }
+
+  Task<> sample_loads() {
+    auto ex = co_await asio::this_coro::executor;
+    auto ep = parse_url(target_.sim_control_url);
+    if (!ep) co_return;
+    asio::steady_timer timer(ex);
+    const auto interval = std::chrono::duration_cast<SteadyClock::duration>(
+        std::chrono::duration<double, std::milli>(options_.sample_ms));
+    while (done_ < trace_.size()) {
+      timer.expires_after(interval);
+      [[maybe_unused]] auto [terr] = co_await timer.async_wait(kNoThrow);
+      const std::string path = "/engines";
+      auto stats = co_await simple_request(*ep, http::verb::get, path);
+      if (!stats) continue;
+      auto j = nlohmann::json::parse(*stats, nullptr, false);
+      const nlohmann::json* arr = &j;
+      if (j.is_object() && j.contains("engines")) arr = &j["engines"];
+      if (!arr->is_array() || arr->empty()) continue;
+      double max = 0, sum = 0;
+      for (const auto& e : *arr) {
+        const double v = e.value("in_flight", 0.0);
+        max = std::max(max, v);
+        sum += v;
+      }
+      samples_.add_imbalance_sample(max, sum / static_cast<double>(arr->size()));
+    }
+  }
+
+  Task<std::unique_ptr<beast::tcp_stream>> acquire() {
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer wait(ex);
+    while (idle_.empty() && open_ >= options_.max_connections) {
+      // Rare (only beyond --max-connections): a short poll keeps the pool simple.
+      wait.expires_after(std::chrono::milliseconds(2));
+      [[maybe_unused]] auto [werr] = co_await wait.async_wait(kNoThrow);
+    }
+    if (!idle_.empty()) {
+      auto s = std::move(idle_.back());
+      idle_.pop_back();
+      co_return s;
+    }
+    ++open_;
+    co_return nullptr;  // the caller connects a new one
+  }
+
+  void release(std::unique_ptr<beast::tcp_stream> s, bool reusable) {
+    if (s && reusable) {
+      idle_.push_back(std::move(s));
+    } else {
+      --open_;
+    }
+  }
+
+  Task<> one_request(size_t i, double offset_ms) {
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer timer(ex);
+    const auto due = start_ + std::chrono::duration_cast<SteadyClock::duration>(
+                                  std::chrono::duration<double, std::milli>(offset_ms));
+    timer.expires_at(due);
+    [[maybe_unused]] auto [terr] = co_await timer.async_wait(kNoThrow);
+
+    const TraceRequest& tr = trace_[i];
+    std::string text;
+    expand_prompt(tr, &text, nullptr);
+    nlohmann::json body = {
+        {"model", target_.model},
+        {"messages", nlohmann::json::array({{{"role", "user"}, {"content", std::move(text)}}})},
+        {"max_tokens", tr.output_length},
+        {"stream", true},
+        {"stream_options", {{"include_usage", true}}}};
+    http::request<http::string_body> req{http::verb::post, "/v1/chat/completions", 11};
+    req.set(http::field::host, gateway_.host);
+    req.set(http::field::content_type, "application/json");
+    if (!tr.session.empty()) req.set("x-session-id", tr.session);
+    req.body() = body.dump();
+    req.prepare_payload();
+    req.keep_alive(true);
+
+    const auto sent = SteadyClock::now();
+    Outcome outcome;
+    // A reused keep-alive connection may have been closed by the server meanwhile: one retry on
+    // a fresh connection when nothing was received.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      auto stream = co_await acquire();
+      const bool reused = stream != nullptr;
+      if (!stream) {
+        stream = std::make_unique<beast::tcp_stream>(ex);
+        tcp::resolver resolver(ex);
+        auto [rerr, results] = co_await resolver.async_resolve(gateway_.host, gateway_.port,
+                                                               kNoThrow);
+        if (rerr) {
+          release(nullptr, false);
+          outcome = {};
+          outcome.error = "resolve: " + rerr.message();
+          break;
+        }
+        stream->expires_after(std::chrono::seconds(10));
+        auto [cerr, ep] = co_await stream->async_connect(results, kNoThrow);
+        if (cerr) {
+          release(nullptr, false);
+          outcome = {};
+          outcome.error = "connect: " + cerr.message();
+          break;
+        }
+      }
+      outcome = co_await exchange(*stream, req, sent);
+      release(std::move(stream), outcome.reusable);
+      if (!(reused && outcome.nothing_received)) break;
+    }
+    finish_request(tr, outcome, sent);
+  }
+
+  struct Outcome {
+    bool ok = false;
+    bool reusable = false;
+    bool nothing_received = false;
+    std::optional<double> ttft_ms;
+    uint64_t prompt_tokens = 0;
+    uint64_t cached_tokens = 0;
+    uint64_t completion_tokens = 0;
+    std::string error;
+  };
+
+  Task<Outcome> exchange(beast::tcp_stream& stream, http::request<http::string_body>& req,
+                         SteadyClock::time_point sent) {
+    Outcome out;
+    stream.expires_after(std::chrono::duration_cast<SteadyClock::duration>(
+        std::chrono::duration<double>(options_.request_timeout_s)));
+    auto [werr, wn] = co_await http::async_write(stream, req, kNoThrow);
+    if (werr) {
+      out.nothing_received = true;
+      out.error = "write: " + werr.message();
+      co_return out;
+    }
+    beast::flat_buffer buffer;
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(boost::none);
+    auto [herr, hn] = co_await http::async_read_header(stream, buffer, parser, kNoThrow);
+    if (herr) {
+      out.nothing_received = hn == 0;
+      out.error = "read header: " + herr.message();
+      co_return out;
+    }
+    const int status = parser.get().result_int();
+    std::string pending;  // SSE bytes not yet split into lines
+    bool done_marker = false, usage_seen = false;
+    std::vector<char> chunk(kReadBuffer);
+    while (!parser.is_done()) {
+      parser.get().body().data = chunk.data();
+      parser.get().body().size = chunk.size();
+      auto [rerr, rn] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+      if (rerr == http::error::need_buffer) rerr = {};
+      if (rerr) {
+        out.error = "read body: " + rerr.message();
+        co_return out;
+      }
+      pending.append(chunk.data(), chunk.size() - parser.get().body().size);
+      size_t start = 0;
+      for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string_view line(pending.data() + start, nl - start);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.rfind("data:", 0) != 0) continue;
+        line.remove_prefix(5);
+        while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+        if (line == "[DONE]") {
+          done_marker = true;
+          continue;
+        }
+        const bool maybe_content = !out.ttft_ms && line.find("\"content\"") != line.npos;
+        const bool maybe_usage = line.find("\"usage\"") != line.npos;
+        if (!maybe_content && !maybe_usage) continue;
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded()) continue;
+        if (maybe_content && j.contains("choices") && j["choices"].is_array() &&
+            !j["choices"].empty()) {
+          const auto& c = j["choices"][0];
+          if (c.contains("delta") && c["delta"].contains("content") &&
+              c["delta"]["content"].is_string() && !c["delta"]["content"].get_ref<const std::string&>().empty()) {
+            out.ttft_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - sent).count();
+          }
+        }
+        if (maybe_usage && j.contains("usage") && j["usage"].is_object()) {
+          const auto& u = j["usage"];
+          usage_seen = true;
+          out.prompt_tokens = u.value("prompt_tokens", 0ULL);
+          out.completion_tokens = u.value("completion_tokens", 0ULL);
+          if (u.contains("prompt_tokens_details") && u["prompt_tokens_details"].is_object()) {
+            out.cached_tokens = u["prompt_tokens_details"].value("cached_tokens", 0ULL);
+          }
+        }
+      }
+      pending.erase(0, start);
+    }
+    out.reusable = parser.get().keep_alive();
+    if (status != 200) {
+      out.error = "HTTP " + std::to_string(status);
+    } else if (!usage_seen && !done_marker) {
+      out.error = "stream ended without usage or [DONE]";
+    } else {
+      out.ok = true;
+    }
+    co_return out;
+  }
+
+  void finish_request(const TraceRequest& tr, const Outcome& o, SteadyClock::time_point sent) {
+    const auto now = SteadyClock::now();
+    last_completion_ = std::max(last_completion_, now);
+    ++done_;
+    progress_.update(done_);
+    if (!o.ok) {
+      ++samples_.errors;
+      if (samples_.errors <= 5) {
+        std::fprintf(stderr, "request failed: %s\n", o.error.c_str());
+      }
+      return;
+    }
+    samples_.e2e_ms.push_back(std::chrono::duration<double, std::milli>(now - sent).count());
+    // A zero-token answer has no content chunk; its first byte of answer is its end.
+    samples_.ttft_ms.push_back(o.ttft_ms.value_or(samples_.e2e_ms.back()));
+    samples_.output_tokens += o.completion_tokens ? o.completion_tokens : tr.output_length;
+    usage_prompt_ += o.prompt_tokens;
+    usage_cached_ += o.cached_tokens;
+  }
+
+  std::span<const TraceRequest> trace_;
+  const HttpTarget& target_;
+  const HttpOptions& options_;
+  Progress progress_;
+  asio::io_context io_;
+  Endpoint gateway_;
+  SteadyClock::time_point start_;
+  SteadyClock::time_point last_completion_{};
+  std::vector<std::unique_ptr<beast::tcp_stream>> idle_;
+  size_t open_ = 0;
+  uint64_t done_ = 0;
+  uint64_t usage_prompt_ = 0;
+  uint64_t usage_cached_ = 0;
+  RunSamples samples_;
+};
+
+}  // namespace
+
+tl::expected<RunSamples, std::string> replay_http(std::span<const TraceRequest> trace,
+                                                  const HttpTarget& target,
+                                                  const HttpOptions& options,
+                                                  const std::string& label) {
+  HttpReplay replay(trace, target, options, label);
+  return replay.run();
+}
+
+tl::expected<std::string, std::string> http_post_empty(const std::string& url) {
+  auto ep = parse_url(url);
+  if (!ep) return tl::unexpected(ep.error());
+  asio::io_context io;
+  tl::expected<std::string, std::string> result = tl::unexpected(std::string("not run"));
+  const std::string path = ep->path.empty() ? "/" : ep->path;
+  asio::co_spawn(io, [&]() -> Task<> {
+    auto r = co_await simple_request(*ep, http::verb::post, path);
+    result = std::move(r);
+  }, asio::detached);
+  io.run();
+  return result;
+}
+
+}  // namespace rolter::bench

@@ -1,0 +1,48 @@
+// The HTTP replay: sends a trace through a running rolter gateway in front of a rolter-sim fleet,
+// as streaming chat completions, one route (model name) per strategy.
+//
+// One io_context on the calling thread runs every request as a coroutine, released at its
+// (compressed) trace time, over a pool of keep-alive connections. TTFT is measured at the first
+// SSE chunk that carries content; the usage chunk (stream_options.include_usage) gives
+// prompt_tokens and prompt_tokens_details.cached_tokens. When the sim's control URL is known,
+// per-engine in-flight counts are sampled from it for the load-imbalance figure, and the
+// engines' /metrics prefix-cache counters give the hit ratio (the usage sums are the fallback).
+//
+// Thread-safety: a call owns its io_context; it blocks until every request has ended.
+#pragma once
+
+#include <tl/expected.hpp>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench/replay_result.h"
+#include "bench/trace.h"
+
+namespace rolter::bench {
+
+struct HttpTarget {
+  std::string gateway_url;               // http://host:port of rolter
+  std::string model;                     // the route to call, e.g. "bench-round_robin"
+  std::string sim_control_url;           // optional: rolter-sim's control server
+  std::vector<std::string> engine_urls;  // optional: engines, for /metrics
+};
+
+struct HttpOptions {
+  double speedup = 1.0;
+  double request_timeout_s = 600;
+  size_t max_connections = 1024;  // beyond this, requests wait for a free connection
+  double sample_ms = 250;         // wall-clock interval of in-flight sampling
+  bool progress = true;
+};
+
+tl::expected<RunSamples, std::string> replay_http(std::span<const TraceRequest> trace,
+                                                  const HttpTarget& target,
+                                                  const HttpOptions& options,
+                                                  const std::string& label);
+
+// POSTs to `url` (http only) with an empty body and waits for the answer; for control calls.
+tl::expected<std::string, std::string> http_post_empty(const std::string& url);
+
+}  // namespace rolter::bench

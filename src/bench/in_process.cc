@@ -1,0 +1,211 @@
+#include "bench/in_process.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "balance/balancer_factory.h"
+#include "bench/block_text.h"
+#include "bench/progress.h"
+#include "common/clock.h"
+#include "common/hash.h"
+#include "common/random.h"
+
+namespace rolter::bench {
+namespace {
+
+struct EngineEvent {
+  size_t engine;
+  sim::ModelEvent event;
+};
+
+// Per request: when it arrived and where it went, indexed by request id (its trace position).
+struct InFlight {
+  double arrival_ms = 0;
+  uint32_t output_tokens = 0;
+  uint32_t engine = 0;
+};
+
+class Replay {
+ public:
+  Replay(std::span<const TraceRequest> trace, const InProcessOptions& o)
+      : trace_(trace),
+        options_(o),
+        rng_(o.seed),
+        counters_(std::make_unique<InFlightCounter[]>(o.engines)),
+        requests_(trace.size()) {
+    sim::EngineModelParams params = o.model;
+    params.block_size = o.block_size;
+    params.kv_blocks = o.kv_tokens_per_engine / o.block_size;
+    // Only first-token and finished events matter here; per-token events would be most of the work.
+    params.token_events = false;
+    for (size_t i = 0; i < o.engines; ++i) {
+      engines_.push_back(std::make_unique<sim::EngineModel>(params));
+      candidates_.push_back({"engine-" + std::to_string(i) + "/sim@inproc://" + std::to_string(i),
+                             1.0});
+      pointers_.push_back(&counters_[i]);
+    }
+  }
+
+  tl::expected<RunSamples, std::string> run(std::string_view strategy) {
+    BalancerDeps deps{&rng_, &clock_};
+    auto lb = make_balancer(strategy, candidates_, deps);
+    if (!lb) return tl::unexpected(lb.error());
+    balancer_ = std::move(*lb);
+    const auto wall_start = std::chrono::steady_clock::now();
+    Progress progress(std::string(strategy), trace_.size(), options_.progress);
+    const double t0 = trace_.empty() ? 0 : static_cast<double>(trace_.front().timestamp_ms);
+    next_sample_ms_ = 0;
+    for (size_t i = 0; i < trace_.size(); ++i) {
+      const double at = (static_cast<double>(trace_[i].timestamp_ms) - t0) / options_.speedup;
+      drain_until(at);
+      arrive(i, std::max(at, now_ms_));
+      progress.update(done_);
+    }
+    drain_all();
+    progress.finish(done_);
+
+    for (const auto& e : engines_) {
+      samples_.hit_tokens += e->prefix_hit_tokens();
+      samples_.query_tokens += e->prefix_query_tokens();
+    }
+    samples_.requests = trace_.size();
+    samples_.duration_s = last_completion_ms_ / 1000.0;
+    samples_.wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return std::move(samples_);
+  }
+
+ private:
+  // Advances every engine to `at_ms` and applies what they reported, in time order.
+  void drain_until(double at_ms) {
+    events_.clear();
+    for (size_t e = 0; e < engines_.size(); ++e) {
+      scratch_.clear();
+      engines_[e]->advance(at_ms, scratch_);
+      for (auto& ev : scratch_) events_.push_back({e, std::move(ev)});
+    }
+    apply_events();
+    sample_until(at_ms);
+    now_ms_ = std::max(now_ms_, at_ms);
+  }
+
+  // After the last arrival: run every engine dry.
+  void drain_all() {
+    for (;;) {
+      std::optional<double> next;
+      for (const auto& e : engines_) {
+        if (auto t = e->next_event_ms(); t && (!next || *t < *next)) next = t;
+      }
+      if (!next) break;
+      // Jump far ahead in one step: nothing arrives any more, so no order across engines matters
+      // except for the imbalance samples, which apply_events() takes from event times.
+      drain_until(*next + 60'000);
+    }
+  }
+
+  void apply_events() {
+    std::stable_sort(events_.begin(), events_.end(), [](const EngineEvent& a, const EngineEvent& b) {
+      return a.event.at_ms < b.event.at_ms;
+    });
+    for (const EngineEvent& ee : events_) {
+      const sim::ModelEvent& ev = ee.event;
+      sample_until(ev.at_ms);
+      InFlight& r = requests_[ev.id];
+      if (ev.kind == sim::ModelEvent::Kind::kFirstToken) {
+        samples_.ttft_ms.push_back(ev.at_ms - r.arrival_ms);
+      } else if (ev.kind == sim::ModelEvent::Kind::kFinished) {
+        samples_.e2e_ms.push_back(ev.at_ms - r.arrival_ms);
+        samples_.output_tokens += r.output_tokens;
+        counters_[ee.engine].fetch_sub(1, std::memory_order_relaxed);
+        last_completion_ms_ = std::max(last_completion_ms_, ev.at_ms);
+        ++done_;
+      }
+    }
+  }
+
+  // Takes the imbalance samples due before `at_ms`; loads are constant between events.
+  void sample_until(double at_ms) {
+    while (next_sample_ms_ <= at_ms) {
+      uint32_t max = 0;
+      uint64_t sum = 0;
+      for (size_t i = 0; i < engines_.size(); ++i) {
+        const uint32_t v = counters_[i].load(std::memory_order_relaxed);
+        max = std::max(max, v);
+        sum += v;
+      }
+      samples_.add_imbalance_sample(max, static_cast<double>(sum) / engines_.size());
+      next_sample_ms_ += options_.sample_ms;
+    }
+  }
+
+  void arrive(size_t i, double at_ms) {
+    const TraceRequest& req = trace_[i];
+    clock_.advance(std::chrono::duration_cast<Clock::Duration>(
+                       std::chrono::duration<double, std::milli>(at_ms)) -
+                   clock_.now().time_since_epoch());
+    text_.clear();
+    std::vector<uint32_t> tokens;
+    expand_prompt(req, &text_, &tokens);
+
+    RouteContext ctx;
+    ctx.session_key = req.session;
+    ctx.prompt = std::string_view(text_).substr(0, RouteContext::kPromptBound);
+    ctx.prompt_len = text_.size();
+    ctx.prompt_digest = hash64(text_);
+    ctx.token_ids = std::span<const uint32_t>(tokens);
+
+    const Loads loads{std::span<const InFlightCounter* const>(pointers_)};
+    auto pick = balancer_->pick_eligible(ctx, loads, [](size_t) { return true; });
+    if (!pick || *pick >= engines_.size()) {
+      ++samples_.errors;
+      ++done_;
+      return;
+    }
+    balancer_->observe(*pick, ctx);
+    requests_[i] = InFlight{.arrival_ms = at_ms,
+                           .output_tokens = req.output_length,
+                           .engine = static_cast<uint32_t>(*pick)};
+    counters_[*pick].fetch_add(1, std::memory_order_relaxed);
+    sim::ModelRequest mr;
+    mr.id = i;
+    mr.tokens = std::move(tokens);
+    mr.output_tokens = req.output_length;
+    engines_[*pick]->submit(at_ms, std::move(mr));
+  }
+
+  std::span<const TraceRequest> trace_;
+  const InProcessOptions& options_;
+  SeededRandom rng_;
+  ManualClock clock_;
+  std::vector<std::unique_ptr<sim::EngineModel>> engines_;
+  std::vector<CandidateSpec> candidates_;
+  std::unique_ptr<InFlightCounter[]> counters_;
+  std::vector<const InFlightCounter*> pointers_;
+  std::unique_ptr<LoadBalancer> balancer_;
+  std::vector<InFlight> requests_;
+  std::vector<sim::ModelEvent> scratch_;
+  std::vector<EngineEvent> events_;
+  std::string text_;
+  RunSamples samples_;
+  double now_ms_ = 0;
+  double next_sample_ms_ = 0;
+  double last_completion_ms_ = 0;
+  uint64_t done_ = 0;
+};
+
+}  // namespace
+
+tl::expected<RunSamples, std::string> replay_in_process(std::span<const TraceRequest> trace,
+                                                        std::string_view strategy,
+                                                        const InProcessOptions& options) {
+  if (options.engines == 0) return tl::unexpected(std::string("--engines must be at least 1"));
+  if (options.block_size == 0) return tl::unexpected(std::string("--block-size must be positive"));
+  if (options.speedup <= 0) return tl::unexpected(std::string("--speedup must be positive"));
+  if (options.sample_ms <= 0) return tl::unexpected(std::string("--sample-ms must be positive"));
+  Replay replay(trace, options);
+  return replay.run(strategy);
+}
+
+}  // namespace rolter::bench

@@ -1,0 +1,325 @@
+// rolter-bench: benchmarks for rolter. `replay` measures routing quality: it replays a request
+// trace once per strategy, in-process against simulated engines or over HTTP through a real
+// gateway and rolter-sim fleet, and reports cache hit ratio, latency, throughput and imbalance.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "balance/balancer_factory.h"
+#include "bench/cache_bounds.h"
+#include "bench/http_replay.h"
+#include "bench/in_process.h"
+#include "bench/report.h"
+#include "bench/spawn.h"
+#include "bench/synthetic.h"
+#include "bench/trace.h"
+
+namespace rb = rolter::bench;
+
+namespace {
+
+// The strategies that need nothing but candidates and loads (no KV events, telemetry or
+// policy): the default set for a replay.
+constexpr std::string_view kSimpleStrategies[] = {"round_robin", "random", "consistent_hash",
+                                                  "power_of_two", "weighted"};
+
+struct ReplayArgs {
+  std::string trace_path;
+  bool synthetic = false;
+  rb::SyntheticOptions synth;
+  size_t limit = 0;
+  double speedup = 1.0;
+  std::string strategies;
+  uint64_t seed = 1;
+  bool in_process = false;
+  rb::InProcessOptions inproc;
+  // HTTP mode.
+  std::string gateway;
+  std::string engines_url;
+  std::string sim_control;
+  bool spawn = false;
+  std::string bin_dir;
+  std::string model_prefix = "bench-";
+  std::vector<std::string> sim_args;
+  double request_timeout_s = 600;
+  size_t max_connections = 1024;
+  // Output.
+  std::string json_path, markdown_path, svg_path;
+  bool quiet = false;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string self_dir() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, static_cast<size_t>(n));
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) {
+    std::fprintf(stderr, "rolter-bench: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+// The sim's own model parameters, passed on when the bench spawns it, so both modes model the
+// same fleet unless the user overrides them with --sim-arg.
+std::vector<std::string> sim_model_args(const ReplayArgs& a) {
+  const auto& m = a.inproc.model;
+  auto num = [](double v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
+  };
+  return {"--kv-blocks",       std::to_string(a.inproc.kv_tokens_per_engine / a.inproc.block_size),
+          "--block-size",      std::to_string(a.inproc.block_size),
+          "--max-batch",       std::to_string(m.max_batch),
+          "--time-scale",      num(m.time_scale)};
+}
+
+int run_replay(const ReplayArgs& a, const std::string& command) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  rb::ReplayReport report;
+  report.machine = rb::machine_description();
+  report.commit = rb::current_commit();
+  report.command = command;
+  report.mode = a.in_process ? "in-process" : "http";
+
+  std::vector<rb::TraceRequest> trace;
+  if (a.synthetic) {
+    rb::SyntheticOptions s = a.synth;
+    trace = rb::generate_synthetic(s);
+    if (a.limit > 0 && trace.size() > a.limit) trace.resize(a.limit);
+    report.trace = "synthetic(" + std::to_string(s.sessions) + " sessions x " +
+                   std::to_string(s.turns) + " turns, seed " + std::to_string(s.seed) + ")";
+  } else {
+    auto loaded = rb::read_trace_file(a.trace_path, a.limit);
+    if (!loaded) {
+      std::fprintf(stderr, "rolter-bench: %s\n", loaded.error().c_str());
+      return 2;
+    }
+    trace = std::move(*loaded);
+    report.trace = a.trace_path.substr(a.trace_path.rfind('/') + 1);
+  }
+  report.requests = trace.size();
+
+  std::vector<std::string> strategies = split_list(a.strategies);
+  if (strategies.empty()) strategies.assign(std::begin(kSimpleStrategies), std::end(kSimpleStrategies));
+  for (const auto& s : strategies) {
+    if (!rolter::is_known_strategy(s)) {
+      std::fprintf(stderr, "rolter-bench: unknown strategy \"%s\"\n", s.c_str());
+      return 2;
+    }
+  }
+
+  const size_t blocks = a.inproc.kv_tokens_per_engine / a.inproc.block_size;
+  report.fleet = std::to_string(a.inproc.engines) + " engines x " +
+                 std::to_string(a.inproc.kv_tokens_per_engine) + " KV tokens (" +
+                 std::to_string(blocks) + " blocks of " + std::to_string(a.inproc.block_size) +
+                 "), max batch " + std::to_string(a.inproc.model.max_batch) + ", speedup " +
+                 [&] { std::ostringstream o; o << a.speedup; return o.str(); }();
+  report.ideal = rb::ideal_hit_ratio(trace);
+  report.pooled_capacity_blocks =
+      a.inproc.engines * a.inproc.kv_tokens_per_engine / rb::kTraceBlockTokens;
+  report.pooled = rb::pooled_lru_hit_ratio(trace, report.pooled_capacity_blocks);
+  std::fprintf(stderr, "trace: %zu requests; ideal hit ratio %.4f; pooled-cache bound %.4f\n",
+               trace.size(), report.ideal.ratio(), report.pooled.ratio());
+
+  std::optional<rb::Spawner> spawner;
+  for (const std::string& strategy : strategies) {
+    tl::expected<rb::RunSamples, std::string> samples;
+    if (a.in_process) {
+      rb::InProcessOptions o = a.inproc;
+      o.speedup = a.speedup;
+      o.seed = a.seed;
+      o.progress = !a.quiet;
+      samples = rb::replay_in_process(trace, strategy, o);
+    } else {
+      rb::HttpTarget target;
+      target.model = a.model_prefix + strategy;
+      if (a.spawn) {
+        // A fresh fleet per strategy: every strategy starts from cold caches and zero counters.
+        spawner.reset();
+        spawner.emplace(a.bin_dir.empty() ? self_dir() : a.bin_dir);
+        std::vector<std::string> sim_args = sim_model_args(a);
+        sim_args.insert(sim_args.end(), a.sim_args.begin(), a.sim_args.end());
+        sim_args.push_back("--seed");
+        sim_args.push_back(std::to_string(a.seed));
+        auto fleet = spawner->start(a.inproc.engines, sim_args, strategies, a.model_prefix);
+        if (!fleet) {
+          std::fprintf(stderr, "rolter-bench: %s\n", fleet.error().c_str());
+          return 1;
+        }
+        target.gateway_url = fleet->gateway_url;
+        target.sim_control_url = fleet->control_url;
+        target.engine_urls = fleet->engine_urls;
+      } else {
+        target.gateway_url = a.gateway;
+        target.sim_control_url = a.sim_control;
+        target.engine_urls = split_list(a.engines_url);
+        if (!a.sim_control.empty()) {
+          // Cold caches and zero counters for every strategy.
+          auto reset = rb::http_post_empty(a.sim_control + "/reset");
+          if (!reset) std::fprintf(stderr, "rolter-bench: reset failed: %s\n", reset.error().c_str());
+        }
+      }
+      rb::HttpOptions o;
+      o.speedup = a.speedup;
+      o.request_timeout_s = a.request_timeout_s;
+      o.max_connections = a.max_connections;
+      o.progress = !a.quiet;
+      samples = rb::replay_http(trace, target, o, strategy);
+    }
+    if (!samples) {
+      std::fprintf(stderr, "rolter-bench: %s: %s\n", strategy.c_str(), samples.error().c_str());
+      return 1;
+    }
+    report.results.push_back(rb::summarize(strategy, *samples, report.pooled.ratio()));
+    const auto& r = report.results.back();
+    std::fprintf(stderr, "[%s] done: hit ratio %.4f, TTFT p50 %.1f ms p99 %.1f ms, errors %llu, %.1f s\n",
+                 strategy.c_str(), r.hit_ratio, r.ttft_p50_ms, r.ttft_p99_ms,
+                 static_cast<unsigned long long>(r.errors), r.wall_s);
+  }
+  spawner.reset();
+  report.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  const std::string md = rb::render_markdown(report);
+  std::cout << md << std::flush;
+  bool ok = true;
+  if (!a.markdown_path.empty()) ok &= write_file(a.markdown_path, md);
+  if (!a.json_path.empty()) ok &= write_file(a.json_path, rb::render_json(report));
+  if (!a.svg_path.empty()) ok &= write_file(a.svg_path, rb::render_svg(report));
+  uint64_t errors = 0;
+  for (const auto& r : report.results) errors += r.errors;
+  return !ok ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rolter-bench: benchmarks for the rolter gateway"};
+  app.require_subcommand(1);
+  const std::string command = rb::command_line(argc, argv);
+
+  ReplayArgs a;
+  auto* replay = app.add_subcommand(
+      "replay",
+      "Replay a request trace once per strategy and report prefix-cache hit ratio, TTFT, "
+      "end-to-end latency, throughput and load imbalance, next to the trace's ideal hit ratio "
+      "and the pooled-cache bound. Default mode is HTTP (through rolter in front of rolter-sim; "
+      "see --spawn); --in-process drives the balancer library against simulated engines in "
+      "virtual time.");
+  auto* input = replay->add_option_group("input", "Where requests come from (one of)");
+  input->add_option("--trace", a.trace_path, "Mooncake JSONL trace file")->check(CLI::ExistingFile);
+  input->add_flag("--synthetic", a.synthetic, "Generate a multi-turn workload instead");
+  input->require_option(1);
+  replay->add_option("--limit", a.limit, "Replay only the first N requests (0 = all)");
+  replay->add_option("--speedup", a.speedup, "Divide arrival times by X (compress time)")
+      ->check(CLI::PositiveNumber);
+  std::string known;
+  for (auto s : rolter::known_strategies()) known += (known.empty() ? "" : ", ") + std::string(s);
+  replay->add_option("--strategies", a.strategies,
+                     "Comma-separated strategies, one replay each (default: round_robin,random,"
+                     "consistent_hash,power_of_two,weighted). Known: " + known);
+  replay->add_option("--seed", a.seed, "Seed for the balancer's randomness, the synthetic "
+                                       "generator and the sim");
+
+  auto* fleet = replay->add_option_group("fleet", "The simulated fleet");
+  fleet->add_option("--engines", a.inproc.engines, "Number of engines")
+      ->check(CLI::Range(1, 4096))->capture_default_str();
+  fleet->add_option("--kv-tokens-per-engine", a.inproc.kv_tokens_per_engine,
+                    "KV cache capacity of each engine, in tokens")->capture_default_str();
+  fleet->add_option("--block-size", a.inproc.block_size, "Engine KV block size, tokens")
+      ->check(CLI::Range(1, 4096))->capture_default_str();
+  fleet->add_option("--max-batch", a.inproc.model.max_batch, "Concurrent sequences per engine")
+      ->capture_default_str();
+  fleet->add_option("--prefill-ms-base", a.inproc.model.prefill_ms_base,
+                    "Fixed cost of a prefill, ms (in-process)")->capture_default_str();
+  fleet->add_option("--prefill-ms-per-token", a.inproc.model.prefill_ms_per_token,
+                    "Prefill cost per uncached prompt token, ms (in-process)")->capture_default_str();
+  fleet->add_option("--decode-ms-base", a.inproc.model.decode_ms_base,
+                    "Decode interval with an empty batch, ms (in-process)")->capture_default_str();
+  fleet->add_option("--decode-ms-per-seq", a.inproc.model.decode_ms_per_seq,
+                    "Decode interval added per running sequence, ms (in-process)")
+      ->capture_default_str();
+  fleet->add_option("--time-scale", a.inproc.model.time_scale,
+                    "Multiplies every engine delay (0 = instant)")->capture_default_str();
+  replay->add_option("--sample-ms", a.inproc.sample_ms,
+                     "Virtual ms between load-imbalance samples (in-process)")
+      ->capture_default_str();
+
+  auto* syn = replay->add_option_group("synthetic", "The --synthetic generator");
+  syn->add_option("--sessions", a.synth.sessions, "Conversations")->capture_default_str();
+  syn->add_option("--turns", a.synth.turns, "Requests per conversation")->capture_default_str();
+  syn->add_option("--system-prompts", a.synth.system_prompts, "Distinct shared system prompts")
+      ->capture_default_str();
+  syn->add_option("--system-prompt-blocks", a.synth.system_prompt_blocks,
+                  "512-token blocks per system prompt")->capture_default_str();
+  syn->add_option("--user-blocks", a.synth.user_blocks, "512-token blocks per user message")
+      ->capture_default_str();
+  syn->add_option("--output-tokens", a.synth.output_tokens, "Answer length, tokens")
+      ->capture_default_str();
+  syn->add_option("--session-rate", a.synth.session_rate, "New sessions per second (Poisson)")
+      ->capture_default_str();
+  syn->add_option("--think-time-ms", a.synth.think_time_ms, "Mean pause between turns, ms")
+      ->capture_default_str();
+
+  replay->add_flag("--in-process", a.in_process,
+                   "Drive the balancer library against simulated engines in virtual time "
+                   "(no HTTP, single thread, reproducible for a seed)");
+  auto* http = replay->add_option_group("http", "HTTP mode (the default)");
+  http->add_option("--gateway", a.gateway, "URL of a running rolter, e.g. http://127.0.0.1:4000");
+  http->add_option("--engines-url", a.engines_url, "Comma-separated engine URLs (for /metrics)");
+  http->add_option("--sim-control", a.sim_control,
+                   "rolter-sim control URL: reset before each strategy, in-flight sampling");
+  http->add_flag("--spawn", a.spawn,
+                 "Start rolter-sim and rolter serve on ephemeral ports, a fresh pair per strategy");
+  http->add_option("--bin-dir", a.bin_dir,
+                   "Where rolter and rolter-sim are (default: rolter-bench's own directory)");
+  http->add_option("--model-prefix", a.model_prefix,
+                   "Route name = prefix + strategy (the gateway's routes)")->capture_default_str();
+  http->add_option("--sim-arg", a.sim_args, "Extra argument for a spawned rolter-sim (repeatable)")
+      ->allow_extra_args(false);
+  http->add_option("--request-timeout-s", a.request_timeout_s, "Per-request timeout")
+      ->capture_default_str();
+  http->add_option("--max-connections", a.max_connections, "Concurrent connections to the gateway")
+      ->capture_default_str();
+
+  replay->add_option("--json", a.json_path, "Write the report as JSON");
+  replay->add_option("--markdown", a.markdown_path, "Write the Markdown table (also on stdout)");
+  replay->add_option("--svg", a.svg_path, "Write an SVG chart: hit ratio and TTFT p99 per strategy");
+  replay->add_flag("--quiet", a.quiet, "No progress on stderr");
+
+  CLI11_PARSE(app, argc, argv);
+  if (a.synthetic) a.synth.seed = a.seed;
+  if (replay->parsed()) {
+    if (!a.in_process && !a.spawn && a.gateway.empty()) {
+      std::fprintf(stderr, "rolter-bench: HTTP mode needs --gateway URL or --spawn "
+                           "(or use --in-process)\n");
+      return 2;
+    }
+    return run_replay(a, command);
+  }
+  return 0;
+}

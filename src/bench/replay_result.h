@@ -1,0 +1,100 @@
+// The numbers one replay produces: per-strategy results and the report around them. Filled by
+// the in-process and HTTP replays, rendered by report.h.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/cache_bounds.h"
+#include "bench/percentile.h"
+
+namespace rolter::bench {
+
+// Raw observations of one strategy's run; summarize() turns them into a StrategyResult.
+struct RunSamples {
+  std::vector<double> ttft_ms;  // per successful request
+  std::vector<double> e2e_ms;
+  uint64_t requests = 0;
+  uint64_t errors = 0;
+  uint64_t output_tokens = 0;
+  // Prefix-cache accounting: from the engines' counters where available.
+  uint64_t hit_tokens = 0;
+  uint64_t query_tokens = 0;
+  // Load imbalance samples: max/mean in-flight across engines, taken while anything is in flight.
+  double imbalance_sum = 0;
+  double imbalance_peak = 0;
+  uint64_t imbalance_samples = 0;
+  double duration_s = 0;  // first arrival to last completion, in the replay's time
+  double wall_s = 0;      // wall-clock time the replay took
+
+  void add_imbalance_sample(double max_load, double mean_load) {
+    if (mean_load <= 0) return;
+    const double r = max_load / mean_load;
+    imbalance_sum += r;
+    imbalance_peak = std::max(imbalance_peak, r);
+    ++imbalance_samples;
+  }
+};
+
+struct StrategyResult {
+  std::string strategy;
+  uint64_t requests = 0;
+  uint64_t errors = 0;
+  uint64_t hit_tokens = 0;
+  uint64_t query_tokens = 0;
+  double hit_ratio = 0;
+  double of_pooled_bound = 0;  // hit_ratio / pooled bound ratio
+  double ttft_p50_ms = 0, ttft_p99_ms = 0;
+  double e2e_p50_ms = 0, e2e_p99_ms = 0;
+  double req_per_s = 0;
+  double output_tok_per_s = 0;
+  double imbalance_mean = 0;  // mean over samples of max/mean in-flight
+  double imbalance_peak = 0;
+  double duration_s = 0;
+  double wall_s = 0;
+};
+
+inline StrategyResult summarize(std::string strategy, RunSamples& s, double pooled_ratio) {
+  StrategyResult r;
+  r.strategy = std::move(strategy);
+  r.requests = s.requests;
+  r.errors = s.errors;
+  r.hit_tokens = s.hit_tokens;
+  r.query_tokens = s.query_tokens;
+  r.hit_ratio = s.query_tokens ? static_cast<double>(s.hit_tokens) / s.query_tokens : 0;
+  r.of_pooled_bound = pooled_ratio > 0 ? r.hit_ratio / pooled_ratio : 0;
+  r.ttft_p50_ms = percentile(s.ttft_ms, 50);
+  r.ttft_p99_ms = percentile(s.ttft_ms, 99);
+  r.e2e_p50_ms = percentile(s.e2e_ms, 50);
+  r.e2e_p99_ms = percentile(s.e2e_ms, 99);
+  if (s.duration_s > 0) {
+    r.req_per_s = static_cast<double>(s.requests - s.errors) / s.duration_s;
+    r.output_tok_per_s = static_cast<double>(s.output_tokens) / s.duration_s;
+  }
+  r.imbalance_mean = s.imbalance_samples ? s.imbalance_sum / s.imbalance_samples : 0;
+  r.imbalance_peak = s.imbalance_peak;
+  r.duration_s = s.duration_s;
+  r.wall_s = s.wall_s;
+  return r;
+}
+
+struct ReplayReport {
+  std::string mode;        // "in-process" or "http"
+  std::string trace;       // file name or "synthetic(...)"
+  uint64_t requests = 0;   // requests in the replayed trace
+  std::string fleet;       // e.g. "8 engines x 1000000 KV tokens (62500 blocks of 16)"
+  std::string machine;     // cores and CPU model
+  std::string commit;
+  std::string command;
+  HitCount ideal;
+  HitCount pooled;
+  uint64_t pooled_capacity_blocks = 0;
+  std::vector<StrategyResult> results;
+  double wall_s = 0;       // the whole replay, every strategy
+};
+
+}  // namespace rolter::bench

@@ -1,0 +1,209 @@
+#include "bench/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+
+namespace rolter::bench {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string percent(double ratio) { return fixed(ratio * 100.0, 1) + "%"; }
+
+// XML text escaping for the SVG's labels (strategy names and the title come from the command).
+std::string xml(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string machine_description() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      if (auto colon = line.find(':'); colon != std::string::npos) {
+        model = line.substr(colon + 1);
+        model.erase(0, model.find_first_not_of(" \t"));
+      }
+      break;
+    }
+  }
+  return std::to_string(std::thread::hardware_concurrency()) + " cores, " + model;
+}
+
+std::string current_commit() {
+  FILE* p = ::popen("git rev-parse HEAD 2>/dev/null", "r");
+  if (!p) return "unknown";
+  char buf[128] = {};
+  std::string out;
+  if (std::fgets(buf, sizeof buf, p)) out = buf;
+  ::pclose(p);
+  while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
+  return out.size() == 40 ? out : "unknown";
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (i) out += ' ';
+    const bool plain = !a.empty() && a.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@+") ==
+        std::string_view::npos;
+    if (plain) {
+      out += a;
+    } else {
+      out += '\'';
+      for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += '\'';
+    }
+  }
+  return out;
+}
+
+std::string render_json(const ReplayReport& r) {
+  nlohmann::ordered_json j;
+  j["mode"] = r.mode;
+  j["trace"] = r.trace;
+  j["requests"] = r.requests;
+  j["fleet"] = r.fleet;
+  j["machine"] = r.machine;
+  j["commit"] = r.commit;
+  j["command"] = r.command;
+  j["ideal_hit_ratio"] = r.ideal.ratio();
+  j["pooled_bound_hit_ratio"] = r.pooled.ratio();
+  j["pooled_bound_capacity_blocks"] = r.pooled_capacity_blocks;
+  j["wall_s"] = r.wall_s;
+  auto& arr = j["strategies"] = nlohmann::ordered_json::array();
+  for (const StrategyResult& s : r.results) {
+    arr.push_back({{"strategy", s.strategy},
+                   {"requests", s.requests},
+                   {"errors", s.errors},
+                   {"hit_tokens", s.hit_tokens},
+                   {"query_tokens", s.query_tokens},
+                   {"hit_ratio", s.hit_ratio},
+                   {"of_pooled_bound", s.of_pooled_bound},
+                   {"ttft_p50_ms", s.ttft_p50_ms},
+                   {"ttft_p99_ms", s.ttft_p99_ms},
+                   {"e2e_p50_ms", s.e2e_p50_ms},
+                   {"e2e_p99_ms", s.e2e_p99_ms},
+                   {"req_per_s", s.req_per_s},
+                   {"output_tok_per_s", s.output_tok_per_s},
+                   {"imbalance_mean", s.imbalance_mean},
+                   {"imbalance_peak", s.imbalance_peak},
+                   {"duration_s", s.duration_s},
+                   {"wall_s", s.wall_s}});
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string render_markdown(const ReplayReport& r) {
+  std::ostringstream o;
+  o << "Replay (" << r.mode << "): " << r.trace << ", " << r.requests << " requests; fleet "
+    << r.fleet << "\n\n";
+  o << "- ideal hit ratio (unbounded shared cache): " << percent(r.ideal.ratio()) << "\n";
+  o << "- pooled-cache bound (one LRU of " << r.pooled_capacity_blocks
+    << " blocks of 512 tokens): " << percent(r.pooled.ratio()) << "\n\n";
+  o << "| strategy | hit ratio | of bound | TTFT p50 ms | TTFT p99 ms | E2E p50 ms | E2E p99 ms "
+       "| req/s | out tok/s | imbalance mean | imbalance peak | errors | wall s |\n";
+  o << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const StrategyResult& s : r.results) {
+    o << "| " << s.strategy << " | " << percent(s.hit_ratio) << " | "
+      << percent(s.of_pooled_bound) << " | " << fixed(s.ttft_p50_ms, 1) << " | "
+      << fixed(s.ttft_p99_ms, 1) << " | " << fixed(s.e2e_p50_ms, 1) << " | "
+      << fixed(s.e2e_p99_ms, 1) << " | " << fixed(s.req_per_s, 2) << " | "
+      << fixed(s.output_tok_per_s, 0) << " | " << fixed(s.imbalance_mean, 2) << " | "
+      << fixed(s.imbalance_peak, 2) << " | " << s.errors << " | " << fixed(s.wall_s, 1)
+      << " |\n";
+  }
+  o << "\nMachine: " << r.machine << "  \nCommit: " << r.commit << "  \nCommand: `" << r.command
+    << "`  \nTotal wall time: " << fixed(r.wall_s, 1) << " s\n";
+  return o.str();
+}
+
+std::string render_svg(const ReplayReport& r) {
+  // Two panels side by side, one bar per strategy: hit ratio (with the ideal and pooled-bound
+  // lines) and TTFT p99. Plain SVG so it renders anywhere, including on a code host.
+  constexpr int kPanelW = 360, kPanelH = 240, kMargin = 50, kTop = 50;
+  const int n = static_cast<int>(r.results.size());
+  const int width = 2 * (kPanelW + kMargin) + kMargin;
+  const int height = kTop + kPanelH + 90;
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  o << "<text x=\"" << kMargin << "\" y=\"22\" font-size=\"15\">" << xml(r.trace) << " ("
+    << r.requests << " requests, " << xml(r.mode) << ")</text>\n";
+
+  auto panel = [&](int x0, const std::string& title, double max_value, auto value, auto label,
+                   const char* color) {
+    o << "<text x=\"" << x0 << "\" y=\"" << kTop - 8 << "\" font-weight=\"bold\">" << xml(title)
+      << "</text>\n";
+    o << "<line x1=\"" << x0 << "\" y1=\"" << kTop + kPanelH << "\" x2=\"" << x0 + kPanelW
+      << "\" y2=\"" << kTop + kPanelH << "\" stroke=\"black\"/>\n";
+    const double slot = n ? static_cast<double>(kPanelW) / n : kPanelW;
+    for (int i = 0; i < n; ++i) {
+      const StrategyResult& s = r.results[i];
+      const double v = value(s);
+      const double h = max_value > 0 ? v / max_value * (kPanelH - 20) : 0;
+      const double x = x0 + i * slot + slot * 0.15;
+      o << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(kTop + kPanelH - h, 1)
+        << "\" width=\"" << fixed(slot * 0.7, 1) << "\" height=\"" << fixed(h, 1) << "\" fill=\""
+        << color << "\"/>\n";
+      o << "<text x=\"" << fixed(x + slot * 0.35, 1) << "\" y=\""
+        << fixed(kTop + kPanelH - h - 4, 1) << "\" text-anchor=\"middle\">" << xml(label(s))
+        << "</text>\n";
+      o << "<text transform=\"translate(" << fixed(x + slot * 0.35, 1) << ","
+        << kTop + kPanelH + 14 << ") rotate(30)\">" << xml(s.strategy) << "</text>\n";
+    }
+  };
+
+  // Hit-ratio panel: 0..100% with reference lines.
+  const int x_hit = kMargin;
+  panel(x_hit, "prefix-cache hit ratio (tokens)", 1.0,
+        [](const StrategyResult& s) { return s.hit_ratio; },
+        [](const StrategyResult& s) { return percent(s.hit_ratio); }, "#4477aa");
+  auto ref_line = [&](double ratio, const char* color, const std::string& text) {
+    const double y = kTop + kPanelH - ratio * (kPanelH - 20);
+    o << "<line x1=\"" << x_hit << "\" y1=\"" << fixed(y, 1) << "\" x2=\"" << x_hit + kPanelW
+      << "\" y2=\"" << fixed(y, 1) << "\" stroke=\"" << color
+      << "\" stroke-dasharray=\"5,3\"/>\n";
+    o << "<text x=\"" << x_hit + kPanelW - 2 << "\" y=\"" << fixed(y - 3, 1)
+      << "\" text-anchor=\"end\" fill=\"" << color << "\">" << xml(text) << "</text>\n";
+  };
+  ref_line(r.ideal.ratio(), "#228833", "ideal " + percent(r.ideal.ratio()));
+  ref_line(r.pooled.ratio(), "#cc6677", "pooled bound " + percent(r.pooled.ratio()));
+
+  double max_ttft = 0;
+  for (const StrategyResult& s : r.results) max_ttft = std::max(max_ttft, s.ttft_p99_ms);
+  panel(x_hit + kPanelW + kMargin, "TTFT p99 (ms)", max_ttft,
+        [](const StrategyResult& s) { return s.ttft_p99_ms; },
+        [](const StrategyResult& s) { return fixed(s.ttft_p99_ms, 0); }, "#ee7733");
+  o << "<text x=\"" << kMargin << "\" y=\"" << height - 10 << "\" fill=\"#555\">"
+    << xml(r.fleet) << "; commit " << xml(r.commit.substr(0, 12)) << "</text>\n";
+  o << "</svg>\n";
+  return o.str();
+}
+
+}  // namespace rolter::bench

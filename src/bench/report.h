@@ -1,0 +1,28 @@
+// Renders a ReplayReport: JSON for machines, a Markdown table for people, and an SVG bar chart
+// (hit ratio and TTFT p99 per strategy). Also gathers the context every report carries: the
+// machine, the commit and the command line.
+//
+// Thread-safety: pure functions, except that machine_description() and current_commit() read
+// /proc and run git.
+#pragma once
+
+#include <string>
+
+#include "bench/replay_result.h"
+
+namespace rolter::bench {
+
+// "2 cores, Intel(R) Xeon(R) ..." from /proc/cpuinfo.
+std::string machine_description();
+
+// `git rev-parse HEAD` in the current directory, or "unknown".
+std::string current_commit();
+
+// argv joined with spaces, each argument shell-quoted when it needs it.
+std::string command_line(int argc, char** argv);
+
+std::string render_json(const ReplayReport& report);
+std::string render_markdown(const ReplayReport& report);
+std::string render_svg(const ReplayReport& report);
+
+}  // namespace rolter::bench

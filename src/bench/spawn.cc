@@ -1,0 +1,221 @@
+#include "bench/spawn.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace rolter::bench {
+namespace {
+
+// How long a child may take to print its ready line; both start in well under a second.
+constexpr auto kStartTimeout = std::chrono::seconds(20);
+// How long a child may take to exit after SIGTERM before it is killed.
+constexpr auto kStopGrace = std::chrono::seconds(3);
+
+// Forks and execs `path args...` with stdin from `stdin_fd` (or /dev/null), stdout and stderr to
+// files. Returns the pid, or -1.
+pid_t spawn_child(const std::string& path, const std::vector<std::string>& args, int stdin_fd,
+                  const std::string& out_path, const std::string& err_path) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(path.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  // Child: only async-signal-safe calls until exec.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  int in = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY);
+  int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (in < 0 || out < 0 || err < 0) ::_exit(127);
+  ::dup2(in, 0);
+  ::dup2(out, 1);
+  ::dup2(err, 2);
+  ::execv(path.c_str(), argv.data());
+  ::_exit(127);
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool exited(pid_t pid) {
+  int status = 0;
+  return ::waitpid(pid, &status, WNOHANG) == pid;
+}
+
+void stop_child(pid_t& pid) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + kStopGrace;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  pid = -1;
+}
+
+// The long options a binary's --help mentions, so the bench passes the sim only the model flags
+// this build of it knows.
+std::string help_text(const std::string& path) {
+  std::string cmd = "'" + path + "' --help 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return {};
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+std::vector<std::string> supported_args(const std::string& sim_path,
+                                        const std::vector<std::string>& args) {
+  const std::string help = help_text(sim_path);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool is_flag = args[i].rfind("--", 0) == 0;
+    const bool takes_value = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
+    if (is_flag && help.find(args[i]) == std::string::npos) {
+      std::fprintf(stderr, "rolter-bench: this rolter-sim has no %s; not passing it\n",
+                   args[i].c_str());
+      if (takes_value) ++i;
+      continue;
+    }
+    out.push_back(args[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+Spawner::Spawner(std::string bin_dir) : bin_dir_(std::move(bin_dir)) {}
+
+Spawner::~Spawner() { stop(); }
+
+tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
+                                                       const std::vector<std::string>& sim_args,
+                                                       const std::vector<std::string>& strategies,
+                                                       const std::string& model_prefix) {
+  char tmpl[] = "/tmp/rolter-bench-XXXXXX";
+  if (!::mkdtemp(tmpl)) return tl::unexpected(std::string("cannot create a temporary directory"));
+  dir_ = tmpl;
+  const std::string sim_path = bin_dir_ + "/rolter-sim";
+  const std::string rolter_path = bin_dir_ + "/rolter";
+
+  std::vector<std::string> args = {"--engines", std::to_string(engines), "--port", "0",
+                                   "--control-port", "0", "--exit-on-stdin-close",
+                                   "--log-level", "warn"};
+  for (const auto& a : supported_args(sim_path, sim_args)) args.push_back(a);
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return tl::unexpected(std::string("pipe failed"));
+  // The child's end must survive exec: dup2 onto 0 clears O_CLOEXEC.
+  sim_pid_ = spawn_child(sim_path, args, fds[0], dir_ + "/sim.out", dir_ + "/sim.err");
+  ::close(fds[0]);
+  sim_stdin_ = fds[1];
+  if (sim_pid_ < 0) return tl::unexpected("cannot start " + sim_path);
+
+  SpawnedFleet fleet;
+  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  for (;;) {
+    std::string out = read_all(dir_ + "/sim.out");
+    if (auto nl = out.find('\n'); nl != std::string::npos) {
+      auto ready = nlohmann::json::parse(out.substr(0, nl), nullptr, false);
+      if (ready.is_discarded() || !ready.contains("engines")) {
+        return tl::unexpected("bad ready line from rolter-sim: " + out.substr(0, nl));
+      }
+      for (const auto& e : ready["engines"]) fleet.engine_urls.push_back(e.value("url", ""));
+      fleet.control_url =
+          "http://127.0.0.1:" + std::to_string(ready.value("control_port", 0));
+      break;
+    }
+    if (exited(sim_pid_)) {
+      sim_pid_ = -1;
+      return tl::unexpected("rolter-sim exited before it was ready:\n" +
+                            read_all(dir_ + "/sim.err"));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return tl::unexpected(std::string("rolter-sim did not start in time"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+
+  std::ostringstream toml;
+  toml << "[server]\nlisten = \"127.0.0.1:0\"\nfirst_byte_timeout_ms = 600000\n"
+          "upstream_timeout_ms = 3600000\n\n";
+  for (size_t i = 0; i < fleet.engine_urls.size(); ++i) {
+    toml << "[[providers]]\nname = \"engine-" << i << "\"\nbase_url = \"" << fleet.engine_urls[i]
+         << "\"\n\n";
+  }
+  for (const auto& s : strategies) {
+    toml << "[[routes]]\nname = \"" << model_prefix << s << "\"\nstrategy = \"" << s << "\"\n";
+    for (size_t i = 0; i < fleet.engine_urls.size(); ++i) {
+      toml << "[[routes.targets]]\nprovider = \"engine-" << i << "\"\nmodel = \"sim-model\"\n";
+    }
+    toml << "\n";
+  }
+  const std::string config = dir_ + "/rolter.toml";
+  {
+    std::ofstream f(config);
+    f << toml.str();
+  }
+  rolter_pid_ = spawn_child(rolter_path, {"serve", "--config", config, "--listen", "127.0.0.1:0"},
+                            -1, dir_ + "/rolter.out", dir_ + "/rolter.err");
+  if (rolter_pid_ < 0) return tl::unexpected("cannot start " + rolter_path);
+  static const std::regex kListening(R"(listening on (http://127\.0\.0\.1:\d+))");
+  for (;;) {
+    std::string err = read_all(dir_ + "/rolter.err");
+    std::smatch m;
+    if (std::regex_search(err, m, kListening)) {
+      fleet.gateway_url = m[1];
+      break;
+    }
+    if (exited(rolter_pid_)) {
+      rolter_pid_ = -1;
+      return tl::unexpected("rolter exited before it listened:\n" + err);
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return tl::unexpected("rolter did not start in time:\n" + err);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return fleet;
+}
+
+void Spawner::stop() {
+  stop_child(rolter_pid_);
+  if (sim_stdin_ >= 0) {
+    ::close(sim_stdin_);
+    sim_stdin_ = -1;
+  }
+  stop_child(sim_pid_);
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    dir_.clear();
+  }
+}
+
+}  // namespace rolter::bench

@@ -1,0 +1,51 @@
+// Starts the processes an HTTP replay needs: a rolter-sim fleet and a `rolter serve` gateway in
+// front of it, both on ephemeral loopback ports, and stops them again.
+//
+// Children are started with fork/exec, get SIGKILL if this process dies (PR_SET_PDEATHSIG), and
+// write their output to files in a private temporary directory, which this reads to learn the
+// ports: the sim prints a JSON ready line on stdout, rolter logs "listening on http://..." on
+// stderr.
+//
+// Thread-safety: not thread-safe; one owner.
+#pragma once
+
+#include <sys/types.h>
+
+#include <tl/expected.hpp>
+
+#include <string>
+#include <vector>
+
+namespace rolter::bench {
+
+struct SpawnedFleet {
+  std::vector<std::string> engine_urls;
+  std::string control_url;
+  std::string gateway_url;
+};
+
+class Spawner {
+ public:
+  explicit Spawner(std::string bin_dir);
+  ~Spawner();  // stops whatever still runs
+  Spawner(const Spawner&) = delete;
+  Spawner& operator=(const Spawner&) = delete;
+
+  // Starts `engines` sim engines (extra arguments appended) and a gateway with one route per
+  // strategy, named model_prefix + strategy, over all engines.
+  tl::expected<SpawnedFleet, std::string> start(size_t engines,
+                                                const std::vector<std::string>& sim_args,
+                                                const std::vector<std::string>& strategies,
+                                                const std::string& model_prefix);
+  // Stops both processes (SIGTERM, then SIGKILL after a grace period).
+  void stop();
+
+ private:
+  std::string bin_dir_;
+  std::string dir_;  // temporary directory for config and logs
+  pid_t sim_pid_ = -1;
+  pid_t rolter_pid_ = -1;
+  int sim_stdin_ = -1;  // the sim exits when this closes
+};
+
+}  // namespace rolter::bench
