@@ -1,0 +1,40 @@
+// rolter-bench replay in HTTP mode: it spawns rolter-sim and rolter itself, replays a small
+// synthetic workload through the gateway once per strategy and writes a JSON report.
+//   ROLTER_BIN_DIR=build/bin node --test tests/bench/
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { binDir } from '../lib/rolter.mjs';
+
+test('replay --spawn: a few hundred requests per strategy, no errors, a full report', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-bench-test-'));
+  try {
+    const json = path.join(dir, 'report.json');
+    const svg = path.join(dir, 'chart.svg');
+    const run = spawnSync(path.join(binDir, 'rolter-bench'), [
+      'replay', '--spawn', '--bin-dir', binDir, '--synthetic',
+      '--sessions', '60', '--turns', '4', '--output-tokens', '8', '--session-rate', '40',
+      '--think-time-ms', '100', '--time-scale', '0.05', '--engines', '4',
+      '--strategies', 'round_robin,consistent_hash', '--json', json, '--svg', svg, '--quiet',
+    ], { encoding: 'utf8', timeout: 120000 });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /\| consistent_hash \|/);
+    const report = JSON.parse(readFileSync(json, 'utf8'));
+    assert.equal(report.mode, 'http');
+    assert.equal(report.requests, 240);
+    assert.ok(report.ideal_hit_ratio > 0.5, `ideal ${report.ideal_hit_ratio}`);
+    assert.deepEqual(report.strategies.map((s) => s.strategy), ['round_robin', 'consistent_hash']);
+    for (const s of report.strategies) {
+      assert.equal(s.errors, 0, s.strategy);
+      assert.equal(s.requests, 240);
+      assert.ok(s.hit_ratio >= 0 && s.hit_ratio <= 1);
+      assert.ok(s.ttft_p50_ms > 0 && s.ttft_p99_ms >= s.ttft_p50_ms);
+    }
+    assert.match(readFileSync(svg, 'utf8'), /^<svg /);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
