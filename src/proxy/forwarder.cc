@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <limits>
+#include <optional>
 
 #include "inspect/model_rewrite.h"
 
@@ -94,10 +96,24 @@ struct AttemptReport {
   Outcome outcome = Outcome::kFailed;
   std::string error;       // for kFailed: what went wrong, for the 502 message
   bool timed_out = false;  // for kFailed: a first-byte timeout
+  bool refused = false;    // for kFailed: the connection was refused
+  bool broken = false;     // for kRelayed: the upstream failed mid-body
   bool reusable = false;   // the upstream connection may go back to the pool
   bool client_usable = true;
-  unsigned status = 0;
+  unsigned status = 0;     // the upstream status, when a response head arrived
+  std::optional<std::chrono::seconds> retry_after;  // from a 429's Retry-After
 };
+
+// Retry-After in delta-seconds; an HTTP-date (rare from engines) is read as 1 s.
+std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
+  if (value.empty()) return std::nullopt;
+  uint64_t seconds = 0;
+  for (char c : value) {
+    if (c < '0' || c > '9') return std::chrono::seconds(1);
+    seconds = std::min<uint64_t>(seconds * 10 + static_cast<uint64_t>(c - '0'), 86400);
+  }
+  return std::chrono::seconds(seconds);
+}
 
 struct AttemptParams {
   const ForwardRequest* request;
@@ -170,6 +186,8 @@ Task<AttemptReport> run_one(Stream& upstream, UpstreamConnection& connection,
 
   const auto& head_in = parser.get();
   const unsigned status = head_in.result_int();
+  report.status = status;
+  if (status == 429) report.retry_after = parse_retry_after(head_in[http::field::retry_after]);
   const auto& retry_statuses = request.snapshot->config().retry.on_status;
   if (p.may_retry &&
       std::find(retry_statuses.begin(), retry_statuses.end(), status) != retry_statuses.end()) {
@@ -179,7 +197,6 @@ Task<AttemptReport> run_one(Stream& upstream, UpstreamConnection& connection,
 
   // From here on the client sees this response: no more retries.
   report.outcome = Outcome::kRelayed;
-  report.status = status;
   http::response<http::buffer_body> res{head_in.result(), 11};
   for (const auto& field : head_in) {
     if (is_hop_by_hop(field.name_string()) || beast::iequals(field.name_string(), "content-length"))
@@ -228,6 +245,7 @@ Task<AttemptReport> run_one(Stream& upstream, UpstreamConnection& connection,
       }
     }
     if (read_ec) {
+      report.broken = true;
       // Mid-body failure: never a silent truncation that looks like success.
       if (is_sse) {
         const std::string why = read_ec.message();
@@ -298,15 +316,26 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   co_await asio::this_coro::throw_if_cancelled(false);
   const auto& snapshot = *request.snapshot;
   const auto& server = snapshot.config().server;
+  const auto& retry = snapshot.config().retry;
+  const BreakerParams& breaker = snapshot.breaker();
   const auto& pool = *request.route.pool;
   const size_t n = pool.candidates.size();
   const Loads loads = pool.loads();
   const auto deadline =
       std::chrono::steady_clock::now() + milliseconds(server.upstream_timeout_ms);
-  const unsigned max_attempts = std::max<unsigned>(1, snapshot.config().retry.max_attempts);
+  const unsigned max_attempts = std::max<unsigned>(1, retry.max_attempts);
 
-  boost::container::small_vector<bool, 64> tried(n, false);
-  auto eligible = [&](size_t i) { return i < n && !tried[i]; };
+  // `excluded`: tried in this request, or not allowed to the key. Eligible adds availability.
+  boost::container::small_vector<bool, 64> excluded(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    excluded[i] = request.key != nullptr &&
+                  !request.key->allows_provider(pool.candidates[i].provider->name);
+  }
+  auto now = clock_.now();
+  auto eligible = [&](size_t i) {
+    return i < n && !excluded[i] &&
+           availability(pool.candidates[i].state->health, now, breaker) == OutReason::kNone;
+  };
   std::string failures;
   bool all_timeouts = true;
   unsigned attempts = 0;
@@ -315,6 +344,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   while (attempts < max_attempts) {
     auto cs = co_await asio::this_coro::cancellation_state;
     if (cs.cancelled() != asio::cancellation_type::none) break;
+    now = clock_.now();
     auto pick = pool.balancer->pick_eligible(*request.ctx, loads, eligible);
     // A strategy may ignore eligibility (SPEC §5): skip its ineligible answer ourselves.
     if (pick && !eligible(*pick)) {
@@ -323,11 +353,30 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         if (eligible(i)) { pick = i; break; }
       }
     }
+    bool bypass_admit = false;
+    if (!pick) {
+      // Everything is out. Rather than fail, try the candidate that comes back soonest by
+      // itself (parking or an open breaker ends); unhealthy ones do not come back on a timer.
+      int64_t soonest = std::numeric_limits<int64_t>::max();
+      for (size_t i = 0; i < n; ++i) {
+        if (excluded[i]) continue;
+        const auto& health = pool.candidates[i].state->health;
+        const auto reason = availability(health, now, breaker);
+        if (reason == OutReason::kUnhealthy) continue;
+        if (const int64_t at = back_at(health, breaker); at < soonest) {
+          soonest = at;
+          pick = i;
+        }
+      }
+      bypass_admit = true;
+    }
     if (!pick) break;
     const size_t index = *pick;
-    tried[index] = true;
-    ++attempts;
     const Candidate& candidate = pool.candidates[index];
+    auto& health = candidate.state->health;
+    excluded[index] = true;
+    if (!bypass_admit && !admit(health, now, breaker)) continue;  // lost a half-open probe race
+    ++attempts;
     InFlightGuard guard(*candidate.state);
 
     AttemptParams params{
@@ -335,7 +384,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .candidate = &candidate,
         .model = request.route.upstream_model(index),
         .may_retry = attempts < max_attempts &&
-                     std::any_of(tried.begin(), tried.end(), [](bool t) { return !t; }),
+                     std::any_of(excluded.begin(), excluded.end(), [](bool e) { return !e; }),
         .attempt_number = attempts,
         .first_byte_timeout = milliseconds(server.first_byte_timeout_ms),
         .deadline = deadline,
@@ -351,6 +400,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         if (ec) {
           report = AttemptReport{};
           report.error = "connect: " + ec.message();
+          report.refused = ec == asio::error::connection_refused;
           report.timed_out = false;
           break;
         }
@@ -363,6 +413,27 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
       *in_flight = nullptr;
       if (report.outcome != Outcome::kStale) break;
       connection.reset();
+    }
+
+    // A client that went away cut the attempt short: that says nothing about the instance.
+    auto cancelled = co_await asio::this_coro::cancellation_state;
+    if (cancelled.cancelled() != asio::cancellation_type::none) break;
+
+    // What this attempt teaches about the instance (SPEC §8).
+    const auto after = clock_.now();
+    if (report.refused) {
+      park_refused(health, after);
+      record_failure(health, after, breaker);
+    } else if (report.status == 429) {
+      const auto cap = milliseconds(retry.park_on_429_max_ms);
+      const auto wait = report.retry_after.value_or(std::chrono::seconds(1));
+      park_for(health, after, std::min<Clock::Duration>(wait, cap));
+      record_success(health);  // it answered: rate limiting is not a fault of the instance
+    } else if (report.status >= 500 || report.broken ||
+               (report.status == 0 && report.outcome == Outcome::kFailed)) {
+      record_failure(health, after, breaker);
+    } else if (report.status != 0) {
+      record_success(health);
     }
 
     if (report.outcome == Outcome::kRelayed) {
@@ -383,7 +454,17 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   ApiError error;
   if (attempts == 0) {
     error.status = 503;
-    error.message = "no eligible target for model route '" + pool.name + "'";
+    error.message = "no eligible target for '" + pool.name + "':";
+    for (size_t i = 0; i < n; ++i) {
+      const auto& c = pool.candidates[i];
+      error.message.append(i == 0 ? " " : "; ").append(c.label).append(" (");
+      error.message.append(c.endpoint->base_url).append("): ");
+      if (request.key != nullptr && !request.key->allows_provider(c.provider->name)) {
+        error.message.append("not allowed to this key");
+      } else {
+        error.message.append(out_reason_text(availability(c.state->health, now, breaker)));
+      }
+    }
   } else {
     error.status = all_timeouts ? 504 : 502;
     error.message = "all " + std::to_string(attempts) + " attempts failed: " + failures;

@@ -39,6 +39,8 @@ struct ForwardRequest {
   const RequestFacts* facts = nullptr;
   ErrorStyle style = ErrorStyle::kOpenAi;
   bool client_keep_alive = true;
+  // The authenticated key (its provider allow-list narrows the candidates); null when open.
+  const ApiKey* key = nullptr;
 };
 
 struct ForwardResult {
@@ -50,7 +52,9 @@ struct ForwardResult {
 
 class Forwarder {
  public:
-  Forwarder(ConnectionPool& pool, asio::ssl::context& tls) : pool_(pool), tls_(tls) {}
+  // `clock` times parking and breakers; it must outlive the forwarder.
+  Forwarder(ConnectionPool& pool, asio::ssl::context& tls, const Clock& clock)
+      : pool_(pool), tls_(tls), clock_(clock) {}
 
   // Serves `request` on `client`: either relays an upstream response or writes an error
   // (502 listing the attempts, 503 when no candidate is eligible, 504 on timeouts).
@@ -65,6 +69,7 @@ class Forwarder {
 
   ConnectionPool& pool_;
   asio::ssl::context& tls_;
+  const Clock& clock_;
 };
 
 // Writes a complete JSON error response to the client.

@@ -2,6 +2,7 @@
 
 #include <boost/beast/http/write.hpp>
 
+#include <algorithm>
 #include <optional>
 
 #include "common/json_escape.h"
@@ -46,10 +47,11 @@ std::string_view presented_key(const http::request<http::string_body>& request) 
   return request["x-api-key"];
 }
 
-std::string models_body(const Snapshot& snapshot) {
+std::string models_body(const Snapshot& snapshot, const ApiKey* key) {
   std::string body = R"({"object":"list","data":[)";
   bool first = true;
   for (const auto& id : snapshot.model_ids()) {
+    if (key != nullptr && !key->allows_address(id)) continue;
     if (!first) body.push_back(',');
     first = false;
     body.append(R"({"id":)");
@@ -70,6 +72,7 @@ struct Dispatch {
   ErrorStyle style = ErrorStyle::kOpenAi;
   ResolvedRoute route;  // kForward
   RouteContext ctx;     // kForward
+  const ApiKey* key = nullptr;  // kForward: the authenticated key, null on an open gateway
   const EndpointSpec* endpoint = nullptr;
 
   static Dispatch fail(ErrorStyle style, ApiError error) {
@@ -114,20 +117,22 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
                                          R"({"status":"not ready"})");
   }
 
+  const ApiKey* key = nullptr;
   if (!snapshot.open()) {
-    const std::string_view key = presented_key(request);
-    if (key.empty()) {
+    const std::string_view presented = presented_key(request);
+    if (presented.empty()) {
       return Dispatch::fail(style, {.status = 401,
                                     .message = "missing API key: send 'Authorization: Bearer "
                                                "<key>' or 'x-api-key'"});
     }
-    if (snapshot.authenticate(key) == nullptr) {
+    key = snapshot.authenticate(presented);
+    if (key == nullptr) {
       return Dispatch::fail(style, {.status = 401, .message = "invalid API key",
                                     .code = "invalid_api_key"});
     }
   }
 
-  if (path == "/v1/models") return Dispatch::json_answer(http::status::ok, models_body(snapshot));
+  if (path == "/v1/models") return Dispatch::json_answer(http::status::ok, models_body(snapshot, key));
 
   auto& body = request.body();
   InspectHeaders headers;
@@ -153,8 +158,26 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
                                   .code = "model_not_found",
                                   .param = "model"});
   }
+  if (key != nullptr) {
+    if (!key->allows_address(facts.model)) {
+      return Dispatch::fail(style, {.status = 403,
+                                    .type = "permission_error",
+                                    .message = "key '" + key->name + "' may not use model '" +
+                                               facts.model + "'"});
+    }
+    const auto& candidates = route->pool->candidates;
+    if (std::none_of(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+          return key->allows_provider(c.provider->name);
+        })) {
+      return Dispatch::fail(style, {.status = 403,
+                                    .type = "permission_error",
+                                    .message = "key '" + key->name + "' may not use any target of '" +
+                                               facts.model + "'"});
+    }
+  }
   Dispatch d;
   d.kind = Dispatch::Kind::kForward;
+  d.key = key;
   d.style = style;
   d.endpoint = endpoint;
   d.route = *route;
@@ -196,6 +219,7 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       .facts = &facts,
       .style = d.style,
       .client_keep_alive = keep_alive,
+      .key = d.key,
   };
   const ForwardResult result = co_await worker.forwarder().forward(stream, buffer, forward);
   co_return result.client_usable;

@@ -10,7 +10,7 @@ Worker::Worker(unsigned index, ServerState& server)
     : index_(index),
       server_(server),
       tls_(make_client_tls_context()),
-      forwarder_(pool_, tls_) {}
+      forwarder_(pool_, tls_, default_clock()) {}
 
 void Worker::set_snapshot(std::shared_ptr<const Snapshot> snapshot) {
   asio::post(io_, [this, snapshot = std::move(snapshot)]() mutable {

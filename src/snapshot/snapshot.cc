@@ -3,8 +3,10 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <cstdlib>
 
+#include "common/glob.h"
 #include "config/url.h"
 
 namespace rolter {
@@ -72,6 +74,22 @@ std::optional<ResolvedRoute> Snapshot::resolve(std::string_view model) const {
   if (auto it = groups_.find(prefix); it != groups_.end()) return ResolvedRoute{it->second, rest};
   if (auto it = pins_.find(prefix); it != pins_.end()) return ResolvedRoute{it->second, rest};
   return std::nullopt;
+}
+
+bool ApiKey::allows_address(std::string_view model) const {
+  if (routes.empty()) return true;
+  for (const auto& pattern : routes) {
+    if (glob_match(pattern, model)) return true;
+  }
+  return false;
+}
+
+bool ApiKey::allows_provider(std::string_view provider) const {
+  if (providers.empty()) return true;
+  for (const auto& allowed : providers) {
+    if (allowed == provider) return true;
+  }
+  return false;
 }
 
 const ApiKey* Snapshot::authenticate(std::string_view presented_key) const {
@@ -190,6 +208,8 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
   for (const auto& kc : config.keys) {
     ApiKey key;
     key.name = kc.name;
+    key.routes = kc.routes;
+    key.providers = kc.providers;
     if (!kc.key_env.empty()) {
       const char* value = std::getenv(kc.key_env.c_str());
       if (value == nullptr || *value == '\0') {
@@ -208,6 +228,11 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
   }
 
   if (!errors.empty()) return tl::unexpected(std::move(errors));
+  snap->breaker_ = BreakerParams{
+      .failure_threshold = std::max<uint32_t>(1, config.breaker.failure_threshold),
+      .open_for = std::chrono::milliseconds(config.breaker.open_ms),
+      .half_open_probes = std::max<uint32_t>(1, config.breaker.half_open_probes),
+  };
   snap->config_ = std::move(config);
   return std::shared_ptr<const Snapshot>(std::move(snap));
 }

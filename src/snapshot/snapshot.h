@@ -90,12 +90,20 @@ struct ResolvedRoute {
 struct ApiKey {
   std::string name;
   std::array<unsigned char, 32> sha256{};
+  std::vector<std::string> routes;     // allowed addresses (globs); empty = all
+  std::vector<std::string> providers;  // allowed providers; empty = all
+
+  // Whether the key may address `model` (a route name or a group/provider address).
+  bool allows_address(std::string_view model) const;
+  // Whether the key may reach `provider`.
+  bool allows_provider(std::string_view provider) const;
 };
 
 class Snapshot {
  public:
   uint64_t version() const { return version_; }
   const Config& config() const { return config_; }
+  const BreakerParams& breaker() const { return breaker_; }
 
   // Resolves a request's model: an exact route name first, then "group-slug/model", then
   // "provider/model". nullopt when nothing matches.
@@ -115,6 +123,7 @@ class Snapshot {
 
   uint64_t version_ = 0;
   Config config_;
+  BreakerParams breaker_;
   std::vector<std::unique_ptr<Provider>> providers_;
   std::vector<std::unique_ptr<RoutePool>> pools_;
   std::unordered_map<std::string, const RoutePool*> routes_;  // by route name
