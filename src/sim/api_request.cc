@@ -89,6 +89,8 @@ tl::expected<void, std::string> read_completions(const Json& body, ApiRequest& r
   } else if (is_token_array(*prompt)) {
     req.prompt_text = render_token_ids(*prompt);
     req.prompt_tokens = prompt->size();
+    for (const Json& id : *prompt)
+      req.prompt_ids.push_back(static_cast<uint32_t>(id.get<int64_t>()));
   } else if (prompt->is_array() && !prompt->empty()) {
     // A batch of prompts is answered as one choice over all of them: enough for a gateway test.
     for (const Json& p : *prompt) {

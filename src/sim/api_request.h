@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@ struct ApiRequest {
   // of a token-array prompt; seeds the generated text.
   std::string prompt_text;
   size_t prompt_tokens = 0;
+  // A completions prompt given as one array of token ids: those ids as sent. Empty otherwise;
+  // the engine then tokenises prompt_text (tokenizer/tokenizer.h).
+  std::vector<uint32_t> prompt_ids;
   std::optional<size_t> max_tokens;  // the API's own max-tokens field, when given
   // Embeddings: one entry per input (text, or token ids rendered as text), with its token count.
   std::vector<std::string> inputs;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/text_generator.h"
+#include "tokenizer/tokenizer.h"
 
 namespace rolter::sim {
 namespace {
@@ -50,8 +51,34 @@ std::string label_value(std::string_view v) {
 
 }  // namespace
 
-Engine::Engine(EngineOptions options) : options_(std::move(options)), latency_(options_.latency) {
+Engine::Engine(EngineOptions options)
+    : options_(std::move(options)),
+      latency_(options_.latency),
+      model_(options_.model, &kv_forwarder_) {
   if (options_.models.empty()) options_.models.push_back("sim-model");
+  kv_forwarder_.engine = this;
+}
+
+void Engine::set_kv_publisher(KvEventPublisher* publisher, double epoch_unix_s) {
+  kv_publisher_ = publisher;
+  kv_epoch_unix_s_ = epoch_unix_s;
+}
+
+void Engine::KvForwarder::on_kv_events(double at_ms, std::span<const KvEvent> events) {
+  if (engine->kv_publisher_ == nullptr) return;
+  Faults& f = engine->options_.faults;
+  KvFaults kv{.skip_seq = f.kv_skip_seq, .garbage = f.kv_garbage, .silent = f.kv_silent};
+  engine->kv_publisher_->publish(engine->kv_epoch_unix_s_ + at_ms / 1000.0, events, kv);
+  f.kv_skip_seq = kv.skip_seq;
+  f.kv_garbage = kv.garbage;
+}
+
+bool Engine::is_adapter(std::string_view model) const {
+  if (model.empty()) return false;
+  for (const auto& served : options_.models) {
+    if (served == model) return false;
+  }
+  return true;
 }
 
 void Engine::note_request(std::string_view path) {
@@ -126,10 +153,16 @@ RequestPlan Engine::begin(ApiKind api, std::string_view path, std::string_view b
   c.hit_max_tokens = request->max_tokens.has_value();
   c.include_usage = request->include_usage;
   plan.stream = request->stream;
-  if (!plan.stream) {
-    plan.body = render_response(c);
-    plan.delay = latency_.completion_time(c.prompt_tokens, n);
+  ModelRequest mr;
+  mr.id = next_model_id_++;
+  if (!request->prompt_ids.empty()) {
+    mr.tokens = std::move(request->prompt_ids);
+  } else {
+    tokenizer::tokenize(request->prompt_text, mr.tokens);
   }
+  mr.output_tokens = n;
+  if (is_adapter(request->model)) mr.adapter = request->model;
+  plan.model_request = std::move(mr);
   return plan;
 }
 
@@ -183,7 +216,15 @@ Json Engine::stats_json() const {
               {"last_model", last_model_},
               {"last_body", body},
               {"last_headers", headers},
-              {"faults", faults_to_json(options_.faults)}};
+              {"faults", faults_to_json(options_.faults)},
+              {"model",
+               {{"running", model_.running()},
+                {"waiting", model_.waiting()},
+                {"cache_usage", model_.cache_usage()},
+                {"occupancy", model_.occupancy()},
+                {"prefix_hit_tokens", model_.prefix_hit_tokens()},
+                {"prefix_query_tokens", model_.prefix_query_tokens()},
+                {"lora_misses", model_.lora_misses()}}}};
 }
 
 void Engine::reset_stats() {
@@ -220,14 +261,17 @@ std::string Engine::metrics_text() const {
     out += '\n';
   };
   metric("vllm:num_requests_running", "gauge", "Number of requests currently running on GPU.",
-         static_cast<double>(in_flight_));
-  // No queueing yet: every admitted request runs at once.
-  metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", 0);
-  metric("vllm:gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage.", 0);
+         static_cast<double>(model_.running()));
+  metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+         static_cast<double>(model_.waiting()));
+  metric("vllm:gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage.",
+         model_.cache_usage());
   metric("vllm:prefix_cache_queries_total", "counter",
-         "Prefix cache queries, in terms of number of queried tokens.", 0);
+         "Prefix cache queries, in terms of number of queried tokens.",
+         static_cast<double>(model_.prefix_query_tokens()));
   metric("vllm:prefix_cache_hits_total", "counter",
-         "Prefix cache hits, in terms of number of cached tokens.", 0);
+         "Prefix cache hits, in terms of number of cached tokens.",
+         static_cast<double>(model_.prefix_hit_tokens()));
   return out;
 }
 

@@ -1,10 +1,21 @@
 // Engine: the state and behaviour of one simulated vLLM-like engine, free of any networking.
 //
 // The HTTP server (engine_server.h) hands each inference request to begin(), which counts it,
-// reads it, decides its faults and prepares the answer; the server then paces the answer with
-// latency() and reports how it ended through finish(). Keeping this part I/O-free lets a
-// benchmark drive engines in-process and lets later work add a KV cache, LoRA adapters and
-// queueing here without touching sockets.
+// reads it, decides its faults and prepares the answer and its model request (prompt token ids
+// from the shared tokenizer, output length, LoRA adapter). The server submits that to model()
+// (engine_model.h: queue, KV cache, LoRA, prefill and decode pace, in virtual milliseconds since
+// the server started), paces the answer by the model's events, and reports how it ended through
+// finish(). Embeddings bypass the model and take latency().embedding_time().
+//
+// Prompt tokens: the shared tokenizer over the conversation text (chat: message contents in
+// order; completions: the prompt text, or a token-id array as is; responses: instructions and
+// input; messages: system then messages), so a client can predict the ids and the KV events.
+//
+// LoRA rule (as vLLM serves adapters under their own names): a request whose `model` is
+// non-empty and not one of the served --model names addresses the adapter of that name.
+//
+// KV events of the model go to the publisher given to set_kv_publisher(), with the engine's
+// kv_* faults applied.
 //
 // Thread-safety: not thread-safe. The owning server serialises every call (one strand per
 // engine).
@@ -14,6 +25,8 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,7 +34,9 @@
 
 #include "sim/api_format.h"
 #include "sim/api_request.h"
+#include "sim/engine_model.h"
 #include "sim/faults.h"
+#include "sim/kv_publisher.h"
 #include "sim/latency_model.h"
 
 namespace rolter::sim {
@@ -34,7 +49,8 @@ struct EngineOptions {
   size_t max_tokens_default = 16;  // output tokens when the request names no max
   size_t max_tokens_cap = 4096;    // upper bound on any request's output tokens
   size_t embedding_dims = 16;
-  LatencyParams latency;
+  LatencyParams latency;  // embeddings' delay; the model takes ttft/token as its constant parts
+  EngineModelParams model;
   Faults faults;
 };
 
@@ -59,8 +75,11 @@ struct RequestPlan {
   bool stream = false;
   FaultDecision fault;
   Completion completion;  // the generated answer (chat, completions, responses, messages)
-  // When a non-streaming answer is due, measured from the request's arrival.
+  // Embeddings: when the answer is due, measured from the request's arrival.
   LatencyModel::Duration delay{0};
+  // Generating APIs that are answered (not errors): what to submit to the model. The body of a
+  // non-streaming answer is rendered once the model finishes (it reports the cache hit).
+  std::optional<ModelRequest> model_request;
 
   bool is_error() const { return status >= 400; }
 };
@@ -72,9 +91,16 @@ class Engine {
   size_t index() const { return options_.index; }
   const EngineOptions& options() const { return options_; }
   const LatencyModel& latency() const { return latency_; }
+  EngineModel& model() { return model_; }
+  const EngineModel& model() const { return model_; }
+
+  // Sends the model's KV events to `publisher` (not owned; may be null), stamping batches with
+  // unix time epoch_unix_s + model ms / 1000.
+  void set_kv_publisher(KvEventPublisher* publisher, double epoch_unix_s);
 
   const Faults& faults() const { return options_.faults; }
   void set_faults(const Faults& faults) { options_.faults = faults; }
+  bool is_adapter(std::string_view model) const;
 
   // Counts a request to a path other than the inference APIs (health, metrics, models). Paths
   // under /sim/ are the test hooks and are not counted.
@@ -97,8 +123,19 @@ class Engine {
   std::string models_json() const;
 
  private:
+  // Forwards the model's KV events to the publisher.
+  struct KvForwarder : KvEventSink {
+    Engine* engine = nullptr;
+    void on_kv_events(double at_ms, std::span<const KvEvent> events) override;
+  };
+
   EngineOptions options_;
   LatencyModel latency_;
+  KvForwarder kv_forwarder_;  // before model_, which holds a pointer to it
+  EngineModel model_;
+  KvEventPublisher* kv_publisher_ = nullptr;
+  double kv_epoch_unix_s_ = 0;
+  uint64_t next_model_id_ = 0;  // never reset, unlike requests_, so model ids stay unique
 
   uint64_t requests_ = 0;
   uint64_t completed_ = 0;

@@ -141,8 +141,8 @@ TEST(EngineModel, WaitsForKvRoomAndNeverEvictsARunningRequest) {
   auto params = small_params();
   params.kv_blocks = 4;
   EngineModel model(params);
-  model.submit(0, {.id = 1, .tokens = seq_tokens(1, 12), .output_tokens = 50});   // 3 blocks
-  model.submit(0, {.id = 2, .tokens = seq_tokens(100, 8), .output_tokens = 1});   // 2 blocks
+  model.submit(0, {.id = 1, .tokens = seq_tokens(1, 12), .output_tokens = 50});  // 3 blocks
+  model.submit(0, {.id = 2, .tokens = seq_tokens(100, 8), .output_tokens = 1});  // 2 blocks
   EXPECT_EQ(model.running(), 1u);
   EXPECT_EQ(model.waiting(), 1u);
   const auto hashes1 = model.kv_cache().chain_hashes(seq_tokens(1, 12), "");

@@ -10,9 +10,12 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <cmath>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <variant>
 
 #include "sim/http_support.h"
@@ -104,7 +107,16 @@ Outcome outcome_for_error(int status) {
 
 struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
   State(asio::io_context& ioc, EngineOptions options)
-      : engine(std::move(options)), strand(asio::make_strand(ioc)), acceptor(strand) {}
+      : engine(std::move(options)),
+        strand(asio::make_strand(ioc)),
+        acceptor(strand),
+        pump_timer(strand) {}
+
+  // A request waiting for its model events; the pump appends and wakes it.
+  struct Waiter {
+    std::deque<ModelEvent> events;
+    asio::steady_timer* wake = nullptr;
+  };
 
   Engine engine;
   asio::strand<asio::io_context::executor_type> strand;
@@ -113,6 +125,76 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
   // Bumped whenever the acceptor is closed or reopened, so a stale accept loop knows to stop.
   uint64_t listen_generation = 0;
   std::set<Connection*> connections;
+  // Model time is milliseconds since this instant.
+  Clock::time_point epoch = Clock::now();
+  asio::steady_timer pump_timer;  // due at the model's next event; cancelled to re-plan
+  std::unordered_map<uint64_t, Waiter*> waiters;
+
+  double model_now() const {
+    return std::chrono::duration<double, std::milli>(Clock::now() - epoch).count();
+  }
+
+  // Re-plans the pump after the model changed (a submit or a cancel).
+  void kick() { pump_timer.cancel(); }
+
+  // Drives the engine model by the wall clock: advances it whenever its next event is due and
+  // hands each event to the request waiting for it.
+  static asio::awaitable<void> pump(std::shared_ptr<State> self) {
+    std::vector<ModelEvent> events;
+    for (;;) {
+      events.clear();
+      self->engine.model().advance(self->model_now(), events);
+      for (const ModelEvent& e : events) {
+        auto it = self->waiters.find(e.id);
+        if (it == self->waiters.end()) continue;
+        it->second->events.push_back(e);
+        it->second->wake->cancel();
+      }
+      if (auto next = self->engine.model().next_event_ms()) {
+        // Rounded up so that, when the timer fires, the event is due by model_now().
+        const auto offset = std::chrono::nanoseconds(static_cast<int64_t>(std::ceil(*next * 1e6)));
+        self->pump_timer.expires_at(self->epoch + offset);
+      } else {
+        self->pump_timer.expires_at(Clock::time_point::max());
+      }
+      auto [ec] = co_await self->pump_timer.async_wait(kAwaitTuple);
+      (void)ec;  // fired or kicked: either way, advance and re-plan
+    }
+  }
+
+  // Holds one request in the model; cancels it there (freeing its KV references) when the
+  // request ends early, including when its coroutine is destroyed by a client disconnect.
+  struct ModelTicket {
+    State* state;
+    uint64_t id;
+    Waiter waiter;
+    bool finished = false;
+    ModelTicket(State* s, uint64_t request_id, asio::steady_timer* wake)
+        : state(s), id(request_id) {
+      waiter.wake = wake;
+      state->waiters[id] = &waiter;
+    }
+    ~ModelTicket() {
+      state->waiters.erase(id);
+      if (!finished && state->engine.model().cancel(state->model_now(), id)) state->kick();
+    }
+    ModelTicket(const ModelTicket&) = delete;
+    ModelTicket& operator=(const ModelTicket&) = delete;
+  };
+
+  // The next model event of `ticket`; nullopt when the request is cancelled.
+  static asio::awaitable<std::optional<ModelEvent>> next_event(ModelTicket& ticket) {
+    while (ticket.waiter.events.empty()) {
+      ticket.waiter.wake->expires_at(Clock::time_point::max());
+      auto [ec] = co_await ticket.waiter.wake->async_wait(kAwaitTuple);
+      (void)ec;
+      if (co_await cancelled()) co_return std::nullopt;
+    }
+    ModelEvent e = ticket.waiter.events.front();
+    ticket.waiter.events.pop_front();
+    if (e.kind == ModelEvent::Kind::kFinished) ticket.finished = true;
+    co_return e;
+  }
 
   std::string engine_header() const { return std::to_string(engine.index()); }
 
@@ -221,6 +303,10 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     const bool get = req.method() == http::verb::get;
     const bool post = req.method() == http::verb::post;
     if (path == "/health" && get) co_return co_await reply(conn, req, http::status::ok, "", "");
+    if (path == "/occupancy" && get) {
+      Json body = {{"occupancy", engine.model().occupancy()}, {"cache_available", true}};
+      co_return co_await reply(conn, req, http::status::ok, body.dump());
+    }
     if (path == "/metrics" && get) {
       co_return co_await reply(conn, req, http::status::ok, engine.metrics_text(),
                                "text/plain; version=0.0.4; charset=utf-8");
@@ -235,8 +321,8 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       engine.reset_stats();
       co_return co_await reply(conn, req, http::status::ok, engine.stats_json().dump());
     }
-    const bool known = path == "/health" || path == "/metrics" || path == "/v1/models" ||
-                       path == "/sim/stats" || path == "/sim/reset";
+    const bool known = path == "/health" || path == "/occupancy" || path == "/metrics" ||
+                       path == "/v1/models" || path == "/sim/stats" || path == "/sim/reset";
     if (known) {
       co_return co_await reply(conn, req, http::status::method_not_allowed,
                                render_error(false, 405, "method not allowed"));
@@ -265,11 +351,11 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     // the answer was complete by then, so its own outcome is the truth.
     Outcome outcome = Outcome::kCancelled;
     if (answered) {
-      outcome = *answered;
-    } else if (result.index() == 0) {
-      outcome = std::get<0>(result);
+      outcome = *answered;  // already counted by record()
+    } else {
+      if (result.index() == 0) outcome = std::get<0>(result);
+      engine.finish(outcome);
     }
-    engine.finish(outcome);
     if (outcome == Outcome::kCancelled) {
       spdlog::debug("engine {}: request {} cancelled by the client", engine.index(), plan.seq);
     }
@@ -278,10 +364,12 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     co_return reusable&& req.keep_alive() && req.version() >= 11;
   }
 
-  // Awaits `op` and stores its outcome the moment it is known, before the completion travels
-  // through the `||` machinery.
-  static asio::awaitable<Outcome> record(asio::awaitable<Outcome> op, std::optional<Outcome>& out) {
+  // Awaits `op` and counts its outcome the moment it is known, before the completion travels
+  // through the `||` machinery (a client that reads the answer and at once asks for the stats
+  // must see it counted).
+  asio::awaitable<Outcome> record(asio::awaitable<Outcome> op, std::optional<Outcome>& out) {
     Outcome outcome = co_await std::move(op);
+    engine.finish(outcome);
     out = outcome;
     co_return outcome;
   }
@@ -301,18 +389,36 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       if (!co_await write_response(conn.socket, res)) co_return Outcome::kCancelled;
       co_return outcome_for_error(plan.status);
     }
-    if (!plan.stream) {
+    if (!plan.model_request) {
+      // Embeddings: one prefill, no decode, outside the engine model.
       if (!co_await sleep_until(timer, start + plan.delay)) co_return Outcome::kCancelled;
       HttpResponse res = make_response(req, http::status::ok, kJson, plan.body);
       res.set("x-sim-engine", engine_header());
       if (!co_await write_response(conn.socket, res)) co_return Outcome::kCancelled;
       co_return Outcome::kCompleted;
     }
-    co_return co_await stream(conn, req, plan, timer, start);
+    // The request reaches the engine's queue once the stall fault (if any) is over.
+    engine.model().submit(model_now(), *plan.model_request);
+    ModelTicket ticket(this, plan.model_request->id, &timer);
+    kick();
+    Completion c = plan.completion;
+    if (!plan.stream) {
+      for (;;) {
+        auto event = co_await next_event(ticket);
+        if (!event) co_return Outcome::kCancelled;
+        c.cached_tokens = event->cached_tokens;
+        if (event->kind == ModelEvent::Kind::kFinished) break;
+      }
+      HttpResponse res = make_response(req, http::status::ok, kJson, render_response(c));
+      res.set("x-sim-engine", engine_header());
+      if (!co_await write_response(conn.socket, res)) co_return Outcome::kCancelled;
+      co_return Outcome::kCompleted;
+    }
+    co_return co_await stream(conn, req, plan, c, ticket);
   }
 
   asio::awaitable<Outcome> stream(Connection& conn, const HttpRequest& req, const RequestPlan& plan,
-                                  asio::steady_timer& timer, Clock::time_point start) {
+                                  Completion& c, ModelTicket& ticket) {
     // HTTP/1.0 has no chunked encoding: the stream is then delimited by closing the connection.
     const bool chunked = req.version() >= 11;
     http::response<http::empty_body> head{http::status::ok, req.version()};
@@ -346,33 +452,38 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       co_return !ec || written == expected;
     };
 
-    const Completion& c = plan.completion;
-    const size_t n = c.tokens.size();
     const auto drop_after = plan.fault.drop_after_tokens;
-    for (size_t i = 0;; ++i) {
-      if (drop_after && static_cast<uint64_t>(*drop_after) == i) {
-        drop(conn, plan.fault.drop_with_reset);
-        co_return Outcome::kDropped;
-      }
-      if (i == n) break;
-      if (!co_await sleep_until(timer, start + engine.latency().token_offset(c.prompt_tokens, i))) {
-        co_return Outcome::kCancelled;
-      }
-      if (i == 0) {
-        for (const auto& event : render_stream_prologue(c)) {
-          if (!co_await send(event)) co_return Outcome::kCancelled;
+    auto drop_now = [&](size_t sent) {
+      return drop_after && static_cast<uint64_t>(*drop_after) == sent;
+    };
+    size_t sent = 0;
+    for (;;) {
+      auto event = co_await next_event(ticket);
+      if (!event) co_return Outcome::kCancelled;
+      c.cached_tokens = event->cached_tokens;
+      if (event->kind == ModelEvent::Kind::kFirstToken) {
+        if (drop_now(0)) {
+          drop(conn, plan.fault.drop_with_reset);
+          co_return Outcome::kDropped;
+        }
+        for (const auto& prologue : render_stream_prologue(c)) {
+          if (!co_await send(prologue)) co_return Outcome::kCancelled;
         }
       }
-      if (!co_await send(render_stream_token(c, i))) co_return Outcome::kCancelled;
+      while (sent < event->tokens_emitted && sent < c.tokens.size()) {
+        if (drop_now(sent)) {
+          drop(conn, plan.fault.drop_with_reset);
+          co_return Outcome::kDropped;
+        }
+        const std::string chunk = render_stream_token(c, sent);
+        if (!co_await send(chunk)) co_return Outcome::kCancelled;
+        ++sent;
+      }
+      if (event->kind == ModelEvent::Kind::kFinished) break;
     }
-    if (n == 0) {
-      // No tokens: the framing still goes out at the time to first token.
-      if (!co_await sleep_until(timer, start + engine.latency().token_offset(c.prompt_tokens, 0))) {
-        co_return Outcome::kCancelled;
-      }
-      for (const auto& event : render_stream_prologue(c)) {
-        if (!co_await send(event)) co_return Outcome::kCancelled;
-      }
+    if (drop_now(sent)) {
+      drop(conn, plan.fault.drop_with_reset);
+      co_return Outcome::kDropped;
     }
     for (const auto& event : render_stream_epilogue(c)) {
       if (!co_await send(event)) co_return Outcome::kCancelled;
@@ -417,6 +528,7 @@ size_t EngineServer::index() const { return state_->engine.index(); }
 uint16_t EngineServer::port() const { return state_->endpoint.port(); }
 
 void EngineServer::start() {
+  asio::co_spawn(state_->strand, State::pump(state_), log_if_exception);
   if (state_->engine.faults().refuse) {
     // Bound first so the port is known and printed; closed now so connects are refused.
     state_->stop_listening();
@@ -425,6 +537,14 @@ void EngineServer::start() {
   ++state_->listen_generation;
   asio::co_spawn(state_->strand, State::accept_loop(state_, state_->listen_generation),
                  log_if_exception);
+}
+
+void EngineServer::attach_kv_publisher(KvEventPublisher* publisher) {
+  // Stamps batches in unix seconds: the wall time at the model's epoch plus model time.
+  const double now_unix =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double since_epoch = std::chrono::duration<double>(Clock::now() - state_->epoch).count();
+  state_->engine.set_kv_publisher(publisher, now_unix - since_epoch);
 }
 
 // Each hop builds its coroutine function as a named local and awaits into a named local: GCC 12

@@ -1,11 +1,13 @@
 // EngineServer: one simulated engine's HTTP/1.1 keep-alive server on its own port.
 //
 // Routes POST /v1/{chat/completions,completions,embeddings,responses,messages} to the Engine,
-// paces answers with its latency model, streams SSE one chunk per event, applies the engine's
-// faults (including closing the listening socket for `refuse`), and notices a client that goes
-// away mid-answer (a failed write, or EOF/reset on a read kept pending while generating) so the
-// request stops at once and is counted as cancelled. Also serves GET /v1/models, /health,
-// /metrics, /sim/stats and POST /sim/reset.
+// paces answers by its engine model (model time = wall-clock ms since the server was built; a
+// timer fires at the model's next event), cancels the model request when the client leaves, streams
+// SSE one chunk per event, applies the engine's faults (including closing the listening socket for
+// `refuse`), and notices a client that goes away mid-answer (a failed write, or EOF/reset on a read
+// kept pending while generating) so the request stops at once and is counted as cancelled. Also
+// serves GET /v1/models, /health, /metrics, /occupancy (LMCache-like {"occupancy": resident/total
+// blocks, "cache_available": true}), /sim/stats and POST /sim/reset.
 //
 // Every response carries `x-sim-engine: <index>`.
 //
@@ -45,8 +47,12 @@ class EngineServer {
   // The bound port; stays the same across refuse on/off.
   uint16_t port() const;
 
-  // Starts accepting, unless the start-up faults say refuse.
+  // Starts the engine model's clock and accepting, unless the start-up faults say refuse.
   void start();
+
+  // Publishes the engine's KV events through `publisher` (not owned; must outlive the server).
+  // Call before the io_context runs.
+  void attach_kv_publisher(KvEventPublisher* publisher);
 
   // The engine's /sim/stats object.
   boost::asio::awaitable<nlohmann::json> stats();

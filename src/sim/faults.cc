@@ -48,6 +48,16 @@ tl::expected<void, std::string> validate(const Faults& f) {
   return {};
 }
 
+// The boolean fault named `key`, or nullptr.
+bool* bool_field(Faults& f, std::string_view key) {
+  if (key == "refuse") return &f.refuse;
+  if (key == "drop_with_reset") return &f.drop_with_reset;
+  if (key == "kv_skip_seq") return &f.kv_skip_seq;
+  if (key == "kv_garbage") return &f.kv_garbage;
+  if (key == "kv_silent") return &f.kv_silent;
+  return nullptr;
+}
+
 // Reads an optional integer field that may be null. Returns false on a type error.
 bool read_optional_int(const Json& json, const char* key, std::optional<int64_t>& out) {
   auto it = json.find(key);
@@ -71,6 +81,9 @@ Json faults_to_json(const Faults& f) {
       {"stall_first_byte_ms", f.stall_first_byte_ms},
       {"drop_mid_stream_after_tokens", nullptr},
       {"drop_with_reset", f.drop_with_reset},
+      {"kv_skip_seq", f.kv_skip_seq},
+      {"kv_garbage", f.kv_garbage},
+      {"kv_silent", f.kv_silent},
   };
   if (f.status_429_retry_after_s) json["status_429_retry_after_s"] = *f.status_429_retry_after_s;
   if (f.drop_mid_stream_after_tokens) {
@@ -83,9 +96,9 @@ tl::expected<Faults, std::string> faults_from_json(const Json& json) {
   if (!json.is_object()) return tl::make_unexpected("faults must be a JSON object");
   Faults f;
   for (const auto& [key, value] : json.items()) {
-    if (key == "refuse" || key == "drop_with_reset") {
+    if (bool* flag = bool_field(f, key)) {
       if (!value.is_boolean()) return tl::make_unexpected(key + " must be a boolean");
-      (key == "refuse" ? f.refuse : f.drop_with_reset) = value.get<bool>();
+      *flag = value.get<bool>();
     } else if (key == "error_rate") {
       if (!value.is_number()) return tl::make_unexpected("error_rate must be a number");
       f.error_rate = value.get<double>();
@@ -127,10 +140,10 @@ tl::expected<void, std::string> apply_fault_settings(std::string_view settings, 
         eq == std::string_view::npos ? std::string_view() : trim(item.substr(eq + 1));
     const std::string bad = "bad fault setting '" + std::string(item) + "'";
 
-    if (key == "refuse" || key == "drop_with_reset" || key == "reset") {
+    if (bool* flag = bool_field(f, key == "reset" ? "drop_with_reset" : key)) {
       auto b = parse_bool(value);
       if (!b) return tl::make_unexpected(bad);
-      (key == "refuse" ? f.refuse : f.drop_with_reset) = *b;
+      *flag = *b;
     } else if (key == "error_rate") {
       auto v = parse_number<double>(value);
       if (!v) return tl::make_unexpected(bad);

@@ -36,6 +36,11 @@ struct Faults {
   // How the stream is cut: false = FIN after the data already sent (like a crashed process),
   // true = RST (SO_LINGER 0), which may also discard data the peer has not read yet.
   bool drop_with_reset = false;
+  // KV event stream faults (kv_publisher.h). kv_skip_seq and kv_garbage are one-shot: they apply
+  // to the next published batch and then clear themselves; kv_silent holds until cleared.
+  bool kv_skip_seq = false;
+  bool kv_garbage = false;
+  bool kv_silent = false;
 
   bool operator==(const Faults&) const = default;
 };

@@ -2,6 +2,9 @@
 //
 // Prints one JSON line on stdout once every port is bound, so a test harness can read the ports:
 //   {"engines":[{"index":0,"port":P0,"url":"http://127.0.0.1:P0"},...],"control_port":C}
+// With --kv-port, each engine entry also carries "kv_port" (its ZeroMQ PUB socket) and, with
+// --kv-replay, "kv_replay_port" (its ROUTER replay socket). Engine i publishes on KV_PORT+i and
+// replays on KV_PORT+N+i (N engines); --kv-port 0 makes both ephemeral.
 // Everything else goes to stderr. SIGINT/SIGTERM exit 0.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -18,6 +21,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include <zmq.hpp>
 
 #include "sim/control_server.h"
 #include "sim/engine_server.h"
@@ -37,6 +41,10 @@ struct Options {
   double time_scale = 1.0;
   double ttft_ms = 20;
   double token_ms = 5;
+  rolter::sim::EngineModelParams model;
+  std::optional<uint16_t> kv_port;
+  std::string kv_format = "array";
+  bool kv_replay = false;
   size_t max_tokens_default = 16;
   size_t max_tokens_cap = 4096;
   size_t embedding_dims = 16;
@@ -63,6 +71,11 @@ int run(const Options& opt) {
     e.max_tokens_cap = opt.max_tokens_cap;
     e.embedding_dims = opt.embedding_dims;
     e.latency = {.ttft_ms = opt.ttft_ms, .token_ms = opt.token_ms, .time_scale = opt.time_scale};
+    // --ttft-ms and --token-ms are the constant parts of prefill and decode.
+    e.model = opt.model;
+    e.model.prefill_ms_base = opt.ttft_ms;
+    e.model.decode_ms_base = opt.token_ms;
+    e.model.time_scale = opt.time_scale;
   }
   // Flags apply in order, so "--fault error_rate=0.1 --fault engine=2,error_rate=1" works.
   for (const std::string& flag : opt.faults) {
@@ -100,13 +113,41 @@ int run(const Options& opt) {
     return 1;
   }
 
+  zmq::context_t zmq_context;
+  std::vector<std::unique_ptr<rolter::sim::KvEventPublisher>> publishers;
+  if (opt.kv_port) {
+    for (size_t i = 0; i < opt.engines; ++i) {
+      rolter::sim::KvPublisherOptions kv;
+      kv.host = opt.host;
+      kv.port = *opt.kv_port == 0 ? 0 : static_cast<uint16_t>(*opt.kv_port + i);
+      kv.replay = opt.kv_replay;
+      kv.replay_port =
+          *opt.kv_port == 0 ? 0 : static_cast<uint16_t>(*opt.kv_port + opt.engines + i);
+      kv.format =
+          opt.kv_format == "map" ? rolter::sim::KvFormat::kMap : rolter::sim::KvFormat::kArray;
+      auto publisher = rolter::sim::KvEventPublisher::create(zmq_context, kv);
+      if (!publisher) {
+        std::cerr << "rolter-sim: " << publisher.error() << "\n";
+        return 1;
+      }
+      engines[i]->attach_kv_publisher(publisher->get());
+      publishers.push_back(std::move(*publisher));
+    }
+  }
+
   nlohmann::ordered_json ready = {{"engines", nlohmann::ordered_json::array()}};
-  for (auto& e : engines) {
+  for (size_t i = 0; i < engines.size(); ++i) {
+    auto& e = engines[i];
     e->start();
-    ready["engines"].push_back(
-        {{"index", e->index()},
-         {"port", e->port()},
-         {"url", "http://" + url_host(opt.host) + ":" + std::to_string(e->port())}});
+    nlohmann::ordered_json entry = {
+        {"index", e->index()},
+        {"port", e->port()},
+        {"url", "http://" + url_host(opt.host) + ":" + std::to_string(e->port())}};
+    if (!publishers.empty()) {
+      entry["kv_port"] = publishers[i]->port();
+      if (opt.kv_replay) entry["kv_replay_port"] = publishers[i]->replay_port();
+    }
+    ready["engines"].push_back(std::move(entry));
   }
   if (control) {
     control->start();
@@ -139,6 +180,10 @@ int run(const Options& opt) {
   for (unsigned i = 1; i < opt.threads; ++i) workers.emplace_back([&ioc] { ioc.run(); });
   ioc.run();
   for (auto& w : workers) w.join();
+  // The servers hold pointers to the publishers: stop them first.
+  engines.clear();
+  control.reset();
+  publishers.clear();
   return 0;
 }
 
@@ -166,6 +211,29 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--token-ms", opt.token_ms, "Interval between output tokens, milliseconds")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--kv-blocks", opt.model.kv_blocks, "KV cache blocks per engine")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 32));
+  app.add_option("--block-size", opt.model.block_size, "Tokens per KV block")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--max-batch", opt.model.max_batch, "Concurrent running sequences per engine")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--prefill-ms-per-token", opt.model.prefill_ms_per_token,
+                 "Prefill cost per uncached prompt token, milliseconds (added to --ttft-ms)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--decode-ms-per-seq", opt.model.decode_ms_per_seq,
+                 "Added to the per-token interval (--token-ms) per running sequence, ms")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-loras", opt.model.max_loras, "LoRA adapters resident per engine (LRU)");
+  app.add_option("--lora-load-ms", opt.model.lora_load_ms,
+                 "Cost of loading an adapter that is not resident, milliseconds. A request "
+                 "whose model is not a served --model name addresses the adapter of that name")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--kv-port", opt.kv_port,
+                 "Publish KV events over ZeroMQ: engine i on KV_PORT+i (replay on "
+                 "KV_PORT+N+i); 0 = ephemeral; off when not given");
+  app.add_option("--kv-format", opt.kv_format, "KV event encoding: array or map")
+      ->check(CLI::IsMember({"array", "map"}));
+  app.add_flag("--kv-replay", opt.kv_replay, "Serve a ZeroMQ ROUTER replay socket per engine");
   app.add_option("--max-tokens-default", opt.max_tokens_default,
                  "Output tokens when a request sets no max_tokens");
   app.add_option("--max-tokens-cap", opt.max_tokens_cap, "Upper bound on output tokens");
