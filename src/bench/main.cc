@@ -91,10 +91,14 @@ std::vector<std::string> sim_model_args(const ReplayArgs& a) {
     o << v;
     return o.str();
   };
-  return {"--kv-blocks",       std::to_string(a.inproc.kv_tokens_per_engine / a.inproc.block_size),
-          "--block-size",      std::to_string(a.inproc.block_size),
-          "--max-batch",       std::to_string(m.max_batch),
-          "--time-scale",      num(m.time_scale)};
+  return {"--kv-blocks",         std::to_string(a.inproc.kv_tokens_per_engine / a.inproc.block_size),
+          "--block-size",        std::to_string(a.inproc.block_size),
+          "--max-batch",         std::to_string(m.max_batch),
+          "--prefill-ms-base",   num(m.prefill_ms_base),
+          "--prefill-ms-per-token", num(m.prefill_ms_per_token),
+          "--decode-ms-base",    num(m.decode_ms_base),
+          "--decode-ms-per-seq", num(m.decode_ms_per_seq),
+          "--time-scale",        num(m.time_scale)};
 }
 
 int run_replay(const ReplayArgs& a, const std::string& command) {
@@ -210,9 +214,7 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
   if (!a.markdown_path.empty()) ok &= write_file(a.markdown_path, md);
   if (!a.json_path.empty()) ok &= write_file(a.json_path, rb::render_json(report));
   if (!a.svg_path.empty()) ok &= write_file(a.svg_path, rb::render_svg(report));
-  uint64_t errors = 0;
-  for (const auto& r : report.results) errors += r.errors;
-  return !ok ? 1 : 0;
+  return ok ? 0 : 1;
 }
 
 }  // namespace
