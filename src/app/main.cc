@@ -18,6 +18,7 @@
 #include "balance/balancer_factory.h"
 #include "config/loader.h"
 #include "config/url.h"
+#include "health/health_checker.h"
 #include "server/server.h"
 
 namespace rolter {
@@ -67,6 +68,8 @@ int run_serve(const std::string& path, const std::string& listen_override,
     return 1;
   }
   server.start();
+  HealthChecker health(store);
+  health.start();
   const std::string shown_host =
       address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
   spdlog::info("rolter listening on http://{}:{} ({} routes, config version {})", shown_host,
@@ -117,6 +120,7 @@ int run_serve(const std::string& path, const std::string& listen_override,
     const auto left = server.drain(
         std::chrono::milliseconds(store.current()->config().server.drain_timeout_ms));
     if (left > 0) spdlog::warn("drain timeout: {} request(s) cut", left);
+    health.stop();
     server.stop();
     spdlog::info("stopped");
   });

@@ -109,6 +109,12 @@ class Snapshot {
   // "provider/model". nullopt when nothing matches.
   std::optional<ResolvedRoute> resolve(std::string_view model) const;
 
+  // The pool that pins `provider` (all its instances), or null.
+  const RoutePool* provider_pool(std::string_view provider) const {
+    auto it = pins_.find(std::string(provider));
+    return it == pins_.end() ? nullptr : it->second;
+  }
+
   // The route names and group addresses, for /v1/models, in config order.
   const std::vector<std::string>& model_ids() const { return model_ids_; }
 
