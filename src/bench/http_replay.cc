@@ -59,7 +59,7 @@ tl::expected<Endpoint, std::string> parse_url(const std::string& url) {
 
 // One GET or POST with a whole-body answer, on a fresh connection; for control and metrics.
 Task<tl::expected<std::string, std::string>> simple_request(Endpoint ep, http::verb verb,
-                                                          std::string path) {
+                                                            std::string path) {
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
   auto [rerr, results] = co_await resolver.async_resolve(ep.host, ep.port, kNoThrow);
@@ -105,7 +105,9 @@ class HttpReplay {
  public:
   HttpReplay(std::span<const TraceRequest> trace, const HttpTarget& target, const HttpOptions& o,
              const std::string& label)
-      : trace_(trace), target_(target), options_(o),
+      : trace_(trace),
+        target_(target),
+        options_(o),
         progress_(label, trace.size(), o.progress, std::chrono::seconds(3)) {}
 
   tl::expected<RunSamples, std::string> run() {
@@ -128,8 +130,7 @@ class HttpReplay {
 
     samples_.requests = trace_.size();
     samples_.wall_s = std::chrono::duration<double>(SteadyClock::now() - wall_start).count();
-    samples_.duration_s =
-        std::chrono::duration<double>(last_completion_ - start_).count();
+    samples_.duration_s = std::chrono::duration<double>(last_completion_ - start_).count();
     auto after = scrape_prefix_counters();
     if (before && after) {
       samples_.hit_tokens = static_cast<uint64_t>(after->first - before->first);
@@ -148,20 +149,32 @@ class HttpReplay {
   std::optional<std::pair<double, double>> scrape_prefix_counters() {
     if (target_.engine_urls.empty()) return std::nullopt;
     std::optional<std::pair<double, double>> total = std::make_pair(0.0, 0.0);
-    asio::co_spawn(io_, [&]() -> Task<> {
-      for (const auto& url : target_.engine_urls) {
-        auto ep = parse_url(url);
-        if (!ep) { total.reset(); co_return; }
-        const std::string path = "/metrics";
-        auto text = co_await simple_request(*ep, http::verb::get, path);
-        if (!text) { total.reset(); co_return; }
-        auto hits = metric_sum(*text, "vllm:prefix_cache_hits_total");
-        auto queries = metric_sum(*text, "vllm:prefix_cache_queries_total");
-        if (!hits || !queries) { total.reset(); co_return; }
-        total->first += *hits;
-        total->second += *queries;
-      }
-    }, asio::detached);
+    asio::co_spawn(
+        io_,
+        [&]() -> Task<> {
+          for (const auto& url : target_.engine_urls) {
+            auto ep = parse_url(url);
+            if (!ep) {
+              total.reset();
+              co_return;
+            }
+            const std::string path = "/metrics";
+            auto text = co_await simple_request(*ep, http::verb::get, path);
+            if (!text) {
+              total.reset();
+              co_return;
+            }
+            auto hits = metric_sum(*text, "vllm:prefix_cache_hits_total");
+            auto queries = metric_sum(*text, "vllm:prefix_cache_queries_total");
+            if (!hits || !queries) {
+              total.reset();
+              co_return;
+            }
+            total->first += *hits;
+            total->second += *queries;
+          }
+        },
+        asio::detached);
     io_.run();
     io_.restart();
     return total;
@@ -254,8 +267,8 @@ class HttpReplay {
       if (!stream) {
         stream = std::make_unique<beast::tcp_stream>(ex);
         tcp::resolver resolver(ex);
-        auto [rerr, results] = co_await resolver.async_resolve(gateway_.host, gateway_.port,
-                                                               kNoThrow);
+        auto [rerr, results] =
+            co_await resolver.async_resolve(gateway_.host, gateway_.port, kNoThrow);
         if (rerr) {
           release(nullptr, false);
           outcome = {};
@@ -343,8 +356,10 @@ class HttpReplay {
             !j["choices"].empty()) {
           const auto& c = j["choices"][0];
           if (c.contains("delta") && c["delta"].contains("content") &&
-              c["delta"]["content"].is_string() && !c["delta"]["content"].get_ref<const std::string&>().empty()) {
-            out.ttft_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - sent).count();
+              c["delta"]["content"].is_string() &&
+              !c["delta"]["content"].get_ref<const std::string&>().empty()) {
+            out.ttft_ms =
+                std::chrono::duration<double, std::milli>(SteadyClock::now() - sent).count();
           }
         }
         if (maybe_usage && j.contains("usage") && j["usage"].is_object()) {
@@ -422,10 +437,13 @@ tl::expected<std::string, std::string> http_post_empty(const std::string& url) {
   asio::io_context io;
   tl::expected<std::string, std::string> result = tl::unexpected(std::string("not run"));
   const std::string path = ep->path.empty() ? "/" : ep->path;
-  asio::co_spawn(io, [&]() -> Task<> {
-    auto r = co_await simple_request(*ep, http::verb::post, path);
-    result = std::move(r);
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> Task<> {
+        auto r = co_await simple_request(*ep, http::verb::post, path);
+        result = std::move(r);
+      },
+      asio::detached);
   io.run();
   return result;
 }

@@ -11,10 +11,9 @@
 // Thread-safety: a call owns its io_context; it blocks until every request has ended.
 #pragma once
 
-#include <tl/expected.hpp>
-
 #include <span>
 #include <string>
+#include <tl/expected.hpp>
 #include <vector>
 
 #include "bench/replay_result.h"

@@ -42,8 +42,8 @@ class Replay {
     params.token_events = false;
     for (size_t i = 0; i < o.engines; ++i) {
       engines_.push_back(std::make_unique<sim::EngineModel>(params));
-      candidates_.push_back({"engine-" + std::to_string(i) + "/sim@inproc://" + std::to_string(i),
-                             1.0});
+      candidates_.push_back(
+          {"engine-" + std::to_string(i) + "/sim@inproc://" + std::to_string(i), 1.0});
       pointers_.push_back(&counters_[i]);
     }
   }
@@ -106,9 +106,9 @@ class Replay {
   }
 
   void apply_events() {
-    std::stable_sort(events_.begin(), events_.end(), [](const EngineEvent& a, const EngineEvent& b) {
-      return a.event.at_ms < b.event.at_ms;
-    });
+    std::stable_sort(
+        events_.begin(), events_.end(),
+        [](const EngineEvent& a, const EngineEvent& b) { return a.event.at_ms < b.event.at_ms; });
     for (const EngineEvent& ee : events_) {
       const sim::ModelEvent& ev = ee.event;
       sample_until(ev.at_ms);
@@ -165,8 +165,8 @@ class Replay {
     }
     balancer_->observe(*pick, ctx);
     requests_[i] = InFlight{.arrival_ms = at_ms,
-                           .output_tokens = req.output_length,
-                           .engine = static_cast<uint32_t>(*pick)};
+                            .output_tokens = req.output_length,
+                            .engine = static_cast<uint32_t>(*pick)};
     counters_[*pick].fetch_add(1, std::memory_order_relaxed);
     sim::ModelRequest mr;
     mr.id = i;

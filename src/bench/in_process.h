@@ -13,12 +13,11 @@
 // Thread-safety: a call owns everything it touches; concurrent calls are independent.
 #pragma once
 
-#include <tl/expected.hpp>
-
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tl/expected.hpp>
 
 #include "bench/replay_result.h"
 #include "bench/trace.h"
@@ -33,9 +32,9 @@ struct InProcessOptions {
   size_t kv_tokens_per_engine = 1'000'000;
   size_t block_size = 16;
   sim::EngineModelParams model;
-  double speedup = 1.0;     // arrival times are divided by this
-  uint64_t seed = 1;        // the balancer's SeededRandom
-  double sample_ms = 100;   // virtual-time interval between load-imbalance samples
+  double speedup = 1.0;    // arrival times are divided by this
+  uint64_t seed = 1;       // the balancer's SeededRandom
+  double sample_ms = 100;  // virtual-time interval between load-imbalance samples
   bool progress = true;
 };
 

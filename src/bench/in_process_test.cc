@@ -17,8 +17,12 @@ InProcessOptions small_fleet() {
 }
 
 std::vector<TraceRequest> small_trace() {
-  return generate_synthetic({.sessions = 40, .turns = 4, .system_prompts = 2,
-                             .output_tokens = 32, .session_rate = 20, .think_time_ms = 500,
+  return generate_synthetic({.sessions = 40,
+                             .turns = 4,
+                             .system_prompts = 2,
+                             .output_tokens = 32,
+                             .session_rate = 20,
+                             .think_time_ms = 500,
                              .seed = 3});
 }
 

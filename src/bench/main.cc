@@ -91,14 +91,22 @@ std::vector<std::string> sim_model_args(const ReplayArgs& a) {
     o << v;
     return o.str();
   };
-  return {"--kv-blocks",         std::to_string(a.inproc.kv_tokens_per_engine / a.inproc.block_size),
-          "--block-size",        std::to_string(a.inproc.block_size),
-          "--max-batch",         std::to_string(m.max_batch),
-          "--prefill-ms-base",   num(m.prefill_ms_base),
-          "--prefill-ms-per-token", num(m.prefill_ms_per_token),
-          "--decode-ms-base",    num(m.decode_ms_base),
-          "--decode-ms-per-seq", num(m.decode_ms_per_seq),
-          "--time-scale",        num(m.time_scale)};
+  return {"--kv-blocks",
+          std::to_string(a.inproc.kv_tokens_per_engine / a.inproc.block_size),
+          "--block-size",
+          std::to_string(a.inproc.block_size),
+          "--max-batch",
+          std::to_string(m.max_batch),
+          "--prefill-ms-base",
+          num(m.prefill_ms_base),
+          "--prefill-ms-per-token",
+          num(m.prefill_ms_per_token),
+          "--decode-ms-base",
+          num(m.decode_ms_base),
+          "--decode-ms-per-seq",
+          num(m.decode_ms_per_seq),
+          "--time-scale",
+          num(m.time_scale)};
 }
 
 int run_replay(const ReplayArgs& a, const std::string& command) {
@@ -128,7 +136,8 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
   report.requests = trace.size();
 
   std::vector<std::string> strategies = split_list(a.strategies);
-  if (strategies.empty()) strategies.assign(std::begin(kSimpleStrategies), std::end(kSimpleStrategies));
+  if (strategies.empty())
+    strategies.assign(std::begin(kSimpleStrategies), std::end(kSimpleStrategies));
   for (const auto& s : strategies) {
     if (!rolter::is_known_strategy(s)) {
       std::fprintf(stderr, "rolter-bench: unknown strategy \"%s\"\n", s.c_str());
@@ -140,8 +149,11 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
   report.fleet = std::to_string(a.inproc.engines) + " engines x " +
                  std::to_string(a.inproc.kv_tokens_per_engine) + " KV tokens (" +
                  std::to_string(blocks) + " blocks of " + std::to_string(a.inproc.block_size) +
-                 "), max batch " + std::to_string(a.inproc.model.max_batch) + ", speedup " +
-                 [&] { std::ostringstream o; o << a.speedup; return o.str(); }();
+                 "), max batch " + std::to_string(a.inproc.model.max_batch) + ", speedup " + [&] {
+                   std::ostringstream o;
+                   o << a.speedup;
+                   return o.str();
+                 }();
   report.ideal = rb::ideal_hit_ratio(trace);
   report.pooled_capacity_blocks =
       a.inproc.engines * a.inproc.kv_tokens_per_engine / rb::kTraceBlockTokens;
@@ -184,7 +196,8 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
         if (!a.sim_control.empty()) {
           // Cold caches and zero counters for every strategy.
           auto reset = rb::http_post_empty(a.sim_control + "/reset");
-          if (!reset) std::fprintf(stderr, "rolter-bench: reset failed: %s\n", reset.error().c_str());
+          if (!reset)
+            std::fprintf(stderr, "rolter-bench: reset failed: %s\n", reset.error().c_str());
         }
       }
       rb::HttpOptions o;
@@ -200,7 +213,8 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
     }
     report.results.push_back(rb::summarize(strategy, *samples, report.pooled.ratio()));
     const auto& r = report.results.back();
-    std::fprintf(stderr, "[%s] done: hit ratio %.4f, TTFT p50 %.1f ms p99 %.1f ms, errors %llu, %.1f s\n",
+    std::fprintf(stderr,
+                 "[%s] done: hit ratio %.4f, TTFT p50 %.1f ms p99 %.1f ms, errors %llu, %.1f s\n",
                  strategy.c_str(), r.hit_ratio, r.ttft_p50_ms, r.ttft_p99_ms,
                  static_cast<unsigned long long>(r.errors), r.wall_s);
   }
@@ -243,32 +257,48 @@ int main(int argc, char** argv) {
   for (auto s : rolter::known_strategies()) known += (known.empty() ? "" : ", ") + std::string(s);
   replay->add_option("--strategies", a.strategies,
                      "Comma-separated strategies, one replay each (default: round_robin,random,"
-                     "consistent_hash,power_of_two,weighted). Known: " + known);
-  replay->add_option("--seed", a.seed, "Seed for the balancer's randomness, the synthetic "
-                                       "generator and the sim");
+                     "consistent_hash,power_of_two,weighted). Known: " +
+                         known);
+  replay->add_option("--seed", a.seed,
+                     "Seed for the balancer's randomness, the synthetic "
+                     "generator and the sim");
 
   auto* fleet = replay->add_option_group("fleet", "The simulated fleet");
   fleet->add_option("--engines", a.inproc.engines, "Number of engines")
-      ->check(CLI::Range(1, 4096))->capture_default_str();
-  fleet->add_option("--kv-tokens-per-engine", a.inproc.kv_tokens_per_engine,
-                    "KV cache capacity of each engine, in tokens")->capture_default_str();
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  fleet
+      ->add_option("--kv-tokens-per-engine", a.inproc.kv_tokens_per_engine,
+                   "KV cache capacity of each engine, in tokens")
+      ->capture_default_str();
   fleet->add_option("--block-size", a.inproc.block_size, "Engine KV block size, tokens")
-      ->check(CLI::Range(1, 4096))->capture_default_str();
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   fleet->add_option("--max-batch", a.inproc.model.max_batch, "Concurrent sequences per engine")
       ->capture_default_str();
-  fleet->add_option("--prefill-ms-base", a.inproc.model.prefill_ms_base,
-                    "Fixed cost of a prefill, ms (in-process)")->capture_default_str();
-  fleet->add_option("--prefill-ms-per-token", a.inproc.model.prefill_ms_per_token,
-                    "Prefill cost per uncached prompt token, ms (in-process)")->capture_default_str();
-  fleet->add_option("--decode-ms-base", a.inproc.model.decode_ms_base,
-                    "Decode interval with an empty batch, ms (in-process)")->capture_default_str();
-  fleet->add_option("--decode-ms-per-seq", a.inproc.model.decode_ms_per_seq,
-                    "Decode interval added per running sequence, ms (in-process)")
+  fleet
+      ->add_option("--prefill-ms-base", a.inproc.model.prefill_ms_base,
+                   "Fixed cost of a prefill, ms (in-process)")
       ->capture_default_str();
-  fleet->add_option("--time-scale", a.inproc.model.time_scale,
-                    "Multiplies every engine delay (0 = instant)")->capture_default_str();
-  replay->add_option("--sample-ms", a.inproc.sample_ms,
-                     "Virtual ms between load-imbalance samples (in-process)")
+  fleet
+      ->add_option("--prefill-ms-per-token", a.inproc.model.prefill_ms_per_token,
+                   "Prefill cost per uncached prompt token, ms (in-process)")
+      ->capture_default_str();
+  fleet
+      ->add_option("--decode-ms-base", a.inproc.model.decode_ms_base,
+                   "Decode interval with an empty batch, ms (in-process)")
+      ->capture_default_str();
+  fleet
+      ->add_option("--decode-ms-per-seq", a.inproc.model.decode_ms_per_seq,
+                   "Decode interval added per running sequence, ms (in-process)")
+      ->capture_default_str();
+  fleet
+      ->add_option("--time-scale", a.inproc.model.time_scale,
+                   "Multiplies every engine delay (0 = instant)")
+      ->capture_default_str();
+  replay
+      ->add_option("--sample-ms", a.inproc.sample_ms,
+                   "Virtual ms between load-imbalance samples (in-process)")
       ->capture_default_str();
 
   auto* syn = replay->add_option_group("synthetic", "The --synthetic generator");
@@ -277,7 +307,8 @@ int main(int argc, char** argv) {
   syn->add_option("--system-prompts", a.synth.system_prompts, "Distinct shared system prompts")
       ->capture_default_str();
   syn->add_option("--system-prompt-blocks", a.synth.system_prompt_blocks,
-                  "512-token blocks per system prompt")->capture_default_str();
+                  "512-token blocks per system prompt")
+      ->capture_default_str();
   syn->add_option("--user-blocks", a.synth.user_blocks, "512-token blocks per user message")
       ->capture_default_str();
   syn->add_option("--output-tokens", a.synth.output_tokens, "Answer length, tokens")
@@ -300,7 +331,8 @@ int main(int argc, char** argv) {
   http->add_option("--bin-dir", a.bin_dir,
                    "Where rolter and rolter-sim are (default: rolter-bench's own directory)");
   http->add_option("--model-prefix", a.model_prefix,
-                   "Route name = prefix + strategy (the gateway's routes)")->capture_default_str();
+                   "Route name = prefix + strategy (the gateway's routes)")
+      ->capture_default_str();
   http->add_option("--sim-arg", a.sim_args, "Extra argument for a spawned rolter-sim (repeatable)")
       ->allow_extra_args(false);
   http->add_option("--request-timeout-s", a.request_timeout_s, "Per-request timeout")
@@ -310,15 +342,17 @@ int main(int argc, char** argv) {
 
   replay->add_option("--json", a.json_path, "Write the report as JSON");
   replay->add_option("--markdown", a.markdown_path, "Write the Markdown table (also on stdout)");
-  replay->add_option("--svg", a.svg_path, "Write an SVG chart: hit ratio and TTFT p99 per strategy");
+  replay->add_option("--svg", a.svg_path,
+                     "Write an SVG chart: hit ratio and TTFT p99 per strategy");
   replay->add_flag("--quiet", a.quiet, "No progress on stderr");
 
   CLI11_PARSE(app, argc, argv);
   if (a.synthetic) a.synth.seed = a.seed;
   if (replay->parsed()) {
     if (!a.in_process && !a.spawn && a.gateway.empty()) {
-      std::fprintf(stderr, "rolter-bench: HTTP mode needs --gateway URL or --spawn "
-                           "(or use --in-process)\n");
+      std::fprintf(stderr,
+                   "rolter-bench: HTTP mode needs --gateway URL or --spawn "
+                   "(or use --in-process)\n");
       return 2;
     }
     return run_replay(a, command);

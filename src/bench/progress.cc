@@ -33,8 +33,8 @@ void Progress::print(uint64_t done) {
   const double eta = rate > 0 && total_ > done ? (total_ - done) / rate : 0;
   std::fprintf(stderr, "[%s] %llu/%llu requests (%.1f%%), %.0f req/s, elapsed %.1fs, ETA %.0fs\n",
                label_.c_str(), static_cast<unsigned long long>(done),
-               static_cast<unsigned long long>(total_),
-               total_ ? 100.0 * done / total_ : 100.0, rate, elapsed, eta);
+               static_cast<unsigned long long>(total_), total_ ? 100.0 * done / total_ : 100.0,
+               rate, elapsed, eta);
 }
 
 }  // namespace rolter::bench

@@ -83,18 +83,18 @@ inline StrategyResult summarize(std::string strategy, RunSamples& s, double pool
 }
 
 struct ReplayReport {
-  std::string mode;        // "in-process" or "http"
-  std::string trace;       // file name or "synthetic(...)"
-  uint64_t requests = 0;   // requests in the replayed trace
-  std::string fleet;       // e.g. "8 engines x 1000000 KV tokens (62500 blocks of 16)"
-  std::string machine;     // cores and CPU model
+  std::string mode;       // "in-process" or "http"
+  std::string trace;      // file name or "synthetic(...)"
+  uint64_t requests = 0;  // requests in the replayed trace
+  std::string fleet;      // e.g. "8 engines x 1000000 KV tokens (62500 blocks of 16)"
+  std::string machine;    // cores and CPU model
   std::string commit;
   std::string command;
   HitCount ideal;
   HitCount pooled;
   uint64_t pooled_capacity_blocks = 0;
   std::vector<StrategyResult> results;
-  double wall_s = 0;       // the whole replay, every strategy
+  double wall_s = 0;  // the whole replay, every strategy
 };
 
 }  // namespace rolter::bench

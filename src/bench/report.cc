@@ -8,7 +8,6 @@
 #include <sstream>
 #include <thread>
 
-
 namespace rolter::bench {
 namespace {
 
@@ -25,11 +24,20 @@ std::string xml(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -68,9 +76,11 @@ std::string command_line(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string_view a = argv[i];
     if (i) out += ' ';
-    const bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@+") ==
-        std::string_view::npos;
+    const bool plain =
+        !a.empty() &&
+        a.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@+") ==
+            std::string_view::npos;
     if (plain) {
       out += a;
     } else {
@@ -129,13 +139,11 @@ std::string render_markdown(const ReplayReport& r) {
        "| req/s | out tok/s | imbalance mean | imbalance peak | errors | wall s |\n";
   o << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const StrategyResult& s : r.results) {
-    o << "| " << s.strategy << " | " << percent(s.hit_ratio) << " | "
-      << percent(s.of_pooled_bound) << " | " << fixed(s.ttft_p50_ms, 1) << " | "
-      << fixed(s.ttft_p99_ms, 1) << " | " << fixed(s.e2e_p50_ms, 1) << " | "
-      << fixed(s.e2e_p99_ms, 1) << " | " << fixed(s.req_per_s, 2) << " | "
-      << fixed(s.output_tok_per_s, 0) << " | " << fixed(s.imbalance_mean, 2) << " | "
-      << fixed(s.imbalance_peak, 2) << " | " << s.errors << " | " << fixed(s.wall_s, 1)
-      << " |\n";
+    o << "| " << s.strategy << " | " << percent(s.hit_ratio) << " | " << percent(s.of_pooled_bound)
+      << " | " << fixed(s.ttft_p50_ms, 1) << " | " << fixed(s.ttft_p99_ms, 1) << " | "
+      << fixed(s.e2e_p50_ms, 1) << " | " << fixed(s.e2e_p99_ms, 1) << " | " << fixed(s.req_per_s, 2)
+      << " | " << fixed(s.output_tok_per_s, 0) << " | " << fixed(s.imbalance_mean, 2) << " | "
+      << fixed(s.imbalance_peak, 2) << " | " << s.errors << " | " << fixed(s.wall_s, 1) << " |\n";
   }
   o << "\nMachine: " << r.machine << "  \nCommit: " << r.commit << "  \nCommand: `" << r.command
     << "`  \nTotal wall time: " << fixed(r.wall_s, 1) << " s\n";
@@ -168,27 +176,27 @@ std::string render_svg(const ReplayReport& r) {
       const double v = value(s);
       const double h = max_value > 0 ? v / max_value * (kPanelH - 20) : 0;
       const double x = x0 + i * slot + slot * 0.15;
-      o << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(kTop + kPanelH - h, 1)
-        << "\" width=\"" << fixed(slot * 0.7, 1) << "\" height=\"" << fixed(h, 1) << "\" fill=\""
-        << color << "\"/>\n";
+      o << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(kTop + kPanelH - h, 1) << "\" width=\""
+        << fixed(slot * 0.7, 1) << "\" height=\"" << fixed(h, 1) << "\" fill=\"" << color
+        << "\"/>\n";
       o << "<text x=\"" << fixed(x + slot * 0.35, 1) << "\" y=\""
         << fixed(kTop + kPanelH - h - 4, 1) << "\" text-anchor=\"middle\">" << xml(label(s))
         << "</text>\n";
-      o << "<text transform=\"translate(" << fixed(x + slot * 0.35, 1) << ","
-        << kTop + kPanelH + 14 << ") rotate(30)\">" << xml(s.strategy) << "</text>\n";
+      o << "<text transform=\"translate(" << fixed(x + slot * 0.35, 1) << "," << kTop + kPanelH + 14
+        << ") rotate(30)\">" << xml(s.strategy) << "</text>\n";
     }
   };
 
   // Hit-ratio panel: 0..100% with reference lines.
   const int x_hit = kMargin;
-  panel(x_hit, "prefix-cache hit ratio (tokens)", 1.0,
-        [](const StrategyResult& s) { return s.hit_ratio; },
-        [](const StrategyResult& s) { return percent(s.hit_ratio); }, "#4477aa");
+  panel(
+      x_hit, "prefix-cache hit ratio (tokens)", 1.0,
+      [](const StrategyResult& s) { return s.hit_ratio; },
+      [](const StrategyResult& s) { return percent(s.hit_ratio); }, "#4477aa");
   auto ref_line = [&](double ratio, const char* color, const std::string& text) {
     const double y = kTop + kPanelH - ratio * (kPanelH - 20);
     o << "<line x1=\"" << x_hit << "\" y1=\"" << fixed(y, 1) << "\" x2=\"" << x_hit + kPanelW
-      << "\" y2=\"" << fixed(y, 1) << "\" stroke=\"" << color
-      << "\" stroke-dasharray=\"5,3\"/>\n";
+      << "\" y2=\"" << fixed(y, 1) << "\" stroke=\"" << color << "\" stroke-dasharray=\"5,3\"/>\n";
     o << "<text x=\"" << x_hit + kPanelW - 2 << "\" y=\"" << fixed(y - 3, 1)
       << "\" text-anchor=\"end\" fill=\"" << color << "\">" << xml(text) << "</text>\n";
   };
@@ -197,11 +205,12 @@ std::string render_svg(const ReplayReport& r) {
 
   double max_ttft = 0;
   for (const StrategyResult& s : r.results) max_ttft = std::max(max_ttft, s.ttft_p99_ms);
-  panel(x_hit + kPanelW + kMargin, "TTFT p99 (ms)", max_ttft,
-        [](const StrategyResult& s) { return s.ttft_p99_ms; },
-        [](const StrategyResult& s) { return fixed(s.ttft_p99_ms, 0); }, "#ee7733");
-  o << "<text x=\"" << kMargin << "\" y=\"" << height - 10 << "\" fill=\"#555\">"
-    << xml(r.fleet) << "; commit " << xml(r.commit.substr(0, 12)) << "</text>\n";
+  panel(
+      x_hit + kPanelW + kMargin, "TTFT p99 (ms)", max_ttft,
+      [](const StrategyResult& s) { return s.ttft_p99_ms; },
+      [](const StrategyResult& s) { return fixed(s.ttft_p99_ms, 0); }, "#ee7733");
+  o << "<text x=\"" << kMargin << "\" y=\"" << height - 10 << "\" fill=\"#555\">" << xml(r.fleet)
+    << "; commit " << xml(r.commit.substr(0, 12)) << "</text>\n";
   o << "</svg>\n";
   return o.str();
 }

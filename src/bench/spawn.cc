@@ -125,9 +125,9 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
   const std::string sim_path = bin_dir_ + "/rolter-sim";
   const std::string rolter_path = bin_dir_ + "/rolter";
 
-  std::vector<std::string> args = {"--engines", std::to_string(engines), "--port", "0",
-                                   "--control-port", "0", "--exit-on-stdin-close",
-                                   "--log-level", "warn"};
+  std::vector<std::string> args = {
+      "--engines", std::to_string(engines), "--port",      "0",   "--control-port",
+      "0",         "--exit-on-stdin-close", "--log-level", "warn"};
   for (const auto& a : supported_args(sim_path, sim_args)) args.push_back(a);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return tl::unexpected(std::string("pipe failed"));
@@ -147,8 +147,7 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
         return tl::unexpected("bad ready line from rolter-sim: " + out.substr(0, nl));
       }
       for (const auto& e : ready["engines"]) fleet.engine_urls.push_back(e.value("url", ""));
-      fleet.control_url =
-          "http://127.0.0.1:" + std::to_string(ready.value("control_port", 0));
+      fleet.control_url = "http://127.0.0.1:" + std::to_string(ready.value("control_port", 0));
       break;
     }
     if (exited(sim_pid_)) {

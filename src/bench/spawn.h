@@ -11,9 +11,8 @@
 
 #include <sys/types.h>
 
-#include <tl/expected.hpp>
-
 #include <string>
+#include <tl/expected.hpp>
 #include <vector>
 
 namespace rolter::bench {

@@ -8,13 +8,12 @@
 // Thread-safety: pure functions; the records are plain values.
 #pragma once
 
-#include <tl/expected.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <istream>
 #include <string>
 #include <string_view>
+#include <tl/expected.hpp>
 #include <vector>
 
 namespace rolter::bench {
