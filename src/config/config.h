@@ -20,6 +20,10 @@ struct ServerConfig {
   uint64_t connect_timeout_ms = 2000;
   uint64_t first_byte_timeout_ms = 120000;
   uint64_t drain_timeout_ms = 30000;
+  // A request head must arrive within this from its first byte (slow clients, slow-loris).
+  uint64_t header_timeout_ms = 10000;
+  // A keep-alive connection with no request for this long is closed.
+  uint64_t idle_timeout_ms = 75000;
 };
 
 struct StoreConfig {

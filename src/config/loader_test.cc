@@ -206,6 +206,8 @@ TEST(LoadConfig, FullConfigParsesEveryField) {
   EXPECT_EQ(c.server.connect_timeout_ms, 200u);
   EXPECT_EQ(c.server.first_byte_timeout_ms, 900u);
   EXPECT_EQ(c.server.drain_timeout_ms, 0u);
+  EXPECT_EQ(c.server.header_timeout_ms, 10000u) << "default";
+  EXPECT_EQ(c.server.idle_timeout_ms, 75000u) << "default";
   EXPECT_EQ(c.store.url, "postgres://rolter@db/rolter");
 
   ASSERT_EQ(c.providers.size(), 3u);

@@ -19,6 +19,8 @@ void read_server(TableReader& in, ServerConfig& out) {
   in.read("connect_timeout_ms", out.connect_timeout_ms, kAtLeastOne);
   in.read("first_byte_timeout_ms", out.first_byte_timeout_ms, kAtLeastOne);
   in.read("drain_timeout_ms", out.drain_timeout_ms);  // 0 = exit without waiting
+  in.read("header_timeout_ms", out.header_timeout_ms, kAtLeastOne);
+  in.read("idle_timeout_ms", out.idle_timeout_ms, kAtLeastOne);
   in.finish();
 }
 

@@ -20,8 +20,6 @@ namespace {
 
 // Bounds a request head; 64 KiB holds any sane set of headers and rejects header floods early.
 constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
-// A keep-alive connection with no request for this long is closed.
-constexpr auto kIdleTimeout = std::chrono::seconds(75);
 // The request body must arrive within this.
 constexpr auto kBodyTimeout = std::chrono::seconds(60);
 
@@ -73,10 +71,19 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream) {
     if (!snapshot) break;
     parser.body_limit(snapshot->config().server.max_body_bytes);
 
+    const auto& limits = snapshot->config().server;
     error_code ec;
-    {
+    if (buffer.size() == 0) {
+      // Idle between requests: wait for the first byte of the next one.
       IdleMark idle(worker, stream);
-      stream.expires_after(kIdleTimeout);
+      stream.expires_after(std::chrono::milliseconds(limits.idle_timeout_ms));
+      auto [first_ec, first_bytes] = co_await stream.async_read_some(buffer.prepare(4096), kNoThrow);
+      buffer.commit(first_bytes);
+      ec = first_ec;
+    }
+    if (!ec) {
+      // The whole head must follow within header_timeout_ms: a slow-loris client is cut here.
+      stream.expires_after(std::chrono::milliseconds(limits.header_timeout_ms));
       auto [header_ec, n] = co_await http::async_read_header(stream, buffer, parser, kNoThrow);
       ec = header_ec;
     }
