@@ -92,7 +92,15 @@ TEST(EngineTest, GeneratesDeterministicTextAndEchoesTheModel) {
   EXPECT_EQ(pa.completion.model, "rewritten");
   EXPECT_EQ(pa.completion.tokens.size(), 4u);
   EXPECT_EQ(pa.completion.text(), pb.completion.text());
-  Json response = Json::parse(pa.body);
+  // The model request: the prompt's word ids, the output length, and the adapter the unserved
+  // model name addresses.
+  ASSERT_TRUE(pa.model_request);
+  EXPECT_EQ(pa.model_request->tokens.size(), 3u);
+  EXPECT_EQ(pa.model_request->output_tokens, 4u);
+  EXPECT_EQ(pa.model_request->adapter, "rewritten");
+  // A non-streaming body is rendered once the model reports the cache hit.
+  EXPECT_TRUE(pa.body.empty());
+  Json response = Json::parse(render_response(pa.completion));
   EXPECT_EQ(response["usage"]["prompt_tokens"], 3);
   EXPECT_EQ(response["usage"]["completion_tokens"], 4);
   EXPECT_EQ(response["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
