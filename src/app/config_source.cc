@@ -23,15 +23,19 @@ std::vector<std::string> ConfigSource::reload() {
   auto loaded = load_config_file(path_);
   if (!loaded) {
     for (const auto& error : loaded.error()) problems.push_back(error.to_string());
+    if (metrics_ != nullptr) metrics_->config_reload(false, version_);
     return problems;
   }
   for (const auto& warning : loaded->warnings) spdlog::warn("config: {}", warning.to_string());
-  auto snapshot = build_snapshot(std::move(loaded->config), tracker_, deps_, version_ + 1);
+  auto snapshot =
+      build_snapshot(std::move(loaded->config), tracker_, deps_, version_ + 1, metrics_);
   if (!snapshot) {
     for (const auto& error : snapshot.error()) problems.push_back(path_ + ": " + error);
+    if (metrics_ != nullptr) metrics_->config_reload(false, version_);
     return problems;
   }
   ++version_;
+  if (metrics_ != nullptr) metrics_->config_reload(true, version_);
   store_.publish(std::move(*snapshot));
   return problems;
 }

@@ -22,8 +22,10 @@ namespace rolter {
 
 class ConfigSource {
  public:
-  ConfigSource(std::string path, SnapshotStore& store, LoadTracker& tracker, BalancerDeps deps)
-      : path_(std::move(path)), store_(store), tracker_(tracker), deps_(deps) {}
+  // `metrics` may be null; it must outlive the snapshots.
+  ConfigSource(std::string path, SnapshotStore& store, LoadTracker& tracker, BalancerDeps deps,
+               Metrics* metrics)
+      : path_(std::move(path)), store_(store), tracker_(tracker), deps_(deps), metrics_(metrics) {}
 
   // Loads, validates, builds and publishes. Returns the problems (empty on success); on failure
   // the store keeps its current snapshot.
@@ -47,6 +49,7 @@ class ConfigSource {
   SnapshotStore& store_;
   LoadTracker& tracker_;
   BalancerDeps deps_;
+  Metrics* metrics_;
   uint64_t version_ = 0;
   FileStamp loaded_stamp_;
 };

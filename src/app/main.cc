@@ -47,7 +47,8 @@ int run_serve(const std::string& path, const std::string& listen_override,
               unsigned workers_override) {
   SnapshotStore store;
   LoadTracker tracker;
-  ConfigSource source(path, store, tracker, BalancerDeps{});
+  Metrics metrics;
+  ConfigSource source(path, store, tracker, BalancerDeps{}, &metrics);
   if (auto problems = source.reload(); !problems.empty()) {
     for (const auto& p : problems) spdlog::error("{}", p);
     spdlog::error("{}: not starting: {} error(s)", path, problems.size());
@@ -62,6 +63,8 @@ int run_serve(const std::string& path, const std::string& listen_override,
   }
   const unsigned workers = workers_override > 0 ? workers_override : config.server.workers;
   Server server(store, workers);
+  server.state().metrics = &metrics;
+  server.state().tracker = &tracker;
   auto port = server.listen(address->host, address->port);
   if (!port) {
     spdlog::error("{}", port.error());

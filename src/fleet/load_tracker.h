@@ -43,6 +43,13 @@ class LoadTracker {
   // Number of instances ever seen (ids are < size()).
   size_t size() const;
 
+  // Calls fn(const InstanceState&) for every instance, under the tracker's lock (for scrapes).
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    std::lock_guard lock(mu_);
+    for (const auto& state : states_) fn(state);
+  }
+
  private:
   mutable std::mutex mu_;
   std::deque<InstanceState> states_;  // deque: stable addresses

@@ -101,6 +101,7 @@ struct AttemptReport {
   bool reusable = false;   // the upstream connection may go back to the pool
   bool client_usable = true;
   unsigned status = 0;     // the upstream status, when a response head arrived
+  std::chrono::steady_clock::time_point first_byte;  // for kRelayed: head sent to the client
   std::optional<std::chrono::seconds> retry_after;  // from a 429's Retry-After
 };
 
@@ -218,6 +219,7 @@ Task<AttemptReport> run_one(Stream& upstream, UpstreamConnection& connection,
   http::response_serializer<http::buffer_body> sr{res};
   res.body().data = nullptr;
   res.body().more = !parser.is_done();
+  report.first_byte = std::chrono::steady_clock::now();
   auto [client_header_ec, client_header_bytes] =
       co_await http::async_write_header(client, sr, kNoThrow);
   if (client_header_ec) {
@@ -321,9 +323,13 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   const auto& pool = *request.route.pool;
   const size_t n = pool.candidates.size();
   const Loads loads = pool.loads();
-  const auto deadline =
-      std::chrono::steady_clock::now() + milliseconds(server.upstream_timeout_ms);
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + milliseconds(server.upstream_timeout_ms);
   const unsigned max_attempts = std::max<unsigned>(1, retry.max_attempts);
+  Metrics* metrics = snapshot.metrics();
+  auto seconds_since_start = [&](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(t - started).count();
+  };
 
   // `excluded`: tried in this request, or not allowed to the key. Eligible adds availability.
   boost::container::small_vector<bool, 64> excluded(n, false);
@@ -377,6 +383,8 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     excluded[index] = true;
     if (!bypass_admit && !admit(health, now, breaker)) continue;  // lost a half-open probe race
     ++attempts;
+    Metrics::count_pick(candidate.instruments);
+    if (attempts > 1) Metrics::count_retry(pool.instruments);
     InFlightGuard guard(*candidate.state);
 
     AttemptParams params{
@@ -424,10 +432,12 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     if (report.refused) {
       park_refused(health, after);
       record_failure(health, after, breaker);
+      if (metrics != nullptr) metrics->park(candidate.state->identity, "refused");
     } else if (report.status == 429) {
       const auto cap = milliseconds(retry.park_on_429_max_ms);
       const auto wait = report.retry_after.value_or(std::chrono::seconds(1));
       park_for(health, after, std::min<Clock::Duration>(wait, cap));
+      if (metrics != nullptr) metrics->park(candidate.state->identity, "429");
       record_success(health);  // it answered: rate limiting is not a fault of the instance
     } else if (report.status >= 500 || report.broken ||
                (report.status == 0 && report.outcome == Outcome::kFailed)) {
@@ -439,6 +449,10 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     if (report.outcome == Outcome::kRelayed) {
       if (report.reusable && report.client_usable) pool_.give_back(std::move(connection));
       pool.balancer->observe(index, *request.ctx);
+      Metrics::count_response(candidate.instruments, report.status);
+      Metrics::observe_seconds(pool.instruments.ttft, seconds_since_start(report.first_byte));
+      Metrics::observe_seconds(pool.instruments.duration,
+                               seconds_since_start(std::chrono::steady_clock::now()));
       result.client_usable = report.client_usable;
       result.status = report.status;
       result.attempts = attempts;
@@ -470,8 +484,11 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     error.message = "all " + std::to_string(attempts) + " attempts failed: " + failures;
   }
   result.status = error.status;
+  Metrics::count_response(pool.no_target, error.status);
   const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
                                        attempts);
+  Metrics::observe_seconds(pool.instruments.duration,
+                           seconds_since_start(std::chrono::steady_clock::now()));
   result.client_usable = !ec && request.client_keep_alive;
   co_return result;
 }

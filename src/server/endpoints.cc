@@ -7,6 +7,7 @@
 
 #include "common/json_escape.h"
 #include "inspect/request_inspector.h"
+#include "observe/metrics.h"
 #include "proxy/forwarder.h"
 #include "server/server_state.h"
 #include "server/worker.h"
@@ -31,6 +32,7 @@ constexpr EndpointSpec kEndpoints[] = {
     {"/v1/models", http::verb::get, std::nullopt},
     {"/healthz", http::verb::get, std::nullopt},
     {"/readyz", http::verb::get, std::nullopt},
+    {"/metrics", http::verb::get, std::nullopt},
 };
 
 std::string_view path_of(std::string_view target) {
@@ -68,6 +70,7 @@ struct Dispatch {
   enum class Kind { kJson, kError, kForward } kind = Kind::kError;
   http::status status = http::status::ok;  // kJson
   std::string json;                        // kJson
+  std::string_view content_type = "application/json";  // kJson
   ApiError error;                          // kError
   ErrorStyle style = ErrorStyle::kOpenAi;
   ResolvedRoute route;  // kForward
@@ -118,6 +121,16 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
   }
 
   const ApiKey* key = nullptr;
+  if (path == "/metrics") {
+    auto& state = worker.server();
+    if (state.metrics == nullptr || state.tracker == nullptr) {
+      return Dispatch::fail(style, {.status = 404, .message = "metrics are not enabled"});
+    }
+    Dispatch d = Dispatch::json_answer(http::status::ok, state.metrics->render(*state.tracker));
+    d.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return d;
+  }
+
   if (!snapshot.open()) {
     const std::string_view presented = presented_key(request);
     if (presented.empty()) {
@@ -196,7 +209,7 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
   switch (d.kind) {
     case Dispatch::Kind::kJson: {
       http::response<http::string_body> res{d.status, 11};
-      res.set(http::field::content_type, "application/json");
+      res.set(http::field::content_type, d.content_type);
       res.body() = d.json;
       res.keep_alive(keep_alive);
       res.prepare_payload();

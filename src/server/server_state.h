@@ -8,8 +8,15 @@
 
 namespace rolter {
 
+class LoadTracker;
+class Metrics;
+
 class ServerState {
  public:
+  // Process-wide state for /metrics; set before the server starts, then read-only.
+  Metrics* metrics = nullptr;
+  const LoadTracker* tracker = nullptr;
+
   bool draining() const { return draining_.load(std::memory_order_acquire); }
   void start_draining() { draining_.store(true, std::memory_order_release); }
 

@@ -104,10 +104,12 @@ const ApiKey* Snapshot::authenticate(std::string_view presented_key) const {
 }
 
 tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
-    Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version) {
+    Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version,
+    Metrics* metrics) {
   auto snap = std::make_shared<Snapshot>();
   std::vector<std::string> errors;
   snap->version_ = version;
+  snap->metrics_ = metrics;
 
   std::unordered_map<std::string, const Provider*> providers;
   for (const auto& pc : config.providers) {
@@ -150,6 +152,16 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
       return nullptr;
     }
     pool->balancer = std::move(*balancer);
+    if (metrics != nullptr) {
+      // Pins are addressed as "<provider>/<any model>", so their series is named that way.
+      const std::string series =
+          pool->kind == RoutePool::Kind::kProviderPin ? pool->name + "/*" : pool->name;
+      pool->instruments = metrics->route(series);
+      pool->no_target = metrics->candidate(series, pool->strategy, "none");
+      for (auto& c : pool->candidates) {
+        c.instruments = metrics->candidate(series, pool->strategy, c.label);
+      }
+    }
     snap->pools_.push_back(std::move(pool));
     return snap->pools_.back().get();
   };

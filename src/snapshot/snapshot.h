@@ -28,6 +28,7 @@
 #include "balance/load_balancer.h"
 #include "config/config.h"
 #include "fleet/load_tracker.h"
+#include "observe/metrics.h"
 
 namespace rolter {
 
@@ -58,6 +59,7 @@ struct Candidate {
   // Upstream model written into the forwarded body; empty = passthrough of the requested model.
   std::string upstream_model;
   std::string label;  // "<provider>/<upstream model>" for x-rolter-target; "<provider>/*" passthrough
+  Metrics::CandidateInstruments instruments;
 };
 
 // A route, a provider group, or a provider pin: the candidates and their shared balancer.
@@ -69,6 +71,8 @@ struct RoutePool {
   std::vector<Candidate> candidates;
   std::vector<const InFlightCounter*> counters;  // counters[i] = candidates[i].state->in_flight
   std::unique_ptr<LoadBalancer> balancer;
+  Metrics::RouteInstruments instruments;
+  Metrics::CandidateInstruments no_target;  // answers the gateway gave itself (502, 503, 504)
 
   Loads loads() const { return Loads(counters); }
 };
@@ -104,6 +108,8 @@ class Snapshot {
   uint64_t version() const { return version_; }
   const Config& config() const { return config_; }
   const BreakerParams& breaker() const { return breaker_; }
+  // Process-wide metrics, or null when the snapshot was built without them (tests).
+  Metrics* metrics() const { return metrics_; }
 
   // Resolves a request's model: an exact route name first, then "group-slug/model", then
   // "provider/model". nullopt when nothing matches.
@@ -125,11 +131,13 @@ class Snapshot {
 
  private:
   friend tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
-      Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version);
+      Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version,
+      Metrics* metrics);
 
   uint64_t version_ = 0;
   Config config_;
   BreakerParams breaker_;
+  Metrics* metrics_ = nullptr;
   std::vector<std::unique_ptr<Provider>> providers_;
   std::vector<std::unique_ptr<RoutePool>> pools_;
   std::unordered_map<std::string, const RoutePool*> routes_;  // by route name
@@ -141,7 +149,9 @@ class Snapshot {
 
 // Builds a snapshot from a validated config. Fails (with one message per problem) when something
 // only knowable at build time is wrong, e.g. an environment variable a key refers to is unset.
+// `metrics` (may be null) must outlive the snapshot.
 tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
-    Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version);
+    Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version,
+    Metrics* metrics = nullptr);
 
 }  // namespace rolter

@@ -1,0 +1,173 @@
+#include "observe/metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include "fleet/load_tracker.h"
+
+namespace rolter {
+
+namespace {
+
+// Latency buckets in seconds: from sub-millisecond gateway answers to multi-minute generations.
+const prometheus::Histogram::BucketBoundaries& latency_buckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+  return kBuckets;
+}
+
+constexpr std::array<const char*, 6> kCodeClasses = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
+
+}  // namespace
+
+struct Metrics::Families {
+  explicit Families(prometheus::Registry& r)
+      : requests(prometheus::BuildCounter()
+                     .Name("rolter_requests_total")
+                     .Help("Responses sent to clients, by route, target and status class")
+                     .Register(r)),
+        duration(prometheus::BuildHistogram()
+                     .Name("rolter_request_duration_seconds")
+                     .Help("Time from request to the end of the response, by route")
+                     .Register(r)),
+        ttft(prometheus::BuildHistogram()
+                 .Name("rolter_ttft_seconds")
+                 .Help("Time from request to the first response byte relayed, by route")
+                 .Register(r)),
+        picks(prometheus::BuildCounter()
+                  .Name("rolter_picks_total")
+                  .Help("Candidates picked by the balancer and tried, by route, strategy and target")
+                  .Register(r)),
+        retries(prometheus::BuildCounter()
+                    .Name("rolter_retries_total")
+                    .Help("Attempts after the first, by route")
+                    .Register(r)),
+        parks(prometheus::BuildCounter()
+                  .Name("rolter_parks_total")
+                  .Help("Instances parked, by reason")
+                  .Register(r)),
+        in_flight(prometheus::BuildGauge()
+                      .Name("rolter_in_flight")
+                      .Help("Requests in flight to an instance from this node")
+                      .Register(r)),
+        breaker(prometheus::BuildGauge()
+                    .Name("rolter_breaker_state")
+                    .Help("Circuit breaker state: 0 closed, 1 open, 2 half-open")
+                    .Register(r)),
+        healthy(prometheus::BuildGauge()
+                    .Name("rolter_instance_healthy")
+                    .Help("1 when the instance passes its active health checks (or has none)")
+                    .Register(r)),
+        parked(prometheus::BuildGauge()
+                   .Name("rolter_instance_parked")
+                   .Help("1 while the instance is parked")
+                   .Register(r)),
+        reloads(prometheus::BuildCounter()
+                    .Name("rolter_config_reloads_total")
+                    .Help("Config loads, by result")
+                    .Register(r)),
+        reload_errors(prometheus::BuildCounter()
+                          .Name("rolter_config_reload_errors_total")
+                          .Help("Config reloads that failed validation and kept the running config")
+                          .Register(r)
+                          .Add({})),
+        version(prometheus::BuildGauge()
+                    .Name("rolter_config_version")
+                    .Help("Version of the config snapshot being served")
+                    .Register(r)
+                    .Add({})) {}
+
+  prometheus::Family<prometheus::Counter>& requests;
+  prometheus::Family<prometheus::Histogram>& duration;
+  prometheus::Family<prometheus::Histogram>& ttft;
+  prometheus::Family<prometheus::Counter>& picks;
+  prometheus::Family<prometheus::Counter>& retries;
+  prometheus::Family<prometheus::Counter>& parks;
+  prometheus::Family<prometheus::Gauge>& in_flight;
+  prometheus::Family<prometheus::Gauge>& breaker;
+  prometheus::Family<prometheus::Gauge>& healthy;
+  prometheus::Family<prometheus::Gauge>& parked;
+  prometheus::Family<prometheus::Counter>& reloads;
+  prometheus::Counter& reload_errors;
+  prometheus::Gauge& version;
+};
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      families_(std::make_unique<Families>(*registry_)) {}
+
+Metrics::~Metrics() = default;
+
+Metrics::RouteInstruments Metrics::route(std::string_view route) {
+  const prometheus::Labels labels = {{"route", std::string(route)}};
+  return RouteInstruments{
+      .duration = &families_->duration.Add(labels, latency_buckets()),
+      .ttft = &families_->ttft.Add(labels, latency_buckets()),
+      .retries = &families_->retries.Add(labels),
+  };
+}
+
+Metrics::CandidateInstruments Metrics::candidate(std::string_view route, std::string_view strategy,
+                                                 std::string_view target) {
+  CandidateInstruments c;
+  c.picks = &families_->picks.Add({{"route", std::string(route)},
+                                   {"strategy", std::string(strategy)},
+                                   {"target", std::string(target)}});
+  for (size_t i = 0; i < kCodeClasses.size(); ++i) {
+    c.responses[i] = &families_->requests.Add({{"route", std::string(route)},
+                                               {"target", std::string(target)},
+                                               {"code", kCodeClasses[i]}});
+  }
+  return c;
+}
+
+void Metrics::park(std::string_view instance, std::string_view reason) {
+  families_->parks.Add({{"instance", std::string(instance)}, {"reason", std::string(reason)}})
+      .Increment();
+}
+
+void Metrics::config_reload(bool ok, uint64_t version) {
+  families_->reloads.Add({{"result", ok ? "ok" : "error"}}).Increment();
+  if (ok) {
+    families_->version.Set(static_cast<double>(version));
+  } else {
+    families_->reload_errors.Increment();
+  }
+}
+
+void Metrics::count_pick(const CandidateInstruments& c) {
+  if (c.picks != nullptr) c.picks->Increment();
+}
+
+void Metrics::count_response(const CandidateInstruments& c, unsigned status) {
+  const size_t index = status >= 100 && status < 600 ? status / 100 : 0;
+  if (c.responses[index] != nullptr) c.responses[index]->Increment();
+}
+
+void Metrics::count_retry(const RouteInstruments& r) {
+  if (r.retries != nullptr) r.retries->Increment();
+}
+
+void Metrics::observe_seconds(prometheus::Histogram* h, double seconds) {
+  if (h != nullptr) h->Observe(seconds);
+}
+
+std::string Metrics::render(const LoadTracker& tracker) {
+  const auto now = default_clock().now();
+  tracker.for_each([&](const InstanceState& state) {
+    const prometheus::Labels labels = {{"instance", state.identity}};
+    families_->in_flight.Add(labels).Set(state.in_flight.load(std::memory_order_relaxed));
+    families_->breaker.Add(labels).Set(state.health.breaker.load(std::memory_order_relaxed));
+    families_->healthy.Add(labels).Set(state.health.healthy.load(std::memory_order_relaxed) ? 1 : 0);
+    families_->parked.Add(labels).Set(
+        state.health.parked_until.load(std::memory_order_relaxed) > now.time_since_epoch().count()
+            ? 1
+            : 0);
+  });
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace rolter

@@ -1,0 +1,79 @@
+// Metrics: the gateway's Prometheus metrics (SPEC §9), rendered at GET /metrics.
+//
+// One Metrics object lives for the whole process, like the LoadTracker, so counters survive
+// reloads. A snapshot asks it once per route and per candidate for the instruments it will
+// touch, and keeps the raw pointers: on the request path an update is an atomic add on a
+// pre-built series, never a label lookup. Per-instance state (in flight, breaker, health,
+// parking) is read from the LoadTracker at scrape time.
+//
+// Metric names (all prefixed rolter_):
+//   requests_total{route,target,code}      responses sent, by status class (2xx, 4xx, ...)
+//   request_duration_seconds{route}         whole request, histogram
+//   ttft_seconds{route}                     first response byte relayed, histogram
+//   picks_total{route,strategy,target}      balancer picks that were tried
+//   retries_total{route}                    attempts after the first
+//   parks_total{instance,reason}            instances parked (429, refused)
+//   in_flight{instance}, breaker_state{instance} (0 closed, 1 open, 2 half-open),
+//   instance_healthy{instance}, instance_parked{instance}
+//   config_reloads_total{result}, config_version
+//
+// Thread-safety: all methods may be called from any thread. Histogram observations take the
+// histogram's own short lock (prometheus-cpp); counters are atomic.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace prometheus {
+class Counter;
+class Histogram;
+class Registry;
+}  // namespace prometheus
+
+namespace rolter {
+
+class LoadTracker;
+
+class Metrics {
+ public:
+  // Status classes 1xx..5xx; index 0 counts anything else (e.g. a response never sent).
+  using StatusCounters = std::array<prometheus::Counter*, 6>;
+
+  struct RouteInstruments {
+    prometheus::Histogram* duration = nullptr;
+    prometheus::Histogram* ttft = nullptr;
+    prometheus::Counter* retries = nullptr;
+  };
+  struct CandidateInstruments {
+    prometheus::Counter* picks = nullptr;
+    StatusCounters responses{};
+  };
+
+  Metrics();
+  ~Metrics();
+
+  RouteInstruments route(std::string_view route);
+  CandidateInstruments candidate(std::string_view route, std::string_view strategy,
+                                 std::string_view target);
+
+  void park(std::string_view instance, std::string_view reason);
+  void config_reload(bool ok, uint64_t version);
+
+  // Request-path helpers; null instruments are ignored.
+  static void count_pick(const CandidateInstruments& c);
+  static void count_response(const CandidateInstruments& c, unsigned status);
+  static void count_retry(const RouteInstruments& r);
+  static void observe_seconds(prometheus::Histogram* h, double seconds);
+
+  // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.
+  std::string render(const LoadTracker& tracker);
+
+ private:
+  struct Families;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<Families> families_;
+};
+
+}  // namespace rolter
