@@ -45,6 +45,10 @@ struct Metrics::Families {
                     .Name("rolter_retries_total")
                     .Help("Attempts after the first, by route")
                     .Register(r)),
+        tokens(prometheus::BuildCounter()
+                   .Name("rolter_tokens_total")
+                   .Help("Tokens the upstreams reported in their usage, by route and direction")
+                   .Register(r)),
         parks(prometheus::BuildCounter()
                   .Name("rolter_parks_total")
                   .Help("Instances parked, by reason")
@@ -85,6 +89,7 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Histogram>& ttft;
   prometheus::Family<prometheus::Counter>& picks;
   prometheus::Family<prometheus::Counter>& retries;
+  prometheus::Family<prometheus::Counter>& tokens;
   prometheus::Family<prometheus::Counter>& parks;
   prometheus::Family<prometheus::Gauge>& in_flight;
   prometheus::Family<prometheus::Gauge>& breaker;
@@ -107,6 +112,8 @@ Metrics::RouteInstruments Metrics::route(std::string_view route) {
       .duration = &families_->duration.Add(labels, latency_buckets()),
       .ttft = &families_->ttft.Add(labels, latency_buckets()),
       .retries = &families_->retries.Add(labels),
+      .tokens_in = &families_->tokens.Add({{"route", std::string(route)}, {"direction", "in"}}),
+      .tokens_out = &families_->tokens.Add({{"route", std::string(route)}, {"direction", "out"}}),
   };
 }
 
@@ -149,6 +156,12 @@ void Metrics::count_response(const CandidateInstruments& c, unsigned status) {
 
 void Metrics::count_retry(const RouteInstruments& r) {
   if (r.retries != nullptr) r.retries->Increment();
+}
+
+void Metrics::count_tokens(const RouteInstruments& r, std::optional<uint64_t> in,
+                           std::optional<uint64_t> out) {
+  if (in && r.tokens_in != nullptr) r.tokens_in->Increment(static_cast<double>(*in));
+  if (out && r.tokens_out != nullptr) r.tokens_out->Increment(static_cast<double>(*out));
 }
 
 void Metrics::observe_seconds(prometheus::Histogram* h, double seconds) {

@@ -12,6 +12,8 @@
 //   ttft_seconds{route}                     first response byte relayed, histogram
 //   picks_total{route,strategy,target}      balancer picks that were tried
 //   retries_total{route}                    attempts after the first
+//   tokens_total{route,direction}           prompt (in) and generated (out) tokens, as the
+//                                           upstream reported them in its usage (streams too)
 //   parks_total{instance,reason}            instances parked (429, refused)
 //   in_flight{instance}, breaker_state{instance} (0 closed, 1 open, 2 half-open),
 //   instance_healthy{instance}, instance_parked{instance}
@@ -22,7 +24,9 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +49,8 @@ class Metrics {
     prometheus::Histogram* duration = nullptr;
     prometheus::Histogram* ttft = nullptr;
     prometheus::Counter* retries = nullptr;
+    prometheus::Counter* tokens_in = nullptr;
+    prometheus::Counter* tokens_out = nullptr;
   };
   struct CandidateInstruments {
     prometheus::Counter* picks = nullptr;
@@ -65,6 +71,8 @@ class Metrics {
   static void count_pick(const CandidateInstruments& c);
   static void count_response(const CandidateInstruments& c, unsigned status);
   static void count_retry(const RouteInstruments& r);
+  static void count_tokens(const RouteInstruments& r, std::optional<uint64_t> in,
+                           std::optional<uint64_t> out);
   static void observe_seconds(prometheus::Histogram* h, double seconds);
 
   // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.

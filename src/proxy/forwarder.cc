@@ -16,6 +16,8 @@
 #include <optional>
 
 #include "inspect/model_rewrite.h"
+#include "proxy/request_log.h"
+#include "proxy/usage_scanner.h"
 
 namespace rolter {
 namespace http = beast::http;
@@ -102,6 +104,7 @@ struct AttemptReport {
   bool client_usable = true;
   unsigned status = 0;     // the upstream status, when a response head arrived
   std::chrono::steady_clock::time_point first_byte;  // for kRelayed: head sent to the client
+  UsageScanner usage;  // for kRelayed: token usage seen in the relayed body
   std::optional<std::chrono::seconds> retry_after;  // from a 429's Retry-After
 };
 
@@ -237,6 +240,7 @@ Task<AttemptReport> run_one(Stream& upstream, UpstreamConnection& connection,
     if (read_ec == http::error::need_buffer) read_ec = {};
     const size_t got = buffer.size() - parser.get().body().size;
     if (got > 0) {
+      report.usage.feed(std::string_view(buffer.data(), got));
       res.body().data = buffer.data();
       res.body().size = got;
       res.body().more = true;
@@ -307,6 +311,7 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client,
   auto done = co_await (run_attempts(client, request, &in_flight) ||
                         watch_client(client, client_buffer, &in_flight));
   if (done.index() == 0) co_return std::get<0>(std::move(done));
+  log_request(RequestLogLine{.route = request.route.pool->name, .target = "none", .status = 499});
   ForwardResult gone;
   gone.client_usable = false;
   co_return gone;
@@ -451,8 +456,20 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
       pool.balancer->observe(index, *request.ctx);
       Metrics::count_response(candidate.instruments, report.status);
       Metrics::observe_seconds(pool.instruments.ttft, seconds_since_start(report.first_byte));
-      Metrics::observe_seconds(pool.instruments.duration,
-                               seconds_since_start(std::chrono::steady_clock::now()));
+      const double duration = seconds_since_start(std::chrono::steady_clock::now());
+      const double ttft = seconds_since_start(report.first_byte);
+      Metrics::observe_seconds(pool.instruments.duration, duration);
+      Metrics::count_tokens(pool.instruments, report.usage.input_tokens(),
+                            report.usage.output_tokens());
+      log_request(RequestLogLine{.route = pool.name,
+                                 .target = candidate.label,
+                                 .attempts = attempts,
+                                 .status = report.status,
+                                 .duration_s = duration,
+                                 .ttft_s = ttft,
+                                 .tokens_in = report.usage.input_tokens(),
+                                 .tokens_out = report.usage.output_tokens(),
+                                 .complete = !report.broken});
       result.client_usable = report.client_usable;
       result.status = report.status;
       result.attempts = attempts;
@@ -487,8 +504,13 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   Metrics::count_response(pool.no_target, error.status);
   const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
                                        attempts);
-  Metrics::observe_seconds(pool.instruments.duration,
-                           seconds_since_start(std::chrono::steady_clock::now()));
+  const double duration = seconds_since_start(std::chrono::steady_clock::now());
+  Metrics::observe_seconds(pool.instruments.duration, duration);
+  log_request(RequestLogLine{.route = pool.name,
+                             .target = "none",
+                             .attempts = attempts,
+                             .status = error.status,
+                             .duration_s = duration});
   result.client_usable = !ec && request.client_keep_alive;
   co_return result;
 }

@@ -30,7 +30,10 @@ async function chat(stream = false) {
   const res = await fetch(`${rolter.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'm', stream, messages: [{ role: 'user', content: 'count me' }], max_tokens: 2 }),
+    body: JSON.stringify({
+      model: 'm', stream, messages: [{ role: 'user', content: 'count me' }], max_tokens: 2,
+      ...(stream ? { stream_options: { include_usage: true } } : {}),
+    }),
   });
   await res.arrayBuffer();
   return res.status;
@@ -67,6 +70,8 @@ test('request, pick, latency, retry, park, instance and reload series', async ()
   assert.match(text, /rolter_breaker_state\{instance="engine-0@[^"]+"\} 0/);
   assert.match(text, /rolter_instance_healthy\{instance="engine-0@[^"]+"\} 1/);
   assert.match(text, /rolter_instance_parked\{instance="engine-1@[^"]+"\} 1/);
+  assert.equal(value(text, 'rolter_tokens_total{direction="out",route="m"}'), 12, '6 answers x 2 tokens');
+  assert.ok(value(text, 'rolter_tokens_total{direction="in",route="m"}') > 0);
   assert.equal(value(text, 'rolter_config_reloads_total{result="ok"}'), 1);
   assert.equal(value(text, 'rolter_config_version'), 1);
 });
@@ -87,4 +92,18 @@ test('the exposition passes promtool check metrics', async () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('one JSON log line per request, without prompt text', async () => {
+  const mark = rolter.log.text.length;
+  assert.equal(await chat(true), 200);
+  const line = (await rolter.log.waitFor(/^\{"ts_ms".*"event":"request".*$/m, { from: mark }))[0];
+  const entry = JSON.parse(line);
+  assert.equal(entry.route, 'm');
+  assert.match(entry.target, /^engine-[01]\/up$/);
+  assert.equal(entry.status, 200);
+  assert.equal(entry.attempts, 1);
+  assert.equal(entry.tokens_out, 2);
+  assert.ok(entry.ttft_ms >= 0 && entry.duration_ms >= entry.ttft_ms);
+  assert.doesNotMatch(rolter.log.text, /count me/, 'prompt text never reaches the log');
 });
