@@ -105,7 +105,7 @@ class Validator {
  private:
   void check_server() {
     auto listen = parse_host_port(config_.server.listen, /*allow_port_zero=*/true);
-    if (!listen) diag_.error("server.listen", "expected host:port: " + listen.error());
+    if (!listen) diag_.error("server.listen", listen.error());
   }
 
   void check_store() {
