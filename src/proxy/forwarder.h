@@ -63,7 +63,6 @@ class Forwarder {
                               const ForwardRequest& request);
 
  private:
-  struct Attempt;
   Task<ForwardResult> run_attempts(beast::tcp_stream& client, const ForwardRequest& request,
                                    UpstreamConnection** in_flight);
 

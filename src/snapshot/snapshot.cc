@@ -64,12 +64,12 @@ void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Pr
 
 std::optional<ResolvedRoute> Snapshot::resolve(std::string_view model) const {
   // Route names are matched first and may themselves contain '/', e.g. "Qwen/Qwen3-8B".
-  if (auto it = routes_.find(std::string(model)); it != routes_.end()) {
+  if (auto it = routes_.find(model); it != routes_.end()) {
     return ResolvedRoute{it->second, {}};
   }
   const auto slash = model.find('/');
   if (slash == std::string_view::npos || slash + 1 == model.size()) return std::nullopt;
-  const std::string prefix(model.substr(0, slash));
+  const std::string_view prefix = model.substr(0, slash);
   const std::string_view rest = model.substr(slash + 1);
   if (auto it = groups_.find(prefix); it != groups_.end()) return ResolvedRoute{it->second, rest};
   if (auto it = pins_.find(prefix); it != pins_.end()) return ResolvedRoute{it->second, rest};

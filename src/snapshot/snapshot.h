@@ -91,6 +91,15 @@ struct ResolvedRoute {
   }
 };
 
+// Lets the name maps be searched with a string_view, so resolving a request's model allocates
+// nothing.
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+};
+template <typename T>
+using NameMap = std::unordered_map<std::string, T, NameHash, std::equal_to<>>;
+
 struct ApiKey {
   std::string name;
   std::array<unsigned char, 32> sha256{};
@@ -117,7 +126,7 @@ class Snapshot {
 
   // The pool that pins `provider` (all its instances), or null.
   const RoutePool* provider_pool(std::string_view provider) const {
-    auto it = pins_.find(std::string(provider));
+    auto it = pins_.find(provider);
     return it == pins_.end() ? nullptr : it->second;
   }
 
@@ -140,9 +149,9 @@ class Snapshot {
   Metrics* metrics_ = nullptr;
   std::vector<std::unique_ptr<Provider>> providers_;
   std::vector<std::unique_ptr<RoutePool>> pools_;
-  std::unordered_map<std::string, const RoutePool*> routes_;  // by route name
-  std::unordered_map<std::string, const RoutePool*> groups_;  // by slug
-  std::unordered_map<std::string, const RoutePool*> pins_;    // by provider name
+  NameMap<const RoutePool*> routes_;  // by route name
+  NameMap<const RoutePool*> groups_;  // by slug
+  NameMap<const RoutePool*> pins_;    // by provider name
   std::vector<std::string> model_ids_;
   std::vector<ApiKey> keys_;
 };

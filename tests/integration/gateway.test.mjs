@@ -176,7 +176,6 @@ test('a retryable status moves the request to another engine', async () => {
 
 test('a client that disconnects mid-stream cancels the upstream request', async () => {
   await sim.reset();
-  const controller = new AbortController();
   const res = await post('/v1/chat/completions', {
     model: 'qwen3', stream: true, messages: [{ role: 'user', content: 'long story' }], max_tokens: 5000,
   }, {});
@@ -185,7 +184,6 @@ test('a client that disconnects mid-stream cancels the upstream request', async 
   const reader = res.body.getReader();
   await reader.read(); // the stream is flowing
   await reader.cancel(); // closes the connection to rolter
-  controller.abort();
   const deadline = Date.now() + 5000;
   let stats;
   do {
