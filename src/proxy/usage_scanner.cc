@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 
 namespace rolter {
 namespace {
@@ -57,7 +56,8 @@ void UsageScanner::scan(std::string_view text) {
   while ((from = text.find(kSuffix, from)) != std::string_view::npos) {
     const size_t end = from + kSuffix.size();
     for (const auto& field : kFields) {
-      if (end >= field.key.size() && text.substr(end - field.key.size(), field.key.size()) == field.key) {
+      if (end >= field.key.size() &&
+          text.substr(end - field.key.size(), field.key.size()) == field.key) {
         if (auto value = number_after(text, end)) (field.input ? input_ : output_) = *value;
         break;
       }
@@ -67,26 +67,7 @@ void UsageScanner::scan(std::string_view text) {
 }
 
 void UsageScanner::feed(std::string_view chunk) {
-  if (chunk.empty()) return;
-  // Only the seam needs joining: scan carry + the chunk's head, then the chunk itself. A match
-  // wholly inside the carry was seen last time and sets the same value again.
-  if (carry_size_ > 0) {
-    char seam[2 * kCarry];
-    const size_t head = std::min(chunk.size(), kCarry);
-    std::memcpy(seam, carry_, carry_size_);
-    std::memcpy(seam + carry_size_, chunk.data(), head);
-    scan(std::string_view(seam, carry_size_ + head));
-  }
-  scan(chunk);
-  if (chunk.size() >= kCarry) {
-    std::memcpy(carry_, chunk.data() + chunk.size() - kCarry, kCarry);
-    carry_size_ = kCarry;
-  } else {
-    const size_t keep = std::min(carry_size_, kCarry - chunk.size());
-    std::memmove(carry_, carry_ + carry_size_ - keep, keep);
-    std::memcpy(carry_ + keep, chunk.data(), chunk.size());
-    carry_size_ = keep + chunk.size();
-  }
+  seam_.feed(chunk, [this](std::string_view text) { scan(text); });
 }
 
 }  // namespace rolter

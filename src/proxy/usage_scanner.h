@@ -13,6 +13,8 @@
 #include <optional>
 #include <string_view>
 
+#include "common/seam.h"
+
 namespace rolter {
 
 class UsageScanner {
@@ -26,9 +28,7 @@ class UsageScanner {
   void scan(std::string_view text);
 
   // The longest match (19-byte key, 8 spaces, colon, 8 spaces, 18 digits, one byte after) fits.
-  static constexpr size_t kCarry = 64;
-  char carry_[kCarry];
-  size_t carry_size_ = 0;
+  Seam<64> seam_;
   std::optional<uint64_t> input_;
   std::optional<uint64_t> output_;
 };

@@ -1,0 +1,74 @@
+#include "http/request_framing.h"
+
+#include <iterator>
+
+#include "http/tokens.h"
+
+namespace rolter {
+namespace http = boost::beast::http;
+
+namespace {
+
+// RFC 9112 §6.1: with Transfer-Encoding, the final coding must be `chunked` (else the length of a
+// request body cannot be known), and `chunked` may appear only once.
+std::optional<std::string_view> transfer_encoding_problem(const http::fields& fields,
+                                                          unsigned version) {
+  size_t codings = 0;
+  size_t chunked_at = 0;  // 1-based position of `chunked`; 0 = absent
+  bool chunked_twice = false;
+  bool present = false;
+  for (const auto& field : fields) {
+    if (field.name() != http::field::transfer_encoding) continue;
+    present = true;
+    for_each_token(field.value(), [&](std::string_view coding) {
+      ++codings;
+      if (!iequals_ascii(coding, "chunked")) return;
+      chunked_twice = chunked_twice || chunked_at != 0;
+      chunked_at = codings;
+    });
+  }
+  if (!present) return std::nullopt;
+  if (version < 11) return "Transfer-Encoding is not allowed in an HTTP/1.0 request";
+  if (chunked_twice) return "Transfer-Encoding applies chunked more than once";
+  if (chunked_at == 0 || chunked_at != codings) {
+    return "Transfer-Encoding must end with chunked (the only request coding this server "
+           "accepts)";
+  }
+  if (codings > 1) return "Transfer-Encoding codings other than chunked are not supported";
+  return std::nullopt;
+}
+
+std::optional<std::string_view> host_problem(const http::fields& fields, unsigned version) {
+  size_t hosts = 0;
+  for (const auto& field : fields) {
+    if (field.name() == http::field::host) ++hosts;
+  }
+  if (hosts > 1) return "more than one Host header";
+  if (hosts == 0 && version >= 11) return "missing Host header (required in HTTP/1.1)";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string_view> request_framing_problem(const http::fields& fields,
+                                                        unsigned version) {
+  if (auto problem = transfer_encoding_problem(fields, version)) return problem;
+  return host_problem(fields, version);
+}
+
+size_t field_count(const http::fields& fields) {
+  return static_cast<size_t>(std::distance(fields.begin(), fields.end()));
+}
+
+size_t erase_trailer_fields(http::fields& fields, size_t head_fields) {
+  auto it = fields.begin();
+  for (size_t i = 0; i < head_fields && it != fields.end(); ++i) ++it;
+  size_t erased = 0;
+  while (it != fields.end()) {
+    it = fields.erase(it);
+    ++erased;
+  }
+  return erased;
+}
+
+}  // namespace rolter

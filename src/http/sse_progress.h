@@ -1,0 +1,43 @@
+// SseProgress: what a relayed Server-Sent Events stream has carried so far, read without parsing.
+//
+// The relay feeds it every chunk it forwards. It notices:
+// - the first event that carries content: a JSON string field that generation fills
+//   (`content`, `text`, `delta`, `reasoning_content`, `arguments`, `partial_json`, `thinking`)
+//   holding a non-empty string. Role-only first chunks (`"content":""`), Anthropic's
+//   `message_start` (`"content":[]`) and Responses' `response.created` carry none. This is the
+//   moment time to first token measures;
+// - the last `sequence_number` (Responses API events), so an error event the proxy appends can
+//   continue the numbering.
+// Patterns split across chunks are still found (common/seam.h). Hostile input only ever yields a
+// missed signal, never an error.
+//
+// Thread-safety: a value type used by one stream.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "common/seam.h"
+
+namespace rolter {
+
+class SseProgress {
+ public:
+  // Returns true when content has been seen (in this chunk or before).
+  bool feed(std::string_view chunk);
+
+  bool saw_content() const { return content_; }
+  std::optional<uint64_t> last_sequence_number() const { return sequence_; }
+
+ private:
+  void scan(std::string_view text);
+
+  // The longest key (`"reasoning_content"`, 19 bytes), 8 spaces, colon, 8 spaces, quote and one
+  // byte; or `"sequence_number"` with 18 digits and one byte after: both fit.
+  Seam<64> seam_;
+  bool content_ = false;
+  std::optional<uint64_t> sequence_;
+};
+
+}  // namespace rolter

@@ -1,0 +1,48 @@
+// The request head the proxy sends upstream, built from the client's head (RFC 9110 §7.6).
+//
+// What changes on the way:
+// - the request line gets the instance's base path, and Host the instance's authority;
+// - the framing is the proxy's: Content-Length of the (rewritten) body, never the client's
+//   Transfer-Encoding; hop-by-hop fields, and the fields the client's Connection names, are
+//   dropped;
+// - the client's gateway credentials (Authorization, x-api-key) are dropped and the provider's own
+//   key is sent instead, as `Authorization: Bearer` or, for Anthropic providers, `x-api-key`;
+// - `Accept-Encoding: identity`: the proxy reads what it relays (usage, SSE events), so it asks
+//   for bodies it can read; `Expect` was answered by the proxy;
+// - X-Forwarded-For, X-Forwarded-Proto and Via record the hop. A client's own X-Forwarded-* are
+//   kept (and extended) only when its address is a trusted proxy.
+//
+// Thread-safety: pure function.
+#pragma once
+
+#include <boost/beast/http/fields.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rolter {
+
+struct UpstreamHeadSpec {
+  std::string_view method;
+  std::string_view base_path;  // the instance's path prefix, without a trailing '/'
+  std::string_view target;     // the client's request target
+  std::string_view host_header;
+  std::optional<size_t> content_length;  // nullopt: send none (a GET without a body)
+  std::string_view api_key;              // the provider's key; empty = none
+  bool anthropic_key = false;            // send it as x-api-key
+  // Hop record. forwarded = false passes the client's X-Forwarded-* and Via through unchanged.
+  bool forwarded = true;
+  bool trusted_peer = false;   // the client is a trusted proxy: extend its X-Forwarded-*
+  std::string_view client_ip;  // the peer address of the client connection
+  std::string_view proto = "http";
+  unsigned client_version = 11;  // the client's HTTP version, for Via
+};
+
+// Appends the whole head, ending with the empty line, to `out`.
+void append_upstream_head(const UpstreamHeadSpec& spec, const boost::beast::http::fields& client,
+                          std::string& out);
+
+// The Via entry this proxy adds: "1.1 rolter" (RFC 9110 §7.6.3, received protocol + pseudonym).
+std::string_view via_entry(unsigned version);
+
+}  // namespace rolter

@@ -1,0 +1,172 @@
+#include "http/upstream_head.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "http/response_fields.h"
+
+namespace rolter {
+namespace {
+namespace http = boost::beast::http;
+
+UpstreamHeadSpec spec() {
+  UpstreamHeadSpec s;
+  s.method = "POST";
+  s.base_path = "/engine";
+  s.target = "/v1/chat/completions";
+  s.host_header = "engine:8001";
+  s.content_length = 17;
+  s.client_ip = "192.0.2.7";
+  return s;
+}
+
+std::string head(const UpstreamHeadSpec& s, const http::fields& client) {
+  std::string out;
+  append_upstream_head(s, client, out);
+  return out;
+}
+
+TEST(UpstreamHead, RequestLineHostLengthAndEncoding) {
+  http::fields client;
+  client.insert("Host", "gateway");
+  client.insert("Content-Length", "99");
+  client.insert("Accept-Encoding", "gzip, br");
+  client.insert("Content-Type", "application/json");
+  EXPECT_EQ(head(spec(), client),
+            "POST /engine/v1/chat/completions HTTP/1.1\r\n"
+            "Host: engine:8001\r\n"
+            "Content-Length: 17\r\n"
+            "Accept-Encoding: identity\r\n"
+            "Content-Type: application/json\r\n"
+            "X-Forwarded-For: 192.0.2.7\r\n"
+            "X-Forwarded-Proto: http\r\n"
+            "Via: 1.1 rolter\r\n\r\n");
+}
+
+struct KeyCase {
+  const char* name;
+  std::string_view key;
+  bool anthropic;
+  const char* expect_line;  // nullptr: no credential line
+};
+
+TEST(UpstreamHead, ProviderKeyNeverTheClients) {
+  const KeyCase cases[] = {
+      {"openai kind", "sk-provider", false, "Authorization: Bearer sk-provider\r\n"},
+      {"anthropic kind", "sk-ant", true, "x-api-key: sk-ant\r\n"},
+      {"no provider key", "", false, nullptr},
+  };
+  http::fields client;
+  client.insert("Authorization", "Bearer sk-client");
+  client.insert("x-api-key", "sk-client");
+  for (const auto& c : cases) {
+    auto s = spec();
+    s.api_key = c.key;
+    s.anthropic_key = c.anthropic;
+    const std::string h = head(s, client);
+    EXPECT_EQ(h.find("sk-client"), std::string::npos) << c.name;
+    if (c.expect_line != nullptr) {
+      EXPECT_NE(h.find(c.expect_line), std::string::npos) << c.name << "\n" << h;
+    } else {
+      EXPECT_EQ(h.find("Authorization"), std::string::npos) << c.name;
+      EXPECT_EQ(h.find("x-api-key"), std::string::npos) << c.name;
+    }
+  }
+}
+
+TEST(UpstreamHead, HopByHopFieldsStayBehind) {
+  http::fields client;
+  client.insert("Connection", "keep-alive, X-Custom-Hop");
+  client.insert("X-Custom-Hop", "1");
+  client.insert("Keep-Alive", "timeout=5");
+  client.insert("TE", "trailers");
+  client.insert("Upgrade", "h2c");
+  client.insert("Proxy-Authorization", "Basic abc");
+  client.insert("Proxy-Connection", "keep-alive");
+  client.insert("HTTP2-Settings", "AAMAAABkAAQAAP__");
+  client.insert("Transfer-Encoding", "chunked");
+  client.insert("Trailer", "X-T");
+  client.insert("Expect", "100-continue");
+  client.insert("X-Keep-Me", "yes");
+  const std::string h = head(spec(), client);
+  for (const char* gone : {"Connection", "X-Custom-Hop", "Keep-Alive", "TE:", "Upgrade", "Proxy-",
+                           "HTTP2-Settings", "Transfer-Encoding", "Trailer", "Expect"}) {
+    EXPECT_EQ(h.find(gone), std::string::npos) << gone << "\n" << h;
+  }
+  EXPECT_NE(h.find("X-Keep-Me: yes\r\n"), std::string::npos);
+}
+
+struct ForwardCase {
+  const char* name;
+  bool forwarded;
+  bool trusted;
+  const char* xff;
+  const char* proto;
+  const char* via;
+};
+
+TEST(UpstreamHead, HopRecord) {
+  const ForwardCase cases[] = {
+      {"untrusted peer: replaced", true, false, "X-Forwarded-For: 192.0.2.7\r\n",
+       "X-Forwarded-Proto: http\r\n", "Via: 1.0 lb, 1.1 rolter\r\n"},
+      {"trusted peer: extended", true, true,
+       "X-Forwarded-For: 203.0.113.9, 10.0.0.1, 192.0.2.7\r\n", "X-Forwarded-Proto: https\r\n",
+       "Via: 1.0 lb, 1.1 rolter\r\n"},
+      {"off: passed through", false, false, "X-Forwarded-For: 203.0.113.9\r\n",
+       "X-Forwarded-Proto: https\r\n", "Via: 1.0 lb\r\n"},
+  };
+  http::fields client;
+  client.insert("X-Forwarded-For", "203.0.113.9");
+  client.insert("X-Forwarded-For", "10.0.0.1");
+  client.insert("X-Forwarded-Proto", "https");
+  client.insert("Via", "1.0 lb");
+  for (const auto& c : cases) {
+    auto s = spec();
+    s.forwarded = c.forwarded;
+    s.trusted_peer = c.trusted;
+    const std::string h = head(s, client);
+    EXPECT_NE(h.find(c.xff), std::string::npos) << c.name << "\n" << h;
+    EXPECT_NE(h.find(c.proto), std::string::npos) << c.name << "\n" << h;
+    EXPECT_NE(h.find(c.via), std::string::npos) << c.name << "\n" << h;
+    // One record each: the client's copies are replaced, not repeated.
+    if (c.forwarded)
+      EXPECT_EQ(h.find("X-Forwarded-For", h.find("X-Forwarded-For") + 1), std::string::npos);
+  }
+}
+
+TEST(UpstreamHead, NoLengthForABodilessGet) {
+  auto s = spec();
+  s.method = "GET";
+  s.content_length.reset();
+  EXPECT_EQ(head(s, {}).find("Content-Length"), std::string::npos);
+}
+
+TEST(ResponseFields, DropsHopByHopAndLengthAddsVia) {
+  http::fields upstream;
+  upstream.insert("Content-Type", "text/event-stream");
+  upstream.insert("Content-Length", "10");
+  upstream.insert("Connection", "X-Resp-Hop");
+  upstream.insert("X-Resp-Hop", "1");
+  upstream.insert("Keep-Alive", "timeout=5");
+  upstream.insert("Upgrade", "foo");
+  upstream.insert("Proxy-Connection", "x");
+  upstream.insert("Transfer-Encoding", "chunked");
+  upstream.insert("Via", "1.1 engine");
+  upstream.insert("X-Request-Id", "abc");
+  http::fields client;
+  copy_response_fields(upstream, client, /*via=*/true);
+  EXPECT_EQ(client["content-type"], "text/event-stream");
+  EXPECT_EQ(client["x-request-id"], "abc");
+  EXPECT_EQ(client["via"], "1.1 engine, 1.1 rolter");
+  for (const char* gone : {"content-length", "connection", "x-resp-hop", "keep-alive", "upgrade",
+                           "proxy-connection", "transfer-encoding"}) {
+    EXPECT_EQ(client.count(gone), 0u) << gone;
+  }
+  http::fields plain;
+  copy_response_fields(upstream, plain, /*via=*/false);
+  EXPECT_EQ(plain["via"], "1.1 engine");
+}
+
+}  // namespace
+}  // namespace rolter
