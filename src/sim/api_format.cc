@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/float_base64.h"
+
 namespace rolter::sim {
 namespace {
 
@@ -19,7 +21,7 @@ std::string named_event(std::string_view name, const Json& payload) {
 }
 
 Json openai_usage(const Completion& c) {
-  const size_t completion_tokens = c.tokens.size();
+  const size_t completion_tokens = c.completion_tokens();
   return {{"prompt_tokens", c.prompt_tokens},
           {"completion_tokens", completion_tokens},
           {"total_tokens", c.prompt_tokens + completion_tokens},
@@ -27,6 +29,74 @@ Json openai_usage(const Completion& c) {
 }
 
 const char* finish_reason(const Completion& c) { return c.hit_max_tokens ? "length" : "stop"; }
+
+// ---- OpenAI chat and completions ---------------------------------------------------------------
+
+bool is_chat(const Completion& c) { return c.api == ApiKind::kChat; }
+
+Json openai_choice(const Completion& c, size_t i) {
+  Json choice = {{"index", i}};
+  if (is_chat(c)) {
+    choice["message"] = {{"role", "assistant"}, {"content", c.text(i)}};
+  } else {
+    choice["text"] = c.text(i);
+  }
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = finish_reason(c);
+  return choice;
+}
+
+Json openai_body(const Completion& c) {
+  Json choices = Json::array();
+  for (size_t i = 0; i < c.choices.size(); ++i) choices.push_back(openai_choice(c, i));
+  return {{"id", c.id},           {"object", is_chat(c) ? "chat.completion" : "text_completion"},
+          {"created", c.created}, {"model", c.model},
+          {"choices", choices},   {"usage", openai_usage(c)}};
+}
+
+// A stream chunk. Token and finish chunks carry one choice each, told apart by its `index` (as
+// vLLM streams n > 1); the usage chunk carries none.
+Json openai_chunk(const Completion& c, Json choices) {
+  return {{"id", c.id},
+          {"object", is_chat(c) ? "chat.completion.chunk" : "text_completion"},
+          {"created", c.created},
+          {"model", c.model},
+          {"choices", std::move(choices)}};
+}
+
+Json openai_token_choice(const Completion& c, size_t choice, size_t index) {
+  const std::string& piece = c.choices[choice][index];
+  Json out = {{"index", choice}};
+  if (is_chat(c)) {
+    Json delta = {{"content", piece}};
+    if (index == 0) delta["role"] = "assistant";
+    out["delta"] = delta;
+  } else {
+    out["text"] = piece;
+  }
+  out["logprobs"] = nullptr;
+  out["finish_reason"] = nullptr;
+  return out;
+}
+
+// The finish chunks of every choice, the usage chunk when asked for, and [DONE].
+void openai_epilogue(const Completion& c, std::vector<std::string>& out) {
+  for (size_t i = 0; i < c.choices.size(); ++i) {
+    Json choice = {{"index", i}, {"logprobs", nullptr}, {"finish_reason", finish_reason(c)}};
+    if (is_chat(c)) {
+      choice["delta"] = Json::object();
+    } else {
+      choice["text"] = "";
+    }
+    out.push_back(data_event(openai_chunk(c, Json::array({std::move(choice)}))));
+  }
+  if (c.include_usage) {
+    Json chunk = openai_chunk(c, Json::array());
+    chunk["usage"] = openai_usage(c);
+    out.push_back(data_event(chunk));
+  }
+  out.push_back("data: [DONE]\n\n");
+}
 
 // ---- Responses API -----------------------------------------------------------------------------
 
@@ -37,9 +107,20 @@ std::string message_item_id(const Completion& c) {
 Json responses_usage(const Completion& c) {
   return {{"input_tokens", c.prompt_tokens},
           {"input_tokens_details", {{"cached_tokens", c.cached_tokens}}},
-          {"output_tokens", c.tokens.size()},
+          {"output_tokens", c.completion_tokens()},
           {"output_tokens_details", {{"reasoning_tokens", 0}}},
-          {"total_tokens", c.prompt_tokens + c.tokens.size()}};
+          {"total_tokens", c.prompt_tokens + c.completion_tokens()}};
+}
+
+// The state of a finished response and of its message: cut by max_output_tokens, OpenAI reports
+// both "incomplete" and says why in incomplete_details.
+const char* responses_final_status(const Completion& c) {
+  return c.hit_max_tokens ? "incomplete" : "completed";
+}
+
+Json incomplete_details(const Completion& c) {
+  if (!c.hit_max_tokens) return nullptr;
+  return {{"reason", "max_output_tokens"}};
 }
 
 Json responses_text_part(const std::string& text) {
@@ -51,7 +132,7 @@ Json responses_message_item(const Completion& c, bool done) {
   if (done) content.push_back(responses_text_part(c.text()));
   return {{"id", message_item_id(c)},
           {"type", "message"},
-          {"status", done ? "completed" : "in_progress"},
+          {"status", done ? responses_final_status(c) : "in_progress"},
           {"role", "assistant"},
           {"content", content}};
 }
@@ -62,12 +143,11 @@ Json responses_object(const Completion& c, bool done) {
   Json r = {{"id", c.id},
             {"object", "response"},
             {"created_at", c.created},
-            {"status", done ? "completed" : "in_progress"},
+            {"status", done ? responses_final_status(c) : "in_progress"},
+            {"incomplete_details", done ? incomplete_details(c) : Json(nullptr)},
             {"model", c.model},
             {"output", output},
             {"usage", nullptr}};
-  // The made-up text always ends exactly at its length, so a response is "completed" even when
-  // that length came from max_output_tokens.
   if (done) r["usage"] = responses_usage(c);
   return r;
 }
@@ -98,43 +178,23 @@ Json anthropic_message(const Completion& c, bool done) {
           {"content", content},
           {"stop_reason", done ? Json(stop_reason(c)) : Json(nullptr)},
           {"stop_sequence", nullptr},
-          {"usage", anthropic_usage(c, done ? c.tokens.size() : 0)}};
+          {"usage", anthropic_usage(c, done ? c.length() : 0)}};
 }
 
 }  // namespace
 
-std::string Completion::text() const {
+std::string Completion::text(size_t choice) const {
   std::string out;
-  for (const auto& t : tokens) out += t;
+  if (choice >= choices.size()) return out;
+  for (const auto& t : choices[choice]) out += t;
   return out;
 }
 
 std::string render_response(const Completion& c) {
   switch (c.api) {
     case ApiKind::kChat:
-      return Json{{"id", c.id},
-                  {"object", "chat.completion"},
-                  {"created", c.created},
-                  {"model", c.model},
-                  {"choices",
-                   {{{"index", 0},
-                     {"message", {{"role", "assistant"}, {"content", c.text()}}},
-                     {"logprobs", nullptr},
-                     {"finish_reason", finish_reason(c)}}}},
-                  {"usage", openai_usage(c)}}
-          .dump();
     case ApiKind::kCompletions:
-      return Json{{"id", c.id},
-                  {"object", "text_completion"},
-                  {"created", c.created},
-                  {"model", c.model},
-                  {"choices",
-                   {{{"index", 0},
-                     {"text", c.text()},
-                     {"logprobs", nullptr},
-                     {"finish_reason", finish_reason(c)}}}},
-                  {"usage", openai_usage(c)}}
-          .dump();
+      return openai_body(c).dump();
     case ApiKind::kResponses:
       return responses_object(c, true).dump();
     case ApiKind::kMessages:
@@ -181,30 +241,12 @@ std::vector<std::string> render_stream_prologue(const Completion& c) {
   }
 }
 
-std::string render_stream_token(const Completion& c, size_t index) {
-  const std::string& piece = c.tokens[index];
+std::string render_stream_token(const Completion& c, size_t choice, size_t index) {
+  const std::string& piece = c.choices[choice][index];
   switch (c.api) {
-    case ApiKind::kChat: {
-      Json delta = {{"content", piece}};
-      if (index == 0) delta["role"] = "assistant";
-      return data_event({{"id", c.id},
-                         {"object", "chat.completion.chunk"},
-                         {"created", c.created},
-                         {"model", c.model},
-                         {"choices",
-                          {{{"index", 0},
-                            {"delta", delta},
-                            {"logprobs", nullptr},
-                            {"finish_reason", nullptr}}}}});
-    }
+    case ApiKind::kChat:
     case ApiKind::kCompletions:
-      return data_event(
-          {{"id", c.id},
-           {"object", "text_completion"},
-           {"created", c.created},
-           {"model", c.model},
-           {"choices",
-            {{{"index", 0}, {"text", piece}, {"logprobs", nullptr}, {"finish_reason", nullptr}}}}});
+      return data_event(openai_chunk(c, Json::array({openai_token_choice(c, choice, index)})));
     case ApiKind::kResponses:
       return named_event("response.output_text.delta",
                          {{"type", "response.output_text.delta"},
@@ -228,30 +270,11 @@ std::vector<std::string> render_stream_epilogue(const Completion& c) {
   std::vector<std::string> out;
   switch (c.api) {
     case ApiKind::kChat:
-    case ApiKind::kCompletions: {
-      const bool chat = c.api == ApiKind::kChat;
-      Json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_reason(c)}};
-      if (chat) {
-        choice["delta"] = Json::object();
-      } else {
-        choice["text"] = "";
-      }
-      Json chunk = {{"id", c.id},
-                    {"object", chat ? "chat.completion.chunk" : "text_completion"},
-                    {"created", c.created},
-                    {"model", c.model},
-                    {"choices", {choice}}};
-      out.push_back(data_event(chunk));
-      if (c.include_usage) {
-        chunk["choices"] = Json::array();
-        chunk["usage"] = openai_usage(c);
-        out.push_back(data_event(chunk));
-      }
-      out.push_back("data: [DONE]\n\n");
+    case ApiKind::kCompletions:
+      openai_epilogue(c, out);
       break;
-    }
     case ApiKind::kResponses: {
-      const size_t seq = kResponsesPrologueEvents + c.tokens.size();
+      const size_t seq = kResponsesPrologueEvents + c.length();
       const std::string text = c.text();
       out.push_back(named_event("response.output_text.done", {{"type", "response.output_text.done"},
                                                               {"sequence_number", seq},
@@ -271,9 +294,10 @@ std::vector<std::string> render_stream_epilogue(const Completion& c) {
                                                     {"sequence_number", seq + 2},
                                                     {"output_index", 0},
                                                     {"item", responses_message_item(c, true)}}));
-      out.push_back(named_event("response.completed", {{"type", "response.completed"},
-                                                       {"sequence_number", seq + 3},
-                                                       {"response", responses_object(c, true)}}));
+      const std::string last = c.hit_max_tokens ? "response.incomplete" : "response.completed";
+      out.push_back(named_event(
+          last,
+          {{"type", last}, {"sequence_number", seq + 3}, {"response", responses_object(c, true)}}));
       break;
     }
     case ApiKind::kMessages:
@@ -283,7 +307,7 @@ std::vector<std::string> render_stream_epilogue(const Completion& c) {
           named_event("message_delta",
                       {{"type", "message_delta"},
                        {"delta", {{"stop_reason", stop_reason(c)}, {"stop_sequence", nullptr}}},
-                       {"usage", {{"output_tokens", c.tokens.size()}}}}));
+                       {"usage", {{"output_tokens", c.length()}}}}));
       out.push_back(named_event("message_stop", {{"type", "message_stop"}}));
       break;
     case ApiKind::kEmbeddings:
@@ -293,10 +317,12 @@ std::vector<std::string> render_stream_epilogue(const Completion& c) {
 }
 
 std::string render_embeddings(std::string_view model, const std::vector<Embedding>& data,
-                              size_t prompt_tokens) {
+                              size_t prompt_tokens, EmbeddingEncoding encoding) {
   Json items = Json::array();
   for (size_t i = 0; i < data.size(); ++i) {
-    items.push_back({{"object", "embedding"}, {"index", i}, {"embedding", data[i].vector}});
+    Json vector = encoding == EmbeddingEncoding::kBase64 ? Json(float32_base64(data[i].vector))
+                                                         : Json(data[i].vector);
+    items.push_back({{"object", "embedding"}, {"index", i}, {"embedding", std::move(vector)}});
   }
   return Json{{"object", "list"},
               {"data", items},

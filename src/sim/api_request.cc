@@ -80,65 +80,79 @@ tl::expected<void, std::string> read_chat(const Json& body, ApiRequest& req) {
   return {};
 }
 
+// Adds one prompt or embeddings input: a string, or an array of token ids. False when `item` is
+// neither.
+bool add_input(const Json& item, ApiRequest& req) {
+  std::string text;
+  size_t tokens = 0;
+  if (item.is_string()) {
+    text = item.get<std::string>();
+    tokens = count_words(text);
+  } else if (is_token_array(item)) {
+    text = render_token_ids(item);
+    tokens = item.size();
+  } else {
+    return false;
+  }
+  append_text(req.prompt_text, text);
+  req.prompt_tokens += tokens;
+  req.inputs.push_back(std::move(text));
+  req.input_tokens.push_back(tokens);
+  return true;
+}
+
+// A string, an array of token ids, or a non-empty list of those (a batch).
+bool add_inputs(const Json& value, ApiRequest& req) {
+  if (value.is_string() || is_token_array(value)) return add_input(value, req);
+  if (!value.is_array() || value.empty()) return false;
+  for (const Json& item : value) {
+    if (!add_input(item, req)) return false;
+  }
+  return true;
+}
+
 tl::expected<void, std::string> read_completions(const Json& body, ApiRequest& req) {
   auto prompt = body.find("prompt");
   if (prompt == body.end()) return tl::make_unexpected("'prompt' is required");
-  if (prompt->is_string()) {
-    req.prompt_text = prompt->get<std::string>();
-    req.prompt_tokens = count_words(req.prompt_text);
-  } else if (is_token_array(*prompt)) {
-    req.prompt_text = render_token_ids(*prompt);
-    req.prompt_tokens = prompt->size();
-    for (const Json& id : *prompt)
-      req.prompt_ids.push_back(static_cast<uint32_t>(id.get<int64_t>()));
-  } else if (prompt->is_array() && !prompt->empty()) {
-    // A batch of prompts is answered as one choice over all of them: enough for a gateway test.
-    for (const Json& p : *prompt) {
-      if (p.is_string()) {
-        append_text(req.prompt_text, p.get_ref<const std::string&>());
-        req.prompt_tokens += count_words(p.get_ref<const std::string&>());
-      } else if (is_token_array(p)) {
-        append_text(req.prompt_text, render_token_ids(p));
-        req.prompt_tokens += p.size();
-      } else {
-        return tl::make_unexpected(
-            "'prompt' must be a string, an array of token ids, or a list of those");
-      }
-    }
-  } else {
+  if (!add_inputs(*prompt, req)) {
     return tl::make_unexpected(
         "'prompt' must be a string, an array of token ids, or a list of those");
   }
+  if (is_token_array(*prompt)) {
+    for (const Json& id : *prompt)
+      req.prompt_ids.push_back(static_cast<uint32_t>(id.get<int64_t>()));
+  }
   return {};
+}
+
+// `key` as an integer in [1, max]; nullopt when absent or null.
+tl::expected<std::optional<size_t>, std::string> read_count(const Json& body, const char* key,
+                                                            size_t max) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return std::optional<size_t>();
+  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<uint64_t>() > max) {
+    return tl::make_unexpected("'" + std::string(key) + "' must be an integer from 1 to " +
+                               std::to_string(max));
+  }
+  return std::optional<size_t>(it->get<uint64_t>());
 }
 
 tl::expected<void, std::string> read_embeddings(const Json& body, ApiRequest& req) {
   auto input = body.find("input");
   if (input == body.end()) return tl::make_unexpected("'input' is required");
-  auto add = [&](std::string text, size_t tokens) {
-    append_text(req.prompt_text, text);
-    req.prompt_tokens += tokens;
-    req.inputs.push_back(std::move(text));
-    req.input_tokens.push_back(tokens);
-  };
-  if (input->is_string()) {
-    add(input->get<std::string>(), count_words(input->get_ref<const std::string&>()));
-  } else if (is_token_array(*input)) {
-    add(render_token_ids(*input), input->size());
-  } else if (input->is_array() && !input->empty()) {
-    for (const Json& item : *input) {
-      if (item.is_string()) {
-        add(item.get<std::string>(), count_words(item.get_ref<const std::string&>()));
-      } else if (is_token_array(item)) {
-        add(render_token_ids(item), item.size());
-      } else {
-        return tl::make_unexpected("'input' items must be strings or arrays of token ids");
-      }
-    }
-  } else {
+  if (!add_inputs(*input, req)) {
     return tl::make_unexpected(
         "'input' must be a string, an array of token ids, or a list of those");
   }
+  auto dimensions = read_count(body, "dimensions", kMaxEmbeddingDims);
+  if (!dimensions) return tl::make_unexpected(dimensions.error());
+  req.dimensions = *dimensions;
+  auto format = body.find("encoding_format");
+  if (format == body.end() || format->is_null() || *format == "float") return {};
+  if (*format != "base64") {
+    return tl::make_unexpected("'encoding_format' must be \"float\" or \"base64\"");
+  }
+  req.encoding = EmbeddingEncoding::kBase64;
   return {};
 }
 
@@ -180,6 +194,13 @@ tl::expected<void, std::string> read_messages(const Json& body, ApiRequest& req)
   return {};
 }
 
+tl::expected<void, std::string> read_n(const Json& body, ApiRequest& req) {
+  auto n = read_count(body, "n", kMaxChoices);
+  if (!n) return tl::make_unexpected(n.error());
+  req.n = n->value_or(1);
+  return {};
+}
+
 }  // namespace
 
 std::optional<ApiKind> api_for_path(std::string_view path) {
@@ -213,10 +234,12 @@ tl::expected<ApiRequest, std::string> read_api_request(ApiKind api, const Json& 
     case ApiKind::kChat:
       shape = read_chat(body, req);
       max_tokens = read_max_tokens(body, {"max_completion_tokens", "max_tokens"});
+      if (shape) shape = read_n(body, req);
       break;
     case ApiKind::kCompletions:
       shape = read_completions(body, req);
       max_tokens = read_max_tokens(body, {"max_tokens"});
+      if (shape) shape = read_n(body, req);
       break;
     case ApiKind::kEmbeddings:
       shape = read_embeddings(body, req);

@@ -19,6 +19,15 @@ namespace rolter::sim {
 
 enum class ApiKind { kChat, kCompletions, kEmbeddings, kResponses, kMessages };
 
+// How /v1/embeddings returns each vector (`encoding_format`).
+enum class EmbeddingEncoding { kFloat, kBase64 };
+
+// Largest `n` accepted: OpenAI's own limit; it also bounds the output one request can ask for.
+inline constexpr size_t kMaxChoices = 128;
+// Largest embeddings `dimensions` accepted: far above any model's width (OpenAI's largest is
+// 3072), and a bound on the vector built per input before anything is allocated for it.
+inline constexpr size_t kMaxEmbeddingDims = 1u << 16;
+
 // The API served at `path` ("/v1/chat/completions", ...), or nullopt.
 std::optional<ApiKind> api_for_path(std::string_view path);
 
@@ -34,9 +43,15 @@ struct ApiRequest {
   // the engine then tokenises prompt_text (tokenizer/tokenizer.h).
   std::vector<uint32_t> prompt_ids;
   std::optional<size_t> max_tokens;  // the API's own max-tokens field, when given
-  // Embeddings: one entry per input (text, or token ids rendered as text), with its token count.
+  // Chat and completions: choices to generate per prompt (`n`); 1 for the other APIs.
+  size_t n = 1;
+  // Embeddings inputs, or completions prompts (one, or each prompt of a batch): one entry per
+  // input (text, or token ids rendered as text), with its token count. Empty for other APIs.
   std::vector<std::string> inputs;
   std::vector<size_t> input_tokens;
+  // Embeddings: the vector length asked for (`dimensions`), and the wire encoding.
+  std::optional<size_t> dimensions;
+  EmbeddingEncoding encoding = EmbeddingEncoding::kFloat;
 };
 
 // Reads `body` (already parsed JSON) as a request of `api`. The error is a message for a 400

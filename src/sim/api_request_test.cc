@@ -77,6 +77,95 @@ TEST(ApiRequestTest, ShapeErrors) {
   EXPECT_FALSE(read_api_request(ApiKind::kChat, Json::parse("[1]")).has_value());
 }
 
+TEST(ApiRequestTest, ChoicesDimensionsEncodingAndBatches) {
+  struct Case {
+    ApiKind api;
+    const char* body;
+    bool ok;
+    size_t n;
+    size_t inputs;         // prompts or embeddings inputs read
+    size_t prompt_tokens;  // summed over a batch
+    size_t dimensions;     // 0 = none given
+    EmbeddingEncoding encoding;
+  };
+  constexpr auto kF = EmbeddingEncoding::kFloat;
+  const Case cases[] = {
+      {ApiKind::kChat, R"({"messages": [], "n": 3})", true, 3, 0, 0, 0, kF},
+      {ApiKind::kChat, R"({"messages": [], "n": null})", true, 1, 0, 0, 0, kF},
+      {ApiKind::kChat, R"({"messages": [], "n": 0})", false},
+      {ApiKind::kChat, R"({"messages": [], "n": 129})", false},
+      {ApiKind::kChat, R"({"messages": [], "n": "2"})", false},
+      {ApiKind::kCompletions, R"({"prompt": "a b", "n": 2})", true, 2, 1, 2, 0, kF},
+      {ApiKind::kCompletions, R"({"prompt": ["a b", "c"]})", true, 1, 2, 3, 0, kF},
+      {ApiKind::kCompletions, R"({"prompt": [[1, 2], [3, 4, 5]], "n": 2})", true, 2, 2, 5, 0, kF},
+      {ApiKind::kCompletions, R"({"prompt": []})", false},
+      {ApiKind::kCompletions, R"({"prompt": ["a", 1]})", false},
+      {ApiKind::kResponses, R"({"input": "x", "n": 0})", true, 1, 0, 1, 0, kF},  // not its field
+      {ApiKind::kEmbeddings, R"({"input": "a", "dimensions": 8})", true, 1, 1, 1, 8, kF},
+      {ApiKind::kEmbeddings, R"({"input": "a", "dimensions": 0})", false},
+      {ApiKind::kEmbeddings, R"({"input": "a", "dimensions": -4})", false},
+      {ApiKind::kEmbeddings, R"({"input": "a", "dimensions": 70000})", false},
+      {ApiKind::kEmbeddings, R"({"input": "a", "dimensions": 1.5})", false},
+      {ApiKind::kEmbeddings, R"({"input": "a", "encoding_format": "base64"})", true, 1, 1, 1, 0,
+       EmbeddingEncoding::kBase64},
+      {ApiKind::kEmbeddings, R"({"input": "a", "encoding_format": "float"})", true, 1, 1, 1, 0, kF},
+      {ApiKind::kEmbeddings, R"({"input": "a", "encoding_format": "hex"})", false},
+  };
+  for (const Case& c : cases) {
+    auto r = read_api_request(c.api, Json::parse(c.body));
+    ASSERT_EQ(r.has_value(), c.ok) << c.body;
+    if (!c.ok) continue;
+    EXPECT_EQ(r->n, c.n) << c.body;
+    EXPECT_EQ(r->inputs.size(), c.inputs) << c.body;
+    EXPECT_EQ(r->prompt_tokens, c.prompt_tokens) << c.body;
+    EXPECT_EQ(r->dimensions.value_or(0), c.dimensions) << c.body;
+    EXPECT_EQ(r->encoding, c.encoding) << c.body;
+  }
+}
+
+TEST(EngineTest, BatchPromptsTimesNChoicesInOpenAIOrder) {
+  Engine e(EngineOptions{});
+  RequestPlan p = e.begin(ApiKind::kCompletions, "/v1/completions",
+                          R"({"prompt": ["one two", "three"], "n": 2, "max_tokens": 3})", {});
+  ASSERT_EQ(p.status, 200) << p.body;
+  const Completion& c = p.completion;
+  ASSERT_EQ(c.choices.size(), 4u);
+  EXPECT_EQ(c.prompt_tokens, 3u);
+  EXPECT_EQ(c.length(), 3u);
+  EXPECT_EQ(c.completion_tokens(), 12u);
+  EXPECT_TRUE(c.hit_max_tokens);
+  // Choice p * n + j is choice j of prompt p; choice 0 of a prompt is its n = 1 answer.
+  EXPECT_EQ(c.choices[0], generate_tokens(0, "one two", 3));
+  EXPECT_EQ(c.choices[2], generate_tokens(0, "three", 3));
+  EXPECT_NE(c.choices[0], c.choices[1]);
+  EXPECT_NE(c.choices[2], c.choices[3]);
+  EXPECT_EQ(p.model_request->output_tokens, 3u);
+}
+
+TEST(EngineTest, EngineCapBelowTheClientsEndsTheTextWithoutHittingMaxTokens) {
+  EngineOptions opt;
+  opt.max_tokens_cap = 2;
+  Engine e(opt);
+  RequestPlan p = e.begin(ApiKind::kResponses, "/v1/responses",
+                          R"({"input": "x", "max_output_tokens": 5})", {});
+  EXPECT_EQ(p.completion.length(), 2u);
+  EXPECT_FALSE(p.completion.hit_max_tokens);
+}
+
+TEST(EngineTest, EmbeddingsDimensionsAndBase64) {
+  Engine e(EngineOptions{});
+  RequestPlan p = e.begin(ApiKind::kEmbeddings, "/v1/embeddings",
+                          R"({"input": "a b", "dimensions": 5, "encoding_format": "base64"})", {});
+  ASSERT_EQ(p.status, 200) << p.body;
+  Json body = Json::parse(p.body);
+  // 5 float32 values: 20 bytes, 28 base64 characters.
+  EXPECT_EQ(body["data"][0]["embedding"].get<std::string>().size(), 28u);
+  RequestPlan bad =
+      e.begin(ApiKind::kEmbeddings, "/v1/embeddings", R"({"input": "a", "dimensions": 0})", {});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(Json::parse(bad.body)["error"]["type"], "invalid_request_error");
+}
+
 TEST(EngineTest, GeneratesDeterministicTextAndEchoesTheModel) {
   EngineOptions opt;
   opt.seed = 9;
@@ -90,7 +179,7 @@ TEST(EngineTest, GeneratesDeterministicTextAndEchoesTheModel) {
   RequestPlan pb = b.begin(ApiKind::kChat, "/v1/chat/completions", body, {});
   EXPECT_EQ(pa.status, 200);
   EXPECT_EQ(pa.completion.model, "rewritten");
-  EXPECT_EQ(pa.completion.tokens.size(), 4u);
+  EXPECT_EQ(pa.completion.length(), 4u);
   EXPECT_EQ(pa.completion.text(), pb.completion.text());
   // The model request: the prompt's word ids, the output length, and the adapter the unserved
   // model name addresses.

@@ -131,39 +131,54 @@ RequestPlan Engine::begin(ApiKind api, std::string_view path, std::string_view b
 
   const std::string& model = request->model.empty() ? options_.models.front() : request->model;
   if (api == ApiKind::kEmbeddings) {
-    std::vector<Embedding> data;
-    for (const auto& input : request->inputs) {
-      data.push_back({embed_text(options_.seed, input, options_.embedding_dims)});
-    }
-    plan.body = render_embeddings(model, data, request->prompt_tokens);
-    plan.delay = latency_.embedding_time(request->prompt_tokens);
-    return plan;
+    plan_embeddings(*request, model, plan);
+  } else {
+    plan_generation(*request, model, plan);
   }
+  return plan;
+}
 
-  const size_t wanted = request->max_tokens.value_or(options_.max_tokens_default);
-  const size_t n = std::min(wanted, options_.max_tokens_cap);
+void Engine::plan_embeddings(const ApiRequest& request, const std::string& model,
+                             RequestPlan& plan) const {
+  const size_t dims = request.dimensions.value_or(options_.embedding_dims);
+  std::vector<Embedding> data;
+  for (const auto& input : request.inputs) {
+    data.push_back({embed_text(options_.seed, input, dims)});
+  }
+  plan.body = render_embeddings(model, data, request.prompt_tokens, request.encoding);
+  plan.delay = latency_.embedding_time(request.prompt_tokens);
+}
+
+void Engine::plan_generation(ApiRequest& request, const std::string& model, RequestPlan& plan) {
+  const size_t wanted = request.max_tokens.value_or(options_.max_tokens_default);
+  const size_t length = std::min(wanted, options_.max_tokens_cap);
   Completion& c = plan.completion;
-  c.api = api;
-  c.id = completion_id(api, options_.index, plan.seq);
+  c.api = plan.api;
+  c.id = completion_id(plan.api, options_.index, plan.seq);
   c.model = model;
   c.created = unix_now();
-  c.prompt_tokens = request->prompt_tokens;
-  c.tokens = generate_tokens(options_.seed, request->prompt_text, n);
-  // The text is made up, so only an explicit cap can end it; a default-length answer "stops".
-  c.hit_max_tokens = request->max_tokens.has_value();
-  c.include_usage = request->include_usage;
-  plan.stream = request->stream;
+  c.prompt_tokens = request.prompt_tokens;
+  // Completions answer each prompt of a batch; the other APIs have the one conversation.
+  const std::vector<std::string> conversation = {request.prompt_text};
+  const auto& prompts = request.inputs.empty() ? conversation : request.inputs;
+  c.choices = generate_choices(options_.seed, prompts, request.n, length);
+  // The text is made up, so only the client's cap can cut it: a default-length answer, or one
+  // ended by the engine's own --max-tokens-cap below the client's, "stops" as if at end of text.
+  c.hit_max_tokens = request.max_tokens.has_value() && *request.max_tokens <= length;
+  c.include_usage = request.include_usage;
+  plan.stream = request.stream;
+  // One model sequence paces every choice: n choices and batched prompts cost no extra time or
+  // KV room here, unlike vLLM, which runs them as parallel sequences.
   ModelRequest mr;
   mr.id = next_model_id_++;
-  if (!request->prompt_ids.empty()) {
-    mr.tokens = std::move(request->prompt_ids);
+  if (!request.prompt_ids.empty()) {
+    mr.tokens = std::move(request.prompt_ids);
   } else {
-    tokenizer::tokenize(request->prompt_text, mr.tokens);
+    tokenizer::tokenize(request.prompt_text, mr.tokens);
   }
-  mr.output_tokens = n;
-  if (is_adapter(request->model)) mr.adapter = request->model;
+  mr.output_tokens = length;
+  if (is_adapter(request.model)) mr.adapter = request.model;
   plan.model_request = std::move(mr);
-  return plan;
 }
 
 void Engine::finish(Outcome outcome) {

@@ -123,6 +123,12 @@ class Engine {
   std::string models_json() const;
 
  private:
+  // begin()'s answer to a valid request: the embeddings body, or the completion and its model
+  // request.
+  void plan_embeddings(const ApiRequest& request, const std::string& model,
+                       RequestPlan& plan) const;
+  void plan_generation(ApiRequest& request, const std::string& model, RequestPlan& plan);
+
   // Forwards the model's KV events to the publisher.
   struct KvForwarder : KvEventSink {
     Engine* engine = nullptr;

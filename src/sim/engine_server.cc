@@ -99,6 +99,28 @@ HeaderList header_list(const HttpRequest& req) {
   return out;
 }
 
+// RFC 9110 section 10.1.1: an HTTP/1.1 client that sent `Expect: 100-continue` waits for an
+// interim 100 before sending its body (curl does so for bodies over 1 KiB).
+bool expects_continue(const HttpRequest& req) {
+  return req.version() >= 11 && beast::iequals(req[http::field::expect], "100-continue");
+}
+
+// Reads one request: the header, the interim 100 Continue when the client waits for it, then
+// the body.
+asio::awaitable<beast::error_code> read_request(Connection& conn,
+                                                http::request_parser<http::string_body>& parser) {
+  auto [ec, n] = co_await http::async_read_header(conn.socket, conn.buffer, parser, kAwaitTuple);
+  if (ec) co_return ec;
+  if (expects_continue(parser.get())) {
+    http::response<http::empty_body> interim{http::status::continue_, parser.get().version()};
+    auto [write_ec, written] = co_await http::async_write(conn.socket, interim, kAwaitTuple);
+    if (write_ec) co_return write_ec;
+  }
+  if (parser.is_done()) co_return beast::error_code{};
+  auto [body_ec, body_n] = co_await http::async_read(conn.socket, conn.buffer, parser, kAwaitTuple);
+  co_return body_ec;
+}
+
 Outcome outcome_for_error(int status) {
   return status == 400 ? Outcome::kRejected : Outcome::kFaulted;
 }
@@ -259,7 +281,7 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       http::request_parser<http::string_body> parser;
       parser.body_limit(kMaxBodyBytes);
       parser.header_limit(kMaxHeaderBytes);
-      auto [ec, n] = co_await http::async_read(conn.socket, conn.buffer, parser, kAwaitTuple);
+      const beast::error_code ec = co_await read_request(conn, parser);
       conn.idle = false;
       if (ec) {
         if (ec == http::error::body_limit || ec == http::error::header_limit) {
@@ -470,13 +492,16 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
           if (!co_await send(prologue)) co_return Outcome::kCancelled;
         }
       }
-      while (sent < event->tokens_emitted && sent < c.tokens.size()) {
+      while (sent < event->tokens_emitted && sent < c.length()) {
         if (drop_now(sent)) {
           drop(conn, plan.fault.drop_with_reset);
           co_return Outcome::kDropped;
         }
-        const std::string chunk = render_stream_token(c, sent);
-        if (!co_await send(chunk)) co_return Outcome::kCancelled;
+        // Every choice advances by one token per model step, like vLLM's parallel sequences.
+        for (size_t choice = 0; choice < c.choices.size(); ++choice) {
+          const std::string chunk = render_stream_token(c, choice, sent);
+          if (!co_await send(chunk)) co_return Outcome::kCancelled;
+        }
         ++sent;
       }
       if (event->kind == ModelEvent::Kind::kFinished) break;

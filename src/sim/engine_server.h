@@ -9,6 +9,9 @@
 // serves GET /v1/models, /health, /metrics, /occupancy (LMCache-like {"occupancy": resident/total
 // blocks, "cache_available": true}), /sim/stats and POST /sim/reset.
 //
+// A request sent with `Expect: 100-continue` gets an interim `100 Continue` once its header is
+// read, as vLLM's server (uvicorn) sends it, so curl does not stall a second before the body.
+//
 // Every response carries `x-sim-engine: <index>`.
 //
 // Thread-safety: the engine, its acceptor and its connections live on one strand, so engines run

@@ -49,6 +49,19 @@ std::vector<std::string> generate_tokens(uint64_t seed, std::string_view prompt,
   return out;
 }
 
+std::vector<std::vector<std::string>> generate_choices(uint64_t seed,
+                                                       std::span<const std::string> prompts,
+                                                       size_t n, size_t length) {
+  std::vector<std::vector<std::string>> out;
+  out.reserve(prompts.size() * n);
+  for (const std::string& prompt : prompts) {
+    for (size_t j = 0; j < n; ++j) {
+      out.push_back(generate_tokens(j == 0 ? seed : hash_combine(seed, j), prompt, length));
+    }
+  }
+  return out;
+}
+
 std::vector<float> embed_text(uint64_t seed, std::string_view text, size_t dims) {
   std::vector<float> v(dims);
   const uint64_t base = hash64(text, seed ^ 0xe1be55edULL);

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,13 @@ size_t count_words(std::string_view text);
 // `n` output pieces for `prompt`: the first is a bare word, the rest start with a space, so their
 // concatenation is readable text.
 std::vector<std::string> generate_tokens(uint64_t seed, std::string_view prompt, size_t n);
+
+// `n` choices of `length` pieces for each of `prompts`, in OpenAI's choice order (prompt p's
+// choice j at p * n + j). Choice 0 of a prompt is generate_tokens(seed, prompt, length), so
+// asking for more choices never changes the first; the others differ by a seed derived from j.
+std::vector<std::vector<std::string>> generate_choices(uint64_t seed,
+                                                       std::span<const std::string> prompts,
+                                                       size_t n, size_t length);
 
 // A unit-length vector of `dims` floats derived from the seed and `text`.
 std::vector<float> embed_text(uint64_t seed, std::string_view text, size_t dims);
