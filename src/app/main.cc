@@ -2,14 +2,14 @@
 //
 //   rolter serve --config rolter.toml   all-in-one data plane
 //   rolter check --config rolter.toml   validate a config; exit 1 on error
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -37,14 +37,26 @@ int run_check(const std::string& path) {
     std::cerr << "warning: " << warning.to_string() << "\n";
   }
   std::cout << path << ": OK (" << loaded->config.providers.size() << " providers, "
-            << loaded->config.routes.size() << " routes, "
-            << loaded->config.provider_groups.size() << " provider groups, "
-            << loaded->config.keys.size() << " keys)\n";
+            << loaded->config.routes.size() << " routes, " << loaded->config.provider_groups.size()
+            << " provider groups, " << loaded->config.keys.size() << " keys)\n";
   return 0;
+}
+
+// Raises the soft limit on open files to the hard limit: every client and upstream connection is
+// a descriptor, and the soft default (often 1024) caps a gateway far below what the host allows.
+void raise_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t before = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    spdlog::info("open file limit raised from {} to {}", before, limit.rlim_max);
+  }
 }
 
 int run_serve(const std::string& path, const std::string& listen_override,
               unsigned workers_override) {
+  raise_file_limit();
   SnapshotStore store;
   LoadTracker tracker;
   Metrics metrics;
@@ -70,13 +82,25 @@ int run_serve(const std::string& path, const std::string& listen_override,
     spdlog::error("{}", port.error());
     return 1;
   }
+  if (const auto& metrics_listen = config.server.metrics_listen; !metrics_listen.empty()) {
+    auto metrics_address = parse_host_port(metrics_listen, /*allow_port_zero=*/true);
+    auto metrics_port = metrics_address
+                            ? server.listen_metrics(metrics_address->host, metrics_address->port)
+                            : tl::unexpected(metrics_address.error());
+    if (!metrics_port) {
+      spdlog::error("server.metrics_listen: {}", metrics_port.error());
+      return 1;
+    }
+    spdlog::info("metrics listening on http://{}:{} (/metrics, /healthz, /readyz)",
+                 metrics_address->host, *metrics_port);
+  }
   server.start();
   HealthChecker health(store);
   health.start();
   const std::string shown_host =
       address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
-  spdlog::info("rolter listening on http://{}:{} ({} routes, config version {})", shown_host,
-               *port, config.routes.size(), source.version());
+  spdlog::info("rolter listening on http://{}:{} ({} routes, config version {})", shown_host, *port,
+               config.routes.size(), source.version());
 
   // The main thread is the control thread: signals, config reloads, drain.
   asio::io_context control;
@@ -120,8 +144,8 @@ int run_serve(const std::string& path, const std::string& listen_override,
                  store.current()->config().server.drain_timeout_ms);
     reload_signal.cancel();
     watch.cancel();
-    const auto left = server.drain(
-        std::chrono::milliseconds(store.current()->config().server.drain_timeout_ms));
+    const auto left =
+        server.drain(std::chrono::milliseconds(store.current()->config().server.drain_timeout_ms));
     if (left > 0) spdlog::warn("drain timeout: {} request(s) cut", left);
     health.stop();
     server.stop();
@@ -138,8 +162,9 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("rolter"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 
-  CLI::App app{"rolter: an OpenAI-compatible LLM gateway that routes each request to the engine "
-               "instance best placed to serve it."};
+  CLI::App app{
+      "rolter: an OpenAI-compatible LLM gateway that routes each request to the engine "
+      "instance best placed to serve it."};
   app.require_subcommand(1);
 
   std::string config_path = "rolter.toml";
@@ -150,8 +175,9 @@ int main(int argc, char** argv) {
   serve->add_option("--listen", listen, "Override server.listen, e.g. 127.0.0.1:0");
   serve->add_option("--workers", workers, "Override server.workers (0 = one per core)");
 
-  auto* check = app.add_subcommand("check", "Validate a config: print every error with file, "
-                                            "line and key; exit 1 on error.");
+  auto* check = app.add_subcommand("check",
+                                   "Validate a config: print every error with file, "
+                                   "line and key; exit 1 on error.");
   check->add_option("-c,--config", config_path, "Path to rolter.toml")->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);

@@ -24,6 +24,16 @@ struct ServerConfig {
   uint64_t header_timeout_ms = 10000;
   // A keep-alive connection with no request for this long is closed.
   uint64_t idle_timeout_ms = 75000;
+  // Open client connections at most; at the cap the listener stops accepting until one closes.
+  // 0 = no cap beyond the process's file limit.
+  uint64_t max_connections = 0;
+  // A separate listener for /metrics (and /healthz, /readyz), e.g. "127.0.0.1:9464". Empty: served
+  // on the main listener, behind a key when [[keys]] exist.
+  std::string metrics_listen;
+  // X-Forwarded-For, X-Forwarded-Proto and Via on forwarded requests (Via on responses too).
+  bool forwarded_headers = true;
+  // Networks (CIDR) of proxies in front of the gateway whose X-Forwarded-* are believed.
+  std::vector<std::string> trusted_proxies;
 };
 
 struct StoreConfig {

@@ -941,7 +941,7 @@ name = "a"
 api_key_env = "MY-KEY"
 base_url = "http://a:1"
 )",
-                   3, "providers[0].api_key_env", "not an environment variable name");
+                   3, "providers[0].api_key_env", "must name an environment variable");
 }
 
 TEST(LoadConfig, GroupSlugs) {
@@ -1008,7 +1008,7 @@ key_sha256 = "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08"
 name = "k"
 key_env = "1KEY"
 )",
-                   3, "keys[0].key_env", "not an environment variable name");
+                   3, "keys[0].key_env", "must name an environment variable");
   expect_one_error(minimal_plus(R"(
 [[keys]]
 name = "k2"
@@ -1216,6 +1216,33 @@ TEST(LoadConfig, ArbitraryBytesDoNotThrow) {
       std::string("\0\xff\xfe", 3), "[[", "a = \"\\u00\"", "[a]\n[a]\n", "x = 1979-05-27T07:32:00Z",
       std::string(1000, '[')};
   for (const auto& text : inputs) EXPECT_FALSE(load_config_text(text, "x.toml"));
+}
+
+// Values that are likely secrets (a key pasted where a variable name belongs, a password in a
+// URL) never appear in an error message, which ends up in logs.
+TEST(LoadConfig, SecretsNeverEchoed) {
+  struct Case {
+    const char* toml;
+    const char* secret;
+  };
+  const Case cases[] = {
+      {"[[providers]]\nname = \"a\"\nbase_url = \"http://a:1\"\n"
+       "api_key_env = \"sk-live-0123456789abcdef0123\"\n",
+       "0123456789abcdef0123"},
+      {"[[keys]]\nname = \"k\"\nkey_env = \"sk-team-9876543210fedcba\"\n", "9876543210fedcba"},
+      {"[[providers]]\nname = \"a\"\nbase_url = \"http://user:s3cretpw@host:bad\"\n", "s3cretpw"},
+      {"[store]\nurl = \"mysql://admin:hunter2pw@db/rolter\"\n", "hunter2pw"},
+      {"[[providers]]\nname = \"a\"\nbase_url = \"http://a:1\"\n"
+       "kv_events = { endpoint = \"udp://u:zmqsecret@h:1\" }\n",
+       "zmqsecret"},
+  };
+  for (const auto& c : cases) {
+    auto loaded = load_config_text(c.toml, "test.toml");
+    ASSERT_FALSE(loaded) << c.toml;
+    for (const auto& error : loaded.error()) {
+      EXPECT_EQ(error.to_string().find(c.secret), std::string::npos) << error.to_string();
+    }
+  }
 }
 
 }  // namespace

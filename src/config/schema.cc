@@ -21,6 +21,10 @@ void read_server(TableReader& in, ServerConfig& out) {
   in.read("drain_timeout_ms", out.drain_timeout_ms);  // 0 = exit without waiting
   in.read("header_timeout_ms", out.header_timeout_ms, kAtLeastOne);
   in.read("idle_timeout_ms", out.idle_timeout_ms, kAtLeastOne);
+  in.read("max_connections", out.max_connections);  // 0 = no cap
+  in.read("metrics_listen", out.metrics_listen);
+  in.read("forwarded_headers", out.forwarded_headers);
+  in.read("trusted_proxies", out.trusted_proxies);
   in.finish();
 }
 

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "balance/balancer_factory.h"
+#include "common/cidr.h"
 #include "config/url.h"
 
 namespace rolter::config_internal {
@@ -15,6 +16,10 @@ constexpr std::string_view kPolicyStrategy = "policy";
 // label-safe; 63 characters is the DNS label limit, which keeps slugs usable as host names too.
 constexpr size_t kMaxSlugLength = 63;
 constexpr size_t kSha256HexLength = 64;
+// A value that is not a variable name is often the secret itself, pasted in: never echo it.
+constexpr const char* kNotAnEnvName =
+    "must name an environment variable (^[A-Za-z_][A-Za-z0-9_]*$), not hold the secret itself; "
+    "the value is not shown";
 
 bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
@@ -58,6 +63,24 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 }
 
 std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+// A URL as an error may show it: any password in its userinfo is replaced, so a pasted
+// "postgres://user:secret@host" or "http://user:secret@engine" never reaches a log.
+std::string quoted_url(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const size_t end = url.find_first_of("/?#", start);
+  const std::string_view authority =
+      url.substr(start, end == std::string_view::npos ? end : end - start);
+  const size_t at = authority.rfind('@');
+  if (at == std::string_view::npos) return quoted(url);
+  const size_t colon = authority.substr(0, at).find(':');
+  std::string shown(url.substr(0, start));
+  shown.append(authority.substr(0, colon == std::string_view::npos ? at : colon));
+  shown.append(":***");
+  shown.append(url.substr(start + at));
+  return quoted(shown);
+}
 
 std::string strategy_list(bool with_policy) {
   std::string out;
@@ -106,6 +129,19 @@ class Validator {
   void check_server() {
     auto listen = parse_host_port(config_.server.listen, /*allow_port_zero=*/true);
     if (!listen) diag_.error("server.listen", listen.error());
+    const auto& metrics_listen = config_.server.metrics_listen;
+    if (!metrics_listen.empty()) {
+      auto parsed = parse_host_port(metrics_listen, /*allow_port_zero=*/true);
+      if (!parsed) diag_.error("server.metrics_listen", parsed.error());
+    }
+    const auto& proxies = config_.server.trusted_proxies;
+    for (size_t i = 0; i < proxies.size(); ++i) {
+      auto cidr = Cidr::parse(proxies[i]);
+      if (!cidr) {
+        diag_.error(index_path("server.trusted_proxies", i),
+                    quoted(proxies[i]) + ": " + cidr.error());
+      }
+    }
   }
 
   void check_store() {
@@ -114,21 +150,21 @@ class Validator {
         starts_with(url, "postgresql://")) {
       return;
     }
-    diag_.error("store.url", "expected sqlite://… or postgres://…, got " + quoted(url));
+    diag_.error("store.url", "expected sqlite://… or postgres://…, got " + quoted_url(url));
   }
 
   void check_url(const std::string& url, const std::string& path) {
     auto parsed = parse_url(url);
-    if (!parsed) diag_.error(path, "bad URL " + quoted(url) + ": " + parsed.error());
+    if (!parsed) diag_.error(path, "bad URL " + quoted_url(url) + ": " + parsed.error());
   }
 
   // A ZeroMQ endpoint the KV-event subscriber connects to.
   void check_zmq_endpoint(const std::string& endpoint, const std::string& path) {
     if (starts_with(endpoint, "tcp://")) {
       auto hp = parse_host_port(std::string_view(endpoint).substr(6), /*allow_port_zero=*/false);
-      if (!hp) diag_.error(path, "bad endpoint " + quoted(endpoint) + ": " + hp.error());
+      if (!hp) diag_.error(path, "bad endpoint " + quoted_url(endpoint) + ": " + hp.error());
     } else if (!(starts_with(endpoint, "ipc://") && endpoint.size() > 6)) {
-      diag_.error(path, "expected tcp://host:port or ipc://path, got " + quoted(endpoint));
+      diag_.error(path, "expected tcp://host:port or ipc://path, got " + quoted_url(endpoint));
     }
   }
 
@@ -163,8 +199,7 @@ class Validator {
                                                   "decision_service");
       }
       if (!p.api_key_env.empty() && !is_env_name(p.api_key_env)) {
-        diag_.error(child_path(path, "api_key_env"),
-                    quoted(p.api_key_env) + " is not an environment variable name");
+        diag_.error(child_path(path, "api_key_env"), kNotAnEnvName);
       }
       if (!p.health_path.empty() && p.health_path.front() != '/') {
         diag_.error(child_path(path, "health_path"), "must start with '/'");
@@ -349,7 +384,7 @@ class Validator {
         diag_.error(has_env ? sha_path : path, "set exactly one of key_env or key_sha256");
       }
       if (has_env && !is_env_name(k.key_env)) {
-        diag_.error(env_path, quoted(k.key_env) + " is not an environment variable name");
+        diag_.error(env_path, kNotAnEnvName);
       }
       if (has_sha && !is_sha256_hex(k.key_sha256)) {
         diag_.error(sha_path, "expected 64 lowercase hex characters (a SHA-256 digest)");

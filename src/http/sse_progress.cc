@@ -71,6 +71,21 @@ void SseProgress::scan(std::string_view text) {
   }
 }
 
+size_t complete_events_length(std::string_view text) {
+  // Scan back for a line end that directly follows another line end.
+  for (size_t i = text.size(); i >= 2; --i) {
+    const char last = text[i - 1];
+    if (last != '\n' && last != '\r') continue;
+    const char before = text[i - 2];
+    if (last == '\n' && before == '\n') return i;
+    if (last == '\r' && before == '\r') return i;
+    if (last == '\n' && before == '\r' && i >= 4 && text[i - 3] == '\n' && text[i - 4] == '\r') {
+      return i;
+    }
+  }
+  return 0;
+}
+
 bool SseProgress::feed(std::string_view chunk) {
   seam_.feed(chunk, [this](std::string_view text) { scan(text); });
   return content_;

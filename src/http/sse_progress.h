@@ -40,4 +40,8 @@ class SseProgress {
   std::optional<uint64_t> sequence_;
 };
 
+// The length of `text` up to the end of its last complete event (the blank line that ends it:
+// "\n\n", "\r\n\r\n" or "\r\r"), or 0 when no event in it is complete yet.
+size_t complete_events_length(std::string_view text);
+
 }  // namespace rolter

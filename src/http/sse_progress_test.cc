@@ -84,5 +84,23 @@ TEST(SseProgress, EveryByteSplitFindsTheToken) {
   }
 }
 
+TEST(SseEvents, CompleteEventsLength) {
+  struct Case {
+    std::string_view text;
+    size_t expected;
+  };
+  const Case cases[] = {
+      {"", 0},
+      {"data: {\"a\":1}", 0},
+      {"data: {\"a\":1}\n", 0},
+      {"data: {\"a\":1}\n\n", 15},
+      {"data: 1\n\ndata: {\"id\":\"c", 9},
+      {"data: 1\r\n\r\ndata: 2", 11},
+      {"data: 1\r\rdata", 9},
+      {"event: x\ndata: 1\n\nevent: y\ndata: 2\n\n", 36},
+  };
+  for (const auto& c : cases) EXPECT_EQ(complete_events_length(c.text), c.expected) << c.text;
+}
+
 }  // namespace
 }  // namespace rolter

@@ -35,12 +35,14 @@ struct Metrics::Families {
                      .Register(r)),
         ttft(prometheus::BuildHistogram()
                  .Name("rolter_ttft_seconds")
-                 .Help("Time from request to the first response byte relayed, by route")
+                 .Help("Time from request to the first token (the first content event of a stream; "
+                       "the response head otherwise), by route")
                  .Register(r)),
-        picks(prometheus::BuildCounter()
-                  .Name("rolter_picks_total")
-                  .Help("Candidates picked by the balancer and tried, by route, strategy and target")
-                  .Register(r)),
+        picks(
+            prometheus::BuildCounter()
+                .Name("rolter_picks_total")
+                .Help("Candidates picked by the balancer and tried, by route, strategy and target")
+                .Register(r)),
         retries(prometheus::BuildCounter()
                     .Name("rolter_retries_total")
                     .Help("Attempts after the first, by route")
@@ -82,7 +84,20 @@ struct Metrics::Families {
                     .Name("rolter_config_version")
                     .Help("Version of the config snapshot being served")
                     .Register(r)
-                    .Add({})) {}
+                    .Add({})),
+        auth_failures(prometheus::BuildCounter()
+                          .Name("rolter_auth_failures_total")
+                          .Help("Requests refused for a missing or invalid API key, by reason")
+                          .Register(r)),
+        accept_errors(prometheus::BuildCounter()
+                          .Name("rolter_accept_errors_total")
+                          .Help("Failed accepts on the listener (emfile, enfile, other)")
+                          .Register(r)),
+        connections(prometheus::BuildGauge()
+                        .Name("rolter_connections")
+                        .Help("Open client connections")
+                        .Register(r)
+                        .Add({})) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -98,6 +113,9 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& reloads;
   prometheus::Counter& reload_errors;
   prometheus::Gauge& version;
+  prometheus::Family<prometheus::Counter>& auth_failures;
+  prometheus::Family<prometheus::Counter>& accept_errors;
+  prometheus::Gauge& connections;
 };
 
 Metrics::Metrics()
@@ -135,6 +153,16 @@ void Metrics::park(std::string_view instance, std::string_view reason) {
   families_->parks.Add({{"instance", std::string(instance)}, {"reason", std::string(reason)}})
       .Increment();
 }
+
+void Metrics::auth_failure(std::string_view reason) {
+  families_->auth_failures.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::accept_error(std::string_view reason) {
+  families_->accept_errors.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::connections_changed(int delta) { families_->connections.Increment(delta); }
 
 void Metrics::config_reload(bool ok, uint64_t version) {
   families_->reloads.Add({{"result", ok ? "ok" : "error"}}).Increment();
@@ -174,11 +202,12 @@ std::string Metrics::render(const LoadTracker& tracker) {
     const prometheus::Labels labels = {{"instance", state.identity}};
     families_->in_flight.Add(labels).Set(state.in_flight.load(std::memory_order_relaxed));
     families_->breaker.Add(labels).Set(state.health.breaker.load(std::memory_order_relaxed));
-    families_->healthy.Add(labels).Set(state.health.healthy.load(std::memory_order_relaxed) ? 1 : 0);
-    families_->parked.Add(labels).Set(
-        state.health.parked_until.load(std::memory_order_relaxed) > now.time_since_epoch().count()
-            ? 1
-            : 0);
+    families_->healthy.Add(labels).Set(state.health.healthy.load(std::memory_order_relaxed) ? 1
+                                                                                            : 0);
+    families_->parked.Add(labels).Set(state.health.parked_until.load(std::memory_order_relaxed) >
+                                              now.time_since_epoch().count()
+                                          ? 1
+                                          : 0);
   });
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }

@@ -9,7 +9,8 @@
 // Metric names (all prefixed rolter_):
 //   requests_total{route,target,code}      responses sent, by status class (2xx, 4xx, ...)
 //   request_duration_seconds{route}         whole request, histogram
-//   ttft_seconds{route}                     first response byte relayed, histogram
+//   ttft_seconds{route}                     first content event of a stream (the response
+//                                           head when not streamed), histogram
 //   picks_total{route,strategy,target}      balancer picks that were tried
 //   retries_total{route}                    attempts after the first
 //   tokens_total{route,direction}           prompt (in) and generated (out) tokens, as the
@@ -18,6 +19,10 @@
 //   in_flight{instance}, breaker_state{instance} (0 closed, 1 open, 2 half-open),
 //   instance_healthy{instance}, instance_parked{instance}
 //   config_reloads_total{result}, config_version
+//   auth_failures_total{reason}             requests refused for a missing or invalid key
+//   accept_errors_total{reason}             failed accepts (emfile, enfile, other): the listener
+//                                           backs off instead of spinning
+//   connections                             open client connections
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -65,6 +70,10 @@ class Metrics {
                                  std::string_view target);
 
   void park(std::string_view instance, std::string_view reason);
+  void auth_failure(std::string_view reason);
+  void accept_error(std::string_view reason);
+  // +1 when a client connection opens, -1 when it closes.
+  void connections_changed(int delta);
   void config_reload(bool ok, uint64_t version);
 
   // Request-path helpers; null instruments are ignored.

@@ -3,9 +3,14 @@
 // For one request whose route is resolved and whose RouteContext is built, the forwarder picks an
 // eligible candidate, forwards the body with only `model` rewritten, and relays the response to
 // the client as it arrives. A connect error, a reset before the first response byte, a first-byte
-// timeout, or a `retry.on_status` status, while nothing has reached the client, moves the request
-// to another candidate, up to `retry.max_attempts` attempts. A client that goes away cancels the
-// upstream request at once, so the engine frees its batch slot and KV cache.
+// timeout, a `retry.on_status` status, or an upstream refusing the gateway's credentials (401,
+// 403), while nothing has reached the client, moves the request to another candidate, up to
+// `retry.max_attempts` attempts. A client that goes away cancels the upstream request at once, so
+// the engine frees its batch slot and KV cache; a client that only half-closes still gets its
+// answer.
+//
+// An upstream connection goes back to the pool only when it is provably clean: the response was
+// final (not 1xx), completely framed, keep-alive, and nothing is left unread (upstream/).
 //
 // Thread-safety: one Forwarder per worker thread; it uses that worker's connection pool.
 #pragma once
@@ -14,7 +19,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
-
 #include <string_view>
 
 #include "balance/route_context.h"
@@ -27,6 +31,10 @@
 namespace rolter {
 
 using ClientRequest = beast::http::request<beast::http::string_body>;
+
+// The status logged for a client that left before its answer (nginx's "client closed request").
+// It is never sent; it is counted as a 4xx, not as a failure of the gateway.
+inline constexpr unsigned kClientClosedRequest = 499;
 
 struct ForwardRequest {
   const Snapshot* snapshot = nullptr;
@@ -41,6 +49,10 @@ struct ForwardRequest {
   bool client_keep_alive = true;
   // The authenticated key (its provider allow-list narrows the candidates); null when open.
   const ApiKey* key = nullptr;
+  ApiKind kind = ApiKind::chat_completions;  // shapes an error event that ends a broken stream
+  std::string_view client_ip;                // for X-Forwarded-For
+  bool trusted_peer = false;                 // the client is one of server.trusted_proxies
+  unsigned client_version = 11;              // 10: never answer chunked; close-delimit instead
 };
 
 struct ForwardResult {
@@ -48,6 +60,11 @@ struct ForwardResult {
   bool client_usable = true;
   unsigned status = 0;  // status sent to the client; 0 if nothing was sent
   unsigned attempts = 0;
+};
+
+// Client-side facts the relay learns while a request is in flight.
+struct ClientWatch {
+  bool half_closed = false;  // the client shut down its sending side: answer, then close
 };
 
 class Forwarder {

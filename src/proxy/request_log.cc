@@ -23,19 +23,55 @@ spdlog::logger& request_logger() {
   return *logger;
 }
 
-}  // namespace
-
-void log_request(const RequestLogLine& line) {
-  if (!spdlog::should_log(spdlog::level::info)) return;
+// `{"ts_ms":<now>,"level":<level>,"event":<event>` : the opening every line shares.
+std::string line_start(std::string_view level, std::string_view event) {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   std::string json = R"({"ts_ms":)";
   json.append(std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
-  json.append(R"(,"level":"info","event":"request","route":)");
+  json.append(R"(,"level":")").append(level).append(R"(","event":")").append(event).append("\"");
+  return json;
+}
+
+}  // namespace
+
+void log_auth_failure(std::string_view reason, std::string_view path, std::string_view client) {
+  if (!spdlog::should_log(spdlog::level::info)) return;
+  std::string json = line_start("info", "auth_failed");
+  json.append(R"(,"reason":)");
+  append_json_string(json, reason);
+  json.append(R"(,"path":)");
+  append_json_string(json, path);
+  json.append(R"(,"client":)");
+  append_json_string(json, client);
+  json.push_back('}');
+  request_logger().info("{}", json);
+}
+
+void log_upstream_auth_failure(std::string_view provider, unsigned status,
+                               std::string_view upstream_message) {
+  if (!spdlog::should_log(spdlog::level::warn)) return;
+  std::string json = line_start("warn", "upstream_auth_failed");
+  json.append(R"(,"provider":)");
+  append_json_string(json, provider);
+  json.append(R"(,"status":)").append(std::to_string(status));
+  json.append(R"(,"upstream_message":)");
+  append_json_string(json, upstream_message);
+  json.push_back('}');
+  request_logger().warn("{}", json);
+}
+
+void log_request(const RequestLogLine& line) {
+  if (!spdlog::should_log(spdlog::level::info)) return;
+  std::string json = line_start("info", "request");
+  json.append(R"(,"route":)");
   append_json_string(json, line.route);
   json.append(R"(,"target":)");
   append_json_string(json, line.target);
   json.append(R"(,"attempts":)").append(std::to_string(line.attempts));
   json.append(R"(,"status":)").append(std::to_string(line.status));
+  if (line.upstream_status != 0 && line.upstream_status != line.status) {
+    json.append(R"(,"upstream_status":)").append(std::to_string(line.upstream_status));
+  }
   json.append(fmt::format(R"(,"duration_ms":{:.3f})", line.duration_s * 1e3));
   if (line.ttft_s) json.append(fmt::format(R"(,"ttft_ms":{:.3f})", *line.ttft_s * 1e3));
   if (line.tokens_in) json.append(R"(,"tokens_in":)").append(std::to_string(*line.tokens_in));

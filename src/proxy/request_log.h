@@ -15,14 +15,24 @@ struct RequestLogLine {
   std::string_view route;
   std::string_view target;  // "none" when the gateway answered itself
   unsigned attempts = 0;
-  unsigned status = 0;      // 499: the client went away first
+  unsigned status = 0;           // 499: the client went away before the end of its answer
+  unsigned upstream_status = 0;  // the status the upstream answered; 0 = none
   double duration_s = 0;
   std::optional<double> ttft_s;
   std::optional<uint64_t> tokens_in;
   std::optional<uint64_t> tokens_out;
-  bool complete = true;     // false when the relay was cut mid-body
+  bool complete = true;  // false when the relay was cut mid-body
 };
 
 void log_request(const RequestLogLine& line);
+
+// One JSON line for a request refused for its key: why ("missing" or "invalid"), the path and the
+// client's address. Never the presented key.
+void log_auth_failure(std::string_view reason, std::string_view path, std::string_view client);
+
+// One JSON line at warn level when an upstream refused the gateway's own credentials (401, 403):
+// an operator must fix the provider's key. `upstream_message` is the start of the upstream's body.
+void log_upstream_auth_failure(std::string_view provider, unsigned status,
+                               std::string_view upstream_message);
 
 }  // namespace rolter

@@ -1,27 +1,28 @@
 #include "server/endpoints.h"
 
-#include <boost/beast/http/write.hpp>
-
 #include <algorithm>
+#include <boost/beast/http/write.hpp>
 #include <optional>
 
 #include "common/json_escape.h"
 #include "inspect/request_inspector.h"
 #include "observe/metrics.h"
 #include "proxy/forwarder.h"
+#include "proxy/request_log.h"
 #include "server/server_state.h"
 #include "server/worker.h"
 
 namespace rolter {
 namespace http = beast::http;
 
-namespace {
-
 struct EndpointSpec {
-  std::string_view path;
+  std::string_view path;  // exact, or a prefix when it ends in '/'
   http::verb method;
   std::optional<ApiKind> kind;  // inference endpoints
+  bool needs_key = true;        // on a gateway with [[keys]]
 };
+
+namespace {
 
 constexpr EndpointSpec kEndpoints[] = {
     {"/v1/chat/completions", http::verb::post, ApiKind::chat_completions},
@@ -30,13 +31,47 @@ constexpr EndpointSpec kEndpoints[] = {
     {"/v1/responses", http::verb::post, ApiKind::responses},
     {"/v1/messages", http::verb::post, ApiKind::messages},
     {"/v1/models", http::verb::get, std::nullopt},
-    {"/healthz", http::verb::get, std::nullopt},
-    {"/readyz", http::verb::get, std::nullopt},
+    {"/v1/models/", http::verb::get, std::nullopt},  // GET /v1/models/{id}
+    {"/healthz", http::verb::get, std::nullopt, /*needs_key=*/false},
+    {"/readyz", http::verb::get, std::nullopt, /*needs_key=*/false},
     {"/metrics", http::verb::get, std::nullopt},
 };
 
-std::string_view path_of(std::string_view target) {
-  return target.substr(0, target.find('?'));
+constexpr std::string_view kModelsPrefix = "/v1/models/";
+
+std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+const EndpointSpec* find_endpoint(std::string_view path) {
+  for (const auto& e : kEndpoints) {
+    if (e.path == path) return &e;
+  }
+  if (path.size() > kModelsPrefix.size() && path.starts_with(kModelsPrefix)) {
+    for (const auto& e : kEndpoints) {
+      if (e.path == kModelsPrefix) return &e;
+    }
+  }
+  return nullptr;
+}
+
+// Decodes %XX escapes (a model id such as "Qwen/Qwen3-8B" may arrive as "Qwen%2FQwen3-8B").
+std::string percent_decode(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
 }
 
 // The presented key: `Authorization: Bearer <key>` (OpenAI) or `x-api-key` (Anthropic).
@@ -49,6 +84,12 @@ std::string_view presented_key(const http::request<http::string_body>& request) 
   return request["x-api-key"];
 }
 
+void append_model(std::string& body, std::string_view id) {
+  body.append(R"({"id":)");
+  append_json_string(body, id);
+  body.append(R"(,"object":"model","created":0,"owned_by":"rolter"})");
+}
+
 std::string models_body(const Snapshot& snapshot, const ApiKey* key) {
   std::string body = R"({"object":"list","data":[)";
   bool first = true;
@@ -56,9 +97,7 @@ std::string models_body(const Snapshot& snapshot, const ApiKey* key) {
     if (key != nullptr && !key->allows_address(id)) continue;
     if (!first) body.push_back(',');
     first = false;
-    body.append(R"({"id":)");
-    append_json_string(body, id);
-    body.append(R"(,"object":"model","created":0,"owned_by":"rolter"})");
+    append_model(body, id);
   }
   body.append("]}");
   return body;
@@ -68,13 +107,13 @@ std::string models_body(const Snapshot& snapshot, const ApiKey* key) {
 // temporaries out of co_await expressions also sidesteps GCC 12 coroutine temporary bugs.)
 struct Dispatch {
   enum class Kind { kJson, kError, kForward } kind = Kind::kError;
-  http::status status = http::status::ok;  // kJson
-  std::string json;                        // kJson
+  http::status status = http::status::ok;              // kJson
+  std::string json;                                    // kJson
   std::string_view content_type = "application/json";  // kJson
-  ApiError error;                          // kError
+  ApiError error;                                      // kError
   ErrorStyle style = ErrorStyle::kOpenAi;
-  ResolvedRoute route;  // kForward
-  RouteContext ctx;     // kForward
+  ResolvedRoute route;          // kForward
+  RouteContext ctx;             // kForward
   const ApiKey* key = nullptr;  // kForward: the authenticated key, null on an open gateway
   const EndpointSpec* endpoint = nullptr;
 
@@ -94,34 +133,42 @@ struct Dispatch {
   }
 };
 
+ApiError model_not_found(std::string_view model) {
+  return {.status = 404,
+          .type = "invalid_request_error",
+          .message = "The model '" + std::string(model) + "' does not exist",
+          .code = "model_not_found",
+          .param = "model"};
+}
+
+// GET /v1/models/{id}: the model, when it resolves and the key may use it.
+Dispatch model_answer(const Snapshot& snapshot, std::string_view path, const ApiKey* key) {
+  const std::string id = percent_decode(path.substr(kModelsPrefix.size()));
+  if (!snapshot.resolve(id) || (key != nullptr && !key->allows_address(id))) {
+    return Dispatch::fail(ErrorStyle::kOpenAi, model_not_found(id));
+  }
+  std::string body;
+  append_model(body, id);
+  return Dispatch::json_answer(http::status::ok, std::move(body));
+}
+
 Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
-                  http::request<http::string_body>& request, RequestFacts& facts) {
+                  http::request<http::string_body>& request, RequestFacts& facts,
+                  const HeadVerdict& head) {
   const std::string_view path = path_of(request.target());
-  const EndpointSpec* endpoint = nullptr;
-  for (const auto& e : kEndpoints) {
-    if (e.path == path) endpoint = &e;
+  const EndpointSpec* endpoint = head.endpoint;
+  const ErrorStyle style = head.style;
+  const ApiKey* key = head.key;
+  if (endpoint->path == "/healthz") {
+    return Dispatch::json_answer(http::status::ok, R"({"status":"ok"})");
   }
-  const ErrorStyle style =
-      path == "/v1/messages" ? ErrorStyle::kAnthropic : ErrorStyle::kOpenAi;
-  if (endpoint == nullptr) {
-    return Dispatch::fail(style, {.status = 404, .message = "no such endpoint: " + std::string(path)});
-  }
-  if (request.method() != endpoint->method) {
-    return Dispatch::fail(style, {.status = 405,
-                                  .message = std::string(path) + " accepts " +
-                                             std::string(http::to_string(endpoint->method)) +
-                                             " only"});
-  }
-  if (path == "/healthz") return Dispatch::json_answer(http::status::ok, R"({"status":"ok"})");
-  if (path == "/readyz") {
+  if (endpoint->path == "/readyz") {
     const bool ready = worker.server().ready() && !worker.server().draining();
     return ready ? Dispatch::json_answer(http::status::ok, R"({"status":"ready"})")
                  : Dispatch::json_answer(http::status::service_unavailable,
                                          R"({"status":"not ready"})");
   }
-
-  const ApiKey* key = nullptr;
-  if (path == "/metrics") {
+  if (endpoint->path == "/metrics") {
     auto& state = worker.server();
     if (state.metrics == nullptr || state.tracker == nullptr) {
       return Dispatch::fail(style, {.status = 404, .message = "metrics are not enabled"});
@@ -130,22 +177,10 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
     d.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return d;
   }
-
-  if (!snapshot.open()) {
-    const std::string_view presented = presented_key(request);
-    if (presented.empty()) {
-      return Dispatch::fail(style, {.status = 401,
-                                    .message = "missing API key: send 'Authorization: Bearer "
-                                               "<key>' or 'x-api-key'"});
-    }
-    key = snapshot.authenticate(presented);
-    if (key == nullptr) {
-      return Dispatch::fail(style, {.status = 401, .message = "invalid API key",
-                                    .code = "invalid_api_key"});
-    }
+  if (endpoint->path == kModelsPrefix) return model_answer(snapshot, path, key);
+  if (endpoint->path == "/v1/models") {
+    return Dispatch::json_answer(http::status::ok, models_body(snapshot, key));
   }
-
-  if (path == "/v1/models") return Dispatch::json_answer(http::status::ok, models_body(snapshot, key));
 
   auto& body = request.body();
   InspectHeaders headers;
@@ -164,28 +199,22 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
   }
 
   auto route = snapshot.resolve(facts.model);
-  if (!route) {
-    return Dispatch::fail(style, {.status = 404,
-                                  .type = "invalid_request_error",
-                                  .message = "The model '" + facts.model + "' does not exist",
-                                  .code = "model_not_found",
-                                  .param = "model"});
-  }
+  if (!route) return Dispatch::fail(style, model_not_found(facts.model));
   if (key != nullptr) {
     if (!key->allows_address(facts.model)) {
-      return Dispatch::fail(style, {.status = 403,
-                                    .type = "permission_error",
-                                    .message = "key '" + key->name + "' may not use model '" +
-                                               facts.model + "'"});
+      return Dispatch::fail(
+          style, {.status = 403,
+                  .type = "permission_error",
+                  .message = "key '" + key->name + "' may not use model '" + facts.model + "'"});
     }
     const auto& candidates = route->pool->candidates;
-    if (std::none_of(candidates.begin(), candidates.end(), [&](const Candidate& c) {
-          return key->allows_provider(c.provider->name);
-        })) {
-      return Dispatch::fail(style, {.status = 403,
-                                    .type = "permission_error",
-                                    .message = "key '" + key->name + "' may not use any target of '" +
-                                               facts.model + "'"});
+    if (std::none_of(candidates.begin(), candidates.end(),
+                     [&](const Candidate& c) { return key->allows_provider(c.provider->name); })) {
+      return Dispatch::fail(
+          style,
+          {.status = 403,
+           .type = "permission_error",
+           .message = "key '" + key->name + "' may not use any target of '" + facts.model + "'"});
     }
   }
   Dispatch d;
@@ -201,11 +230,60 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
 
 }  // namespace
 
+HeadVerdict check_head(Worker& worker, const Snapshot& snapshot,
+                       const http::request<http::string_body>& request, const ClientPeer& peer) {
+  const std::string_view path = path_of(request.target());
+  HeadVerdict verdict;
+  verdict.style = path == "/v1/messages" ? ErrorStyle::kAnthropic : ErrorStyle::kOpenAi;
+  auto fail = [&](ApiError error) {
+    verdict.error = std::move(error);
+    return verdict;
+  };
+  const EndpointSpec* endpoint = find_endpoint(path);
+  const bool separate_metrics = !snapshot.config().server.metrics_listen.empty();
+  if (peer.listener == Listener::kMetrics) {
+    // The metrics listener serves the operator's probes and scrapes, nothing else.
+    if (endpoint == nullptr || endpoint->kind || endpoint->path.starts_with("/v1/")) {
+      return fail(
+          {.status = 404, .message = "this listener serves /metrics, /healthz and /readyz"});
+    }
+  } else if (endpoint != nullptr && endpoint->path == "/metrics" && separate_metrics) {
+    return fail({.status = 404, .message = "/metrics is served on server.metrics_listen"});
+  }
+  if (endpoint == nullptr) {
+    return fail({.status = 404, .message = "no such endpoint: " + std::string(path)});
+  }
+  verdict.endpoint = endpoint;
+  if (request.method() != endpoint->method) {
+    return fail({.status = 405,
+                 .message = std::string(path) + " accepts " +
+                            std::string(http::to_string(endpoint->method)) + " only"});
+  }
+  if (snapshot.open() || !endpoint->needs_key || peer.listener == Listener::kMetrics) {
+    return verdict;
+  }
+  const std::string_view presented = presented_key(request);
+  const ApiKey* key = presented.empty() ? nullptr : snapshot.authenticate(presented);
+  if (key == nullptr) {
+    const std::string_view reason = presented.empty() ? "missing" : "invalid";
+    if (auto* metrics = worker.server().metrics) metrics->auth_failure(reason);
+    log_auth_failure(reason, path, peer.ip);
+    if (presented.empty()) {
+      return fail(
+          {.status = 401,
+           .message = "missing API key: send 'Authorization: Bearer <key>' or 'x-api-key'"});
+    }
+    return fail({.status = 401, .message = "invalid API key", .code = "invalid_api_key"});
+  }
+  verdict.key = key;
+  return verdict;
+}
+
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
-                          beast::flat_buffer& buffer,
-                          http::request<http::string_body>& request, RequestFacts& facts,
+                          beast::flat_buffer& buffer, http::request<http::string_body>& request,
+                          RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
                           bool keep_alive) {
-  const Dispatch d = dispatch(worker, snapshot, request, facts);
+  const Dispatch d = dispatch(worker, snapshot, request, facts, head);
   switch (d.kind) {
     case Dispatch::Kind::kJson: {
       http::response<http::string_body> res{d.status, 11};
@@ -233,6 +311,10 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       .style = d.style,
       .client_keep_alive = keep_alive,
       .key = d.key,
+      .kind = *d.endpoint->kind,
+      .client_ip = peer.ip,
+      .trusted_peer = snapshot.trusted_proxy(peer.ip),
+      .client_version = request.version(),
   };
   const ForwardResult result = co_await worker.forwarder().forward(stream, buffer, forward);
   co_return result.client_usable;

@@ -7,19 +7,50 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <optional>
+#include <string>
 
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
+#include "proxy/error_response.h"
 #include "snapshot/snapshot.h"
 
 namespace rolter {
 
 class Worker;
+struct EndpointSpec;
 
-// Answers one request. Returns false when the connection must be closed.
+// Which listener a connection came in on.
+enum class Listener {
+  kMain,     // the data plane (and /metrics unless server.metrics_listen is set)
+  kMetrics,  // server.metrics_listen: /metrics, /healthz and /readyz only, without a key
+};
+
+// The client side of one connection, fixed when it was accepted.
+struct ClientPeer {
+  Listener listener = Listener::kMain;
+  std::string ip;  // the peer address, for X-Forwarded-For and logs
+};
+
+// What the request head alone decides, before any body byte is read (SPEC §2: authenticate
+// first): the endpoint, the caller's key, or the error to answer at once.
+struct HeadVerdict {
+  const EndpointSpec* endpoint = nullptr;
+  const ApiKey* key = nullptr;  // null on an open gateway and for unauthenticated endpoints
+  std::optional<ApiError> error;
+  ErrorStyle style = ErrorStyle::kOpenAi;
+};
+
+HeadVerdict check_head(Worker& worker, const Snapshot& snapshot,
+                       const beast::http::request<beast::http::string_body>& request,
+                       const ClientPeer& peer);
+
+// Answers one request whose head passed check_head() and whose body has been read. Returns false
+// when the connection must be closed.
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
                           beast::flat_buffer& buffer,
                           beast::http::request<beast::http::string_body>& request,
-                          RequestFacts& facts, bool keep_alive);
+                          RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
+                          bool keep_alive);
 
 }  // namespace rolter

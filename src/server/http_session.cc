@@ -1,13 +1,16 @@
 #include "server/http_session.h"
 
+#include <array>
+#include <boost/asio/ip/address_v4.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <boost/asio/write.hpp>
-
 #include <chrono>
 #include <optional>
+#include <string>
 
+#include "http/request_framing.h"
 #include "proxy/forwarder.h"
 #include "server/endpoints.h"
 #include "server/server_state.h"
@@ -57,12 +60,47 @@ std::optional<ApiError> read_error(const error_code& ec, const Snapshot& snapsho
   return ApiError{.status = 400, .message = "malformed HTTP request: " + ec.message()};
 }
 
+// The peer's address as X-Forwarded-For shows it ("::ffff:" dropped from IPv4-mapped peers).
+std::string peer_ip(beast::tcp_stream& stream) {
+  error_code ec;
+  const auto endpoint = stream.socket().remote_endpoint(ec);
+  if (ec) return "unknown";
+  auto address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  return address.to_string();
+}
+
+// Lingering close (as nginx does): after an error answered before the body was read, keep reading
+// and discarding what the client still sends, for a short while, before closing. Closing with
+// unread data makes the kernel send a reset, which can destroy the answer before the client reads
+// it.
+constexpr auto kLingerTime = std::chrono::seconds(2);
+
+Task<void> discard_until_close(beast::tcp_stream& stream) {
+  std::array<char, 4096> scratch;
+  stream.expires_after(kLingerTime);
+  for (;;) {
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(scratch), kNoThrow);
+    if (ec) co_return;
+  }
+}
+
+// True when the body has not been (and would have to be) read: the connection cannot carry
+// another request unless it is.
+bool body_pending(const http::request_parser<http::string_body>& parser) {
+  return !parser.is_done();
+}
+
 }  // namespace
 
-Task<void> serve_connection(Worker& worker, beast::tcp_stream stream) {
+Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, Listener listener) {
   beast::flat_buffer buffer;
   RequestFacts facts;  // reused across the connection's requests: no allocation once warm
   auto& server = worker.server();
+  const ClientPeer peer{.listener = listener, .ip = peer_ip(stream)};
+  bool linger = false;  // closing with the client possibly still sending: see discard_until_close
   for (;;) {
     if (server.draining()) break;
     http::request_parser<http::string_body> parser;
@@ -77,7 +115,8 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream) {
       // Idle between requests: wait for the first byte of the next one.
       IdleMark idle(worker, stream);
       stream.expires_after(std::chrono::milliseconds(limits.idle_timeout_ms));
-      auto [first_ec, first_bytes] = co_await stream.async_read_some(buffer.prepare(4096), kNoThrow);
+      auto [first_ec, first_bytes] =
+          co_await stream.async_read_some(buffer.prepare(4096), kNoThrow);
       buffer.commit(first_bytes);
       ec = first_ec;
     }
@@ -90,41 +129,67 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream) {
     if (ec) {
       if (auto error = read_error(ec, *snapshot)) {
         co_await write_error(stream, ErrorStyle::kOpenAi, *error, false);
+        linger = true;
       }
+      break;
+    }
+    auto& request = parser.get();
+    if (auto problem = request_framing_problem(request, request.version())) {
+      // The body's extent is unknown or ambiguous: answer, and never read on from here.
+      const ApiError error{.status = 400,
+                           .message = "malformed HTTP request: " + std::string(*problem)};
+      co_await write_error(stream, ErrorStyle::kOpenAi, error, false);
+      linger = true;
       break;
     }
 
     ActiveRequest active(server);
     snapshot = worker.snapshot();  // the newest snapshot for the request that just arrived
+    const HeadVerdict head = check_head(worker, *snapshot, request, peer);
+    if (head.error) {
+      // Refused on its head alone: the body is never read, so the connection cannot go on.
+      const bool keep = !body_pending(parser) && request.keep_alive() && !server.draining();
+      const error_code write_ec = co_await write_error(stream, head.style, *head.error, keep);
+      if (write_ec || !keep) {
+        linger = !write_ec;
+        break;
+      }
+      continue;
+    }
     if (auto length = parser.content_length()) {
-      // Room for the inspector's padding, so the body is parsed where it lies.
-      parser.get().body().reserve(*length + RequestInspector::kPadding);
+      // Room for the inspector's padding, so the body is parsed where it lies. Only now, once the
+      // caller is known: a claimed length costs nothing before authentication.
+      request.body().reserve(*length + RequestInspector::kPadding);
     }
     stream.expires_after(kBodyTimeout);
-    if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+    if (beast::iequals(request[http::field::expect], "100-continue") && body_pending(parser)) {
       // Clients such as curl wait for this before sending a body over 1 KiB.
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       auto [continue_ec, continue_bytes] =
           co_await asio::async_write(stream, asio::buffer(kContinue), kNoThrow);
       if (continue_ec) break;
     }
+    const size_t head_fields = field_count(request);
     auto [body_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, kNoThrow);
     if (body_ec) {
       if (auto error = read_error(body_ec, *snapshot)) {
         co_await write_error(stream, ErrorStyle::kOpenAi, *error, false);
+        linger = true;
       }
       break;
     }
     stream.expires_never();
+    // A chunked trailer's fields were appended to the head's: they are never headers.
+    erase_trailer_fields(request, head_fields);
 
-    auto& request = parser.get();
     const bool keep_alive = request.keep_alive() && !server.draining();
-    const bool usable =
-        co_await handle_request(worker, *snapshot, stream, buffer, request, facts, keep_alive);
+    const bool usable = co_await handle_request(worker, *snapshot, stream, buffer, request, facts,
+                                                head, peer, keep_alive);
     if (!usable || !keep_alive) break;
   }
   error_code ignored;
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  if (linger) co_await discard_until_close(stream);
   stream.close();
 }
 

@@ -1,14 +1,20 @@
 #include "server/server.h"
 
+#include <spdlog/spdlog.h>
+
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-
-#include <atomic>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <cerrno>
 #include <future>
+#include <string_view>
 
+#include "observe/metrics.h"
 #include "server/http_session.h"
 #include "server/worker.h"
 
@@ -29,20 +35,21 @@ Server::Server(SnapshotStore& store, unsigned workers) : store_(store) {
   acceptor_ = std::make_unique<Acceptor>(workers_[0]->io());
   for (auto& worker : workers_) {
     acceptor_->guards.emplace_back(worker->io().get_executor());
-    store_.subscribe([w = worker.get()](std::shared_ptr<const Snapshot> s) {
-      w->set_snapshot(std::move(s));
-    });
+    store_.subscribe(
+        [w = worker.get()](std::shared_ptr<const Snapshot> s) { w->set_snapshot(std::move(s)); });
   }
 }
 
 Server::~Server() { stop(); }
 
-tl::expected<uint16_t, std::string> Server::listen(const std::string& host, uint16_t port) {
+namespace {
+
+tl::expected<uint16_t, std::string> bind_acceptor(asio::ip::tcp::acceptor& acceptor,
+                                                  const std::string& host, uint16_t port) {
   error_code ec;
   auto address = asio::ip::make_address(host, ec);
   if (ec) return tl::unexpected("listen address '" + host + "': " + ec.message());
   asio::ip::tcp::endpoint endpoint(address, port);
-  auto& acceptor = acceptor_->acceptor;
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
@@ -54,28 +61,113 @@ tl::expected<uint16_t, std::string> Server::listen(const std::string& host, uint
   return acceptor.local_endpoint().port();
 }
 
-namespace {
+// Out of descriptors, the listener waits before trying again: the pending connection stays in
+// the kernel's backlog, and a retry at once would fail the same way (a busy spin).
+constexpr auto kMinAcceptBackoff = std::chrono::milliseconds(10);
+constexpr auto kMaxAcceptBackoff = std::chrono::milliseconds(1000);
+// At server.max_connections the listener looks again this often.
+constexpr auto kAtCapPoll = std::chrono::milliseconds(5);
+
+std::string_view accept_error_reason(const error_code& ec) {
+  if (ec == asio::error::no_descriptors) return "emfile";
+  if (ec == asio::error::no_memory || ec == asio::error::no_buffer_space) return "no_memory";
+  if (ec.category() == boost::system::system_category() && ec.value() == ENFILE) return "enfile";
+  return "other";
+}
+
+// Counts one open connection for its whole life (server.max_connections, rolter_connections).
+// The listener counts it up as it accepts, so the cap holds before the coroutine first runs.
+struct OpenConnection {
+  explicit OpenConnection(ServerState& s) : state(s) {
+    if (state.metrics != nullptr) state.metrics->connections_changed(+1);
+  }
+  ~OpenConnection() {
+    state.connection_closed();
+    if (state.metrics != nullptr) state.metrics->connections_changed(-1);
+  }
+  ServerState& state;
+};
+
+Task<void> serve_counted(Worker& worker, beast::tcp_stream stream, Listener listener) {
+  OpenConnection open(worker.server());
+  co_await serve_connection(worker, std::move(stream), listener);
+}
+
+// Waits until the listener may accept another connection (below server.max_connections).
+Task<void> wait_for_room(asio::steady_timer& timer, Worker& first, ServerState& state) {
+  for (;;) {
+    const auto& snapshot = first.snapshot();
+    const uint64_t cap = snapshot ? snapshot->config().server.max_connections : 0;
+    if (cap == 0 || state.connections() < cap) co_return;
+    timer.expires_after(kAtCapPoll);
+    auto [ec] = co_await timer.async_wait(kNoThrow);
+    if (ec) co_return;
+  }
+}
+
+// Waits after an accept failed for want of resources, longer each time in a row.
+Task<void> back_off(asio::steady_timer& timer, std::chrono::milliseconds& backoff,
+                    const error_code& ec, std::string_view reason) {
+  if (backoff == kMinAcceptBackoff) {
+    spdlog::warn(
+        "accept: {} ({}): pausing new connections; raise the file limit or set "
+        "server.max_connections",
+        ec.message(), reason);
+  }
+  timer.expires_after(backoff);
+  co_await timer.async_wait(kNoThrow);
+  backoff = std::min(backoff * 2, kMaxAcceptBackoff);
+}
 
 Task<void> accept_loop(asio::ip::tcp::acceptor& acceptor,
-                       std::vector<std::unique_ptr<Worker>>& workers) {
+                       std::vector<std::unique_ptr<Worker>>& workers, Listener listener) {
+  ServerState& state = workers[0]->server();
+  asio::steady_timer pause(co_await asio::this_coro::executor);
+  std::chrono::milliseconds backoff = kMinAcceptBackoff;
   size_t next = 0;
   for (;;) {
+    // The cap guards the data plane; scrapes and probes still get through at it.
+    if (listener == Listener::kMain) co_await wait_for_room(pause, *workers[0], state);
     Worker& worker = *workers[next];
     next = (next + 1) % workers.size();
     // The socket is created on the chosen worker's io_context: the connection lives there.
     auto [ec, socket] = co_await acceptor.async_accept(worker.io(), kNoThrow);
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-    if (ec) continue;  // e.g. EMFILE: keep serving the connections we have
+    if (ec) {
+      const std::string_view reason = accept_error_reason(ec);
+      if (state.metrics != nullptr) state.metrics->accept_error(reason);
+      // Anything else (a connection reset while queued) concerns that connection alone.
+      if (reason != "other") co_await back_off(pause, backoff, ec, reason);
+      continue;
+    }
+    backoff = kMinAcceptBackoff;
+    state.connection_opened();
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
-    asio::co_spawn(worker.io(), serve_connection(worker, beast::tcp_stream(std::move(socket))),
+    asio::co_spawn(worker.io(),
+                   serve_counted(worker, beast::tcp_stream(std::move(socket)), listener),
                    asio::detached);
   }
 }
 
 }  // namespace
 
+tl::expected<uint16_t, std::string> Server::listen(const std::string& host, uint16_t port) {
+  return bind_acceptor(acceptor_->acceptor, host, port);
+}
+
+tl::expected<uint16_t, std::string> Server::listen_metrics(const std::string& host, uint16_t port) {
+  metrics_acceptor_ = std::make_unique<Acceptor>(workers_[0]->io());
+  return bind_acceptor(metrics_acceptor_->acceptor, host, port);
+}
+
 void Server::start() {
-  asio::co_spawn(workers_[0]->io(), accept_loop(acceptor_->acceptor, workers_), asio::detached);
+  asio::co_spawn(workers_[0]->io(), accept_loop(acceptor_->acceptor, workers_, Listener::kMain),
+                 asio::detached);
+  if (metrics_acceptor_) {
+    asio::co_spawn(workers_[0]->io(),
+                   accept_loop(metrics_acceptor_->acceptor, workers_, Listener::kMetrics),
+                   asio::detached);
+  }
   for (auto& worker : workers_) {
     threads_.emplace_back([w = worker.get()] { w->io().run(); });
   }
@@ -87,6 +179,7 @@ uint64_t Server::drain(std::chrono::milliseconds timeout) {
   asio::post(workers_[0]->io(), [this] {
     error_code ignored;
     acceptor_->acceptor.close(ignored);
+    if (metrics_acceptor_) metrics_acceptor_->acceptor.close(ignored);
   });
   for (auto& worker : workers_) {
     asio::post(worker->io(), [w = worker.get()] { w->close_idle(); });

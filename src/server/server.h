@@ -1,7 +1,10 @@
 // Server: the data-plane listener and its worker threads.
 //
 // One acceptor hands each accepted connection to the next worker in turn; from then on the
-// connection lives on that worker's thread only. Snapshots reach the workers through the
+// connection lives on that worker's thread only. An optional second listener serves /metrics,
+// /healthz and /readyz alone (server.metrics_listen). When the process runs out of file
+// descriptors the acceptor backs off instead of spinning, and at server.max_connections it pauses
+// until a connection closes. Snapshots reach the workers through the
 // SnapshotStore subscription. drain() stops accepting, closes idle connections, and waits for
 // requests in progress (streams included) to finish, up to a deadline.
 //
@@ -9,12 +12,11 @@
 // thread.
 #pragma once
 
-#include <tl/expected.hpp>
-
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
+#include <tl/expected.hpp>
 #include <vector>
 
 #include "server/server_state.h"
@@ -31,6 +33,8 @@ class Server {
 
   // Binds host:port (port 0 = any free port). Returns the bound port or a message.
   tl::expected<uint16_t, std::string> listen(const std::string& host, uint16_t port);
+  // Binds the metrics listener. Call before start(), at most once.
+  tl::expected<uint16_t, std::string> listen_metrics(const std::string& host, uint16_t port);
 
   // Starts the acceptor and the worker threads; returns at once.
   void start();
@@ -50,6 +54,7 @@ class Server {
   ServerState state_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Acceptor> acceptor_;
+  std::unique_ptr<Acceptor> metrics_acceptor_;  // null without server.metrics_listen
   std::vector<std::thread> threads_;
 };
 

@@ -23,6 +23,11 @@ class ServerState {
   bool ready() const { return ready_.load(std::memory_order_acquire); }
   void set_ready(bool ready) { ready_.store(ready, std::memory_order_release); }
 
+  // Open client connections, against server.max_connections (0 = no cap).
+  uint64_t connections() const { return connections_.load(std::memory_order_acquire); }
+  void connection_opened() { connections_.fetch_add(1, std::memory_order_acq_rel); }
+  void connection_closed() { connections_.fetch_sub(1, std::memory_order_acq_rel); }
+
   // Requests being served (read completely, response not yet finished).
   uint64_t active_requests() const { return active_.load(std::memory_order_acquire); }
   void request_started() { active_.fetch_add(1, std::memory_order_acq_rel); }
@@ -32,6 +37,7 @@ class ServerState {
   std::atomic<bool> draining_{false};
   std::atomic<bool> ready_{false};
   std::atomic<uint64_t> active_{0};
+  std::atomic<uint64_t> connections_{0};
 };
 
 }  // namespace rolter

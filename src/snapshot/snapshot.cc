@@ -44,8 +44,7 @@ ProviderKind parse_kind(const std::string& kind) {
 // Adds one candidate per instance of `provider`, each with the target weight split evenly over
 // the instances (SPEC §4), so scaling a deployment does not change its share.
 void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Provider& provider,
-                    const std::string& upstream_model, double target_weight,
-                    LoadTracker& tracker) {
+                    const std::string& upstream_model, double target_weight, LoadTracker& tracker) {
   const double per_instance = target_weight / static_cast<double>(provider.endpoints.size());
   for (const auto& endpoint : provider.endpoints) {
     Candidate c;
@@ -144,8 +143,8 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     snap->providers_.push_back(std::move(provider));
   }
 
-  auto finish_pool = [&](std::unique_ptr<RoutePool> pool, const std::vector<CandidateSpec>& specs)
-      -> const RoutePool* {
+  auto finish_pool = [&](std::unique_ptr<RoutePool> pool,
+                         const std::vector<CandidateSpec>& specs) -> const RoutePool* {
     auto balancer = make_balancer(pool->strategy, specs, deps);
     if (!balancer) {
       errors.push_back(pool->name + ": " + balancer.error());
@@ -214,7 +213,8 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     pool->strategy = "power_of_two";
     std::vector<CandidateSpec> specs;
     add_candidates(*pool, specs, *provider, "", 1.0, tracker);
-    if (auto* built = finish_pool(std::move(pool), specs)) snap->pins_.emplace(provider->name, built);
+    if (auto* built = finish_pool(std::move(pool), specs))
+      snap->pins_.emplace(provider->name, built);
   }
 
   for (const auto& kc : config.keys) {
@@ -237,6 +237,10 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
       continue;
     }
     snap->keys_.push_back(std::move(key));
+  }
+
+  for (const auto& network : config.server.trusted_proxies) {
+    if (auto cidr = Cidr::parse(network)) snap->trusted_proxies_.push_back(*cidr);
   }
 
   if (!errors.empty()) return tl::unexpected(std::move(errors));

@@ -13,19 +13,19 @@
 // synchronised (balance/load_balancer.h).
 #pragma once
 
-#include <tl/expected.hpp>
-
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tl/expected.hpp>
 #include <unordered_map>
 #include <vector>
 
 #include "balance/balancer_factory.h"
 #include "balance/load_balancer.h"
+#include "common/cidr.h"
 #include "config/config.h"
 #include "fleet/load_tracker.h"
 #include "observe/metrics.h"
@@ -58,7 +58,8 @@ struct Candidate {
   InstanceState* state = nullptr;  // owned by the LoadTracker; outlives the snapshot
   // Upstream model written into the forwarded body; empty = passthrough of the requested model.
   std::string upstream_model;
-  std::string label;  // "<provider>/<upstream model>" for x-rolter-target; "<provider>/*" passthrough
+  std::string
+      label;  // "<provider>/<upstream model>" for x-rolter-target; "<provider>/*" passthrough
   Metrics::CandidateInstruments instruments;
 };
 
@@ -138,6 +139,14 @@ class Snapshot {
   // Returns the key whose SHA-256 matches the presented key, comparing in constant time.
   const ApiKey* authenticate(std::string_view presented_key) const;
 
+  // Whether `client_ip` is one of server.trusted_proxies, whose X-Forwarded-* are believed.
+  bool trusted_proxy(std::string_view client_ip) const {
+    for (const auto& cidr : trusted_proxies_) {
+      if (cidr.contains(client_ip)) return true;
+    }
+    return false;
+  }
+
  private:
   friend tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
       Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version,
@@ -154,6 +163,7 @@ class Snapshot {
   NameMap<const RoutePool*> pins_;    // by provider name
   std::vector<std::string> model_ids_;
   std::vector<ApiKey> keys_;
+  std::vector<Cidr> trusted_proxies_;
 };
 
 // Builds a snapshot from a validated config. Fails (with one message per problem) when something

@@ -19,10 +19,12 @@ class ConnectionPool {
   // worker's share of a few hundred concurrent streams without hoarding engine sockets.
   static constexpr size_t kMaxIdlePerInstance = 64;
 
-  // An idle connection to the instance, most recently used first, or nullptr.
+  // An idle connection to the instance, most recently used first, or nullptr. Connections the
+  // upstream wrote to (or closed) while idle are closed instead of returned.
   std::unique_ptr<UpstreamConnection> take(uint32_t instance_id);
 
-  // Keeps `connection` for reuse. REQUIRES: it finished a response cleanly and is keep-alive.
+  // Keeps `connection` for reuse, unless something is left to read on it.
+  // REQUIRES: it finished a final response with complete framing and keep-alive.
   void give_back(std::unique_ptr<UpstreamConnection> connection);
 
   // Closes every idle connection (drain, shutdown).

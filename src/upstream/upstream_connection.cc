@@ -1,12 +1,23 @@
 #include "upstream/upstream_connection.h"
 
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/this_coro.hpp>
-
-#include <openssl/ssl.h>
+#include <cerrno>
 
 namespace rolter {
+
+bool UpstreamConnection::quiet() {
+  if (buffer.size() != 0) return false;
+  auto& socket = tcp().socket();
+  if (!socket.is_open()) return false;
+  char byte;
+  const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
 
 asio::ssl::context make_client_tls_context() {
   asio::ssl::context ctx(asio::ssl::context::tls_client);
@@ -32,15 +43,14 @@ Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstrea
 
   if (!endpoint.tls) {
     tcp.expires_never();
-    co_return std::pair{error_code{}, std::make_unique<UpstreamConnection>(std::move(tcp),
-                                                                           instance_id)};
+    co_return std::pair{error_code{},
+                        std::make_unique<UpstreamConnection>(std::move(tcp), instance_id)};
   }
 
   UpstreamConnection::Tls stream(std::move(tcp), tls);
   if (!SSL_set_tlsext_host_name(stream.native_handle(), endpoint.host.c_str())) {
-    co_return std::pair{error_code(static_cast<int>(::ERR_get_error()),
-                                   asio::error::get_ssl_category()),
-                        nullptr};
+    co_return std::pair{
+        error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category()), nullptr};
   }
   stream.set_verify_callback(asio::ssl::host_name_verification(endpoint.host));
   auto [handshake_ec] = co_await stream.async_handshake(asio::ssl::stream_base::client, kNoThrow);

@@ -8,7 +8,6 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
-
 #include <chrono>
 #include <memory>
 #include <variant>
@@ -30,9 +29,13 @@ class UpstreamConnection {
 
   // The TCP layer under either variant: timeouts, cancel, close.
   beast::tcp_stream& tcp() {
-    return std::visit(
-        [](auto& s) -> beast::tcp_stream& { return beast::get_lowest_layer(s); }, stream);
+    return std::visit([](auto& s) -> beast::tcp_stream& { return beast::get_lowest_layer(s); },
+                      stream);
   }
+
+  // True when the connection is clean to reuse: nothing left from the last response and nothing
+  // arrived since (no data, no EOF, no unsolicited 408). A non-blocking peek; no I/O is consumed.
+  bool quiet();
 
   std::variant<Plain, Tls> stream;
   beast::flat_buffer buffer;  // bytes read past one response, kept for the next

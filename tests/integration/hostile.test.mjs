@@ -119,7 +119,8 @@ test('a garbage upstream response is a 502 naming the target', async () => {
   });
   assert.equal(res.status, 502);
   const error = (await res.json()).error;
-  assert.match(error.message, /garbage\/x \(http:\/\/127\.0\.0\.1:\d+\): response: /);
+  assert.match(error.message, /garbage\/x: response: /);
+  assert.doesNotMatch(error.message, /http:|127\.0\.0\.1/);
   await stillServing();
 });
 

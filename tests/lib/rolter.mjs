@@ -52,7 +52,7 @@ export async function startRolter({ config, env = {}, workers = 2 } = {}) {
     { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   const log = new LogWatch(child.stderr);
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const started = log.waitFor(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+  const started = log.waitFor(/rolter listening on http:\/\/127\.0\.0\.1:(\d+)/);
   const failed = exited.then(({ code }) => {
     throw new Error(`rolter exited with ${code} before listening:\n${log.text}`);
   });

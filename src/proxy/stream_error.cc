@@ -1,0 +1,41 @@
+#include "proxy/stream_error.h"
+
+#include "common/json_escape.h"
+#include "proxy/error_response.h"
+
+namespace rolter {
+
+std::string stream_error_event(ApiKind kind, std::string_view message,
+                               std::optional<uint64_t> last_sequence_number) {
+  std::string event;
+  switch (kind) {
+    case ApiKind::responses:
+      event = R"(event: error)"
+              "\n"
+              R"(data: {"type":"error","code":"upstream_error","message":)";
+      append_json_string(event, message);
+      event.append(R"(,"param":null,"sequence_number":)");
+      event.append(std::to_string(last_sequence_number ? *last_sequence_number + 1 : 0));
+      event.append("}");
+      break;
+    case ApiKind::messages:
+      event = "event: error\ndata: ";
+      event.append(error_body(
+          ErrorStyle::kAnthropic,
+          ApiError{.status = 502, .type = "api_error", .message = std::string(message)}));
+      break;
+    case ApiKind::chat_completions:
+    case ApiKind::completions:
+    case ApiKind::embeddings:
+      event = "data: ";
+      event.append(error_body(ErrorStyle::kOpenAi, ApiError{.status = 502,
+                                                            .type = "api_error",
+                                                            .message = std::string(message),
+                                                            .code = "upstream_error"}));
+      break;
+  }
+  event.append("\n\n");
+  return event;
+}
+
+}  // namespace rolter
