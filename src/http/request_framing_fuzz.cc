@@ -11,6 +11,7 @@
 #include "http/hop_by_hop.h"
 #include "http/request_framing.h"
 #include "http/response_fields.h"
+#include "http/tokens.h"
 #include "http/upstream_head.h"
 
 namespace http = boost::beast::http;
@@ -23,6 +24,7 @@ void check(bool ok) {
 
 void check_upstream_head(const std::string& head) {
   check(head.ends_with("\r\n\r\n"));
+  size_t credentials = 0;
   size_t pos = head.find("\r\n") + 2;  // past the request line
   while (pos < head.size() - 2) {
     const size_t end = head.find("\r\n", pos);
@@ -32,9 +34,15 @@ void check_upstream_head(const std::string& head) {
     const std::string_view name = line.substr(0, colon);
     check(line.find('\r') == std::string_view::npos && line.find('\n') == std::string_view::npos);
     check(!rolter::is_fixed_hop_by_hop(name));
+    // The only credential upstream is the provider's, once.
+    check(!rolter::iequals_ascii(name, "x-api-key"));
+    if (rolter::iequals_ascii(name, "authorization")) {
+      ++credentials;
+      check(line == "Authorization: Bearer provider-key");
+    }
     pos = end + 2;
   }
-  check(head.find("client-secret") == std::string::npos);
+  check(credentials == 1);
 }
 
 }  // namespace
@@ -59,6 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // Credentials the client sent must never be what reaches the upstream.
   request.set(http::field::authorization, "Bearer client-secret");
+  request.set("x-api-key", "client-secret");
   rolter::UpstreamHeadSpec spec;
   spec.method = request.method_string();
   spec.target = request.target();
