@@ -12,6 +12,11 @@ namespace rolter {
 
 bool UpstreamConnection::quiet() {
   if (buffer.size() != 0) return false;
+  // Decrypted bytes OpenSSL holds are bytes the upstream sent, just like those on the socket.
+  if (auto* tls = std::get_if<Tls>(&stream);
+      tls != nullptr && ::SSL_pending(tls->native_handle()) > 0) {
+    return false;
+  }
   auto& socket = tcp().socket();
   if (!socket.is_open()) return false;
   char byte;
