@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "http/response_fields.h"
+#include "http/retry_after.h"
 #include "http/sse_progress.h"
 #include "http/upstream_head.h"
 #include "inspect/model_rewrite.h"
@@ -93,17 +94,6 @@ struct AttemptReport {
   UsageScanner usage;                     // for kRelayed: token usage seen in the relayed body
   std::optional<std::chrono::seconds> retry_after;  // from a 429's Retry-After
 };
-
-// Retry-After in delta-seconds; an HTTP-date (rare from engines) is read as 1 s.
-std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
-  if (value.empty()) return std::nullopt;
-  uint64_t seconds = 0;
-  for (char c : value) {
-    if (c < '0' || c > '9') return std::chrono::seconds(1);
-    seconds = std::min<uint64_t>(seconds * 10 + static_cast<uint64_t>(c - '0'), 86400);
-  }
-  return std::chrono::seconds(seconds);
-}
 
 struct AttemptParams {
   const ForwardRequest* request;
@@ -339,7 +329,10 @@ Task<AttemptReport> run_one(Stream& upstream, UpstreamConnection& connection,
     report.outcome = Outcome::kStale;
     co_return report;
   }
-  if (status == 429) report.retry_after = parse_retry_after(head_in[http::field::retry_after]);
+  if (status == 429) {
+    report.retry_after =
+        parse_retry_after(head_in[http::field::retry_after], std::chrono::system_clock::now());
+  }
   if (status == 401 || status == 403) {
     // The upstream refused the gateway's own key, not the client's: say so, and never pass the
     // upstream's answer off as the client's authentication failing.
