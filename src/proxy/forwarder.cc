@@ -152,8 +152,10 @@ Task<bool> read_final_head(Stream& upstream, UpstreamConnection& connection,
         report.outcome = Outcome::kStale;
       }
       report.timed_out = ec == beast::error::timeout;
-      report.error = report.timed_out ? "no response within first_byte_timeout_ms"
-                                      : "response: " + ec.message();
+      const bool request_deadline = std::chrono::steady_clock::now() >= p.deadline;
+      report.error = !report.timed_out  ? "response: " + ec.message()
+                     : request_deadline ? "no response within upstream_timeout_ms"
+                                        : "no response within first_byte_timeout_ms";
       co_return false;
     }
     const unsigned status = parser->get().result_int();
@@ -217,13 +219,13 @@ http::response<http::buffer_body> client_head(const ResponseParser& parser,
   return res;
 }
 
-// Whether the connection may serve another request: RFC 9112 §9.3 keep-alive, complete framing,
-// nothing read past the response. 204 and 304 carry no body by definition; one that sent a body
-// anyway left bytes that may still be in flight, so those connections are never reused.
-bool clean_after(const ResponseParser& parser, const UpstreamConnection& connection) {
+// Whether the exchange left the connection fit for another request: RFC 9112 §9.3 keep-alive and
+// complete framing. 204 and 304 carry no body by definition; one that sent a body anyway left bytes
+// that may still be in flight, so those connections are never reused. (That nothing was read past
+// the response is the pool's check: ConnectionPool::give_back.)
+bool clean_after(const ResponseParser& parser) {
   const unsigned status = parser.get().result_int();
-  return parser.is_done() && parser.keep_alive() && connection.buffer.size() == 0 &&
-         status != 204 && status != 304;
+  return parser.is_done() && parser.keep_alive() && status != 204 && status != 304;
 }
 
 // Writes `data` to the client as the next piece of the body. False when the client is gone.
@@ -310,7 +312,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   auto [finish_ec, finish_bytes] = co_await http::async_write(client, sr, kNoThrow);
   if (finish_ec) co_return client_gone();
   report.client_usable = res.keep_alive();
-  report.reusable = clean_after(parser, connection);
+  report.reusable = clean_after(parser);
 }
 
 template <typename Stream>
@@ -458,7 +460,9 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   unsigned attempts = 0;
   ForwardResult result;
 
-  while (attempts < max_attempts) {
+  // No new attempt once the request's own deadline has passed: it could only time out at once,
+  // and would count against an instance that never saw the request.
+  while (attempts < max_attempts && std::chrono::steady_clock::now() < deadline) {
     auto cs = co_await asio::this_coro::cancellation_state;
     if (cs.cancelled() != asio::cancellation_type::none) {
       result.client_usable = false;
@@ -520,8 +524,11 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     // A stale pooled connection is replaced once by a fresh one, without counting an attempt.
     for (int fresh_tries = 0; fresh_tries < 2; ++fresh_tries) {
       if (!connection) {
-        auto [ec, fresh] = co_await connect_upstream(*candidate.endpoint, candidate.state->id, tls_,
-                                                     milliseconds(server.connect_timeout_ms));
+        const auto left =
+            std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+        auto [ec, fresh] = co_await connect_upstream(
+            *candidate.endpoint, candidate.state->id, tls_,
+            std::clamp(left, milliseconds(1), milliseconds(server.connect_timeout_ms)));
         if (ec) {
           report = AttemptReport{};
           report.error = "connect: " + ec.message();

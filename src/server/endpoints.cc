@@ -90,11 +90,23 @@ void append_model(std::string& body, std::string_view id) {
   body.append(R"(,"object":"model","created":0,"owned_by":"rolter"})");
 }
 
+// Whether `key` (null: an open gateway) may use the model `id`: the address is allowed, and so is
+// the provider of at least one of its targets.
+bool key_may_use(const Snapshot& snapshot, const ApiKey* key, std::string_view id) {
+  const auto route = snapshot.resolve(id);
+  if (!route) return false;
+  if (key == nullptr) return true;
+  if (!key->allows_address(id)) return false;
+  const auto& candidates = route->pool->candidates;
+  return std::any_of(candidates.begin(), candidates.end(),
+                     [&](const Candidate& c) { return key->allows_provider(c.provider->name); });
+}
+
 std::string models_body(const Snapshot& snapshot, const ApiKey* key) {
   std::string body = R"({"object":"list","data":[)";
   bool first = true;
   for (const auto& id : snapshot.model_ids()) {
-    if (key != nullptr && !key->allows_address(id)) continue;
+    if (!key_may_use(snapshot, key, id)) continue;
     if (!first) body.push_back(',');
     first = false;
     append_model(body, id);
@@ -144,7 +156,7 @@ ApiError model_not_found(std::string_view model) {
 // GET /v1/models/{id}: the model, when it resolves and the key may use it.
 Dispatch model_answer(const Snapshot& snapshot, std::string_view path, const ApiKey* key) {
   const std::string id = percent_decode(path.substr(kModelsPrefix.size()));
-  if (!snapshot.resolve(id) || (key != nullptr && !key->allows_address(id))) {
+  if (!key_may_use(snapshot, key, id)) {
     return Dispatch::fail(ErrorStyle::kOpenAi, model_not_found(id));
   }
   std::string body;

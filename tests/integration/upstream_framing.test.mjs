@@ -159,6 +159,22 @@ const poolCases = [
     settle: (up, conn) => up.waitFor(() => up.connections[conn - 1].closed, 5000, 'the upstream to write its 408 and close'),
     reused: false,
   },
+  (() => {
+    let markWritten;
+    const written = new Promise((resolve) => { markWritten = resolve; });
+    return {
+      name: 'a ghost 200 written on the idle connection, 50 ms after a clean answer, left open',
+      first: (req, ctx) => {
+        clean(req, ctx);
+        ctx.onIdle(50, () => ctx.socket.write(response({ headers: JSON_HEAD, body: chatAnswer('ghost') }), markWritten));
+      },
+      // The next request goes out only once the ghost sits in the pooled connection: only a look
+      // at the idle connection before reuse can tell (no 408, no EOF to give it away).
+      settle: () => Promise.race([written, new Promise((_, reject) => setTimeout(
+        () => reject(new Error('timed out waiting for the upstream to write its ghost answer')), 5000).unref())]),
+      reused: false,
+    };
+  })(),
 ];
 
 for (const c of poolCases) {

@@ -1,10 +1,22 @@
 // Starts a real `rolter serve` process on loopback for tests, with a config written to a fresh
-// temporary directory, and waits until it listens (it binds port 0 and logs the port).
+// temporary directory, and waits until it listens (it binds port 0 and logs the port); builds the
+// rolter.toml for a set of engines.
+//
+//   const rolter = await startRolter({ config: configFor({
+//     engines: sim.engines,
+//     routes: [{ name: 'm', targets: [{ engine: 0, model: 'up' }, { engine: 1, model: 'up' }] }],
+//     server: { max_body_bytes: 1024 }, breaker: { failure_threshold: 3, open_ms: 3000 },
+//     keys: [{ name: 'team-a', key_env: 'TEAM_A_KEY', routes: ['m'] }],
+//   }), env: { TEAM_A_KEY: 'sk-a' } });
+//   t.after(() => rolter.stop());              // or stop it in a finally
+//   own.signal('SIGTERM'); const { code } = await own.waitForExit({ timeoutMs: 10000 });
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readSse, withDeadline } from './http.mjs';
+import { startSim } from './sim.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const binDir = process.env.ROLTER_BIN_DIR ?? path.join(repoRoot, 'build', 'bin');
@@ -43,7 +55,9 @@ class LogWatch {
 }
 
 // config: rolter.toml text. Its [server].listen is overridden with 127.0.0.1:0.
-export async function startRolter({ config, env = {}, workers = 2 } = {}) {
+// Rejects (and kills the process) when rolter exits or has not logged its port within
+// startTimeoutMs.
+export async function startRolter({ config, env = {}, workers = 2, startTimeoutMs = 10000 } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'rolter-test-'));
   const configPath = path.join(dir, 'rolter.toml');
   writeFileSync(configPath, config);
@@ -52,12 +66,26 @@ export async function startRolter({ config, env = {}, workers = 2 } = {}) {
     { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   const log = new LogWatch(child.stderr);
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const started = log.waitFor(/rolter listening on http:\/\/127\.0\.0\.1:(\d+)/);
-  const failed = exited.then(({ code }) => {
-    throw new Error(`rolter exited with ${code} before listening:\n${log.text}`);
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const kill = async () => {
+    if (running()) child.kill('SIGKILL');
+    // SIGKILL cannot be ignored; the deadline only guards against a lost exit event.
+    await withDeadline(exited, 5000, 'rolter to exit after SIGKILL');
+  };
+  const started = log.waitFor(/rolter listening on http:\/\/127\.0\.0\.1:(\d+)/, { timeoutMs: startTimeoutMs });
+  const failed = exited.then(({ code, signal }) => {
+    throw new Error(`rolter exited with ${code ?? signal} before listening:\n${log.text}`);
   });
-  const m = await Promise.race([started, failed]);
+  let m;
+  try {
+    m = await Promise.race([started, failed]);
+  } catch (err) {
+    await kill();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   const port = Number(m[1]);
+  let removed = false;
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -68,36 +96,98 @@ export async function startRolter({ config, env = {}, workers = 2 } = {}) {
     // Replaces the config file; the watcher (or a SIGHUP) reloads it.
     writeConfig(text) { writeFileSync(configPath, text); },
     signal(name) { child.kill(name); },
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exited;
+    // Resolves with { code, signal } once rolter exits; rejects after timeoutMs (rolter keeps
+    // running: stop() still kills it).
+    async waitForExit({ timeoutMs = 10000 } = {}) {
+      try {
+        return await withDeadline(exited, timeoutMs, 'rolter to exit');
+      } catch (err) {
+        err.message += `; its log:\n${log.text}`;
+        throw err;
       }
-      rmSync(dir, { recursive: true, force: true });
+    },
+    // Kills rolter (if still running) and removes its directory. Safe to call twice.
+    async stop() {
+      await kill();
+      if (!removed) rmSync(dir, { recursive: true, force: true });
+      removed = true;
     },
   };
 }
 
-// Builds a rolter.toml from engine URLs: one provider per engine ("engine-0", ...), and routes.
-// routes: [{ name, strategy, targets: [{ engine, model, weight }] }]
-export function configFor({ engines, routes, extra = '' }) {
-  let toml = '[server]\nlisten = "127.0.0.1:0"\nfirst_byte_timeout_ms = 10000\n\n';
+// Builds a rolter.toml from engine URLs: one provider per engine ("engine-0", ... or the engine's
+// own `name`), routes, and the optional tables.
+//   engines: [{ url, name? }] (rolter-sim's `sim.engines` as they are)
+//   routes: [{ name, strategy, targets: [{ engine, model, weight }] }] (`engine`: an index)
+//   server: [server] keys, over listen = "127.0.0.1:0" and first_byte_timeout_ms = 10000
+//   retry, breaker, health: those tables' keys, e.g. { open_ms: 3000 }
+//   providerFields: keys added to every engine's provider, e.g. { health_path: '/health' }
+//   keys: [{ name, key_env | key_sha256, routes?, providers? }] as [[keys]]
+//   extra: TOML text appended as is
+export function configFor({
+  engines, routes, extra = '', server = {}, retry, breaker, health, providerFields = {}, keys = [],
+}) {
+  const serverKeys = { listen: '127.0.0.1:0', first_byte_timeout_ms: 10000, ...server };
+  let toml = `[server]\n${tomlKeys(serverKeys)}\n`;
+  for (const [name, table] of [['retry', retry], ['breaker', breaker], ['health', health]]) {
+    if (table) toml += `[${name}]\n${tomlKeys(table)}\n`;
+  }
   engines.forEach((e, i) => {
-    toml += `[[providers]]\nname = "engine-${i}"\nbase_url = "${e.url}"\n\n`;
+    toml += `[[providers]]\n${tomlKeys({ name: e.name ?? `engine-${i}`, base_url: e.url, ...providerFields })}\n`;
   });
+  // A target may name an engine that is not in `engines` (configs meant to fail validation).
+  const providerName = (i) => engines[i]?.name ?? `engine-${i}`;
   for (const r of routes) {
-    toml += `[[routes]]\nname = "${r.name}"\nstrategy = "${r.strategy ?? 'round_robin'}"\n`;
+    toml += `[[routes]]\n${tomlKeys({ name: r.name, strategy: r.strategy ?? 'round_robin' })}`;
     for (const t of r.targets) {
-      toml += `[[routes.targets]]\nprovider = "engine-${t.engine}"\nmodel = "${t.model}"\n`;
-      if (t.weight !== undefined) toml += `weight = ${t.weight}\n`;
+      toml += `[[routes.targets]]\n${tomlKeys({ provider: providerName(t.engine), model: t.model, weight: t.weight })}`;
     }
     toml += '\n';
   }
+  for (const k of keys) toml += `[[keys]]\n${tomlKeys(k)}\n`;
   return toml + extra;
 }
 
-// Reads a whole SSE response body into its `data:` payloads.
-export async function readSse(response) {
-  const text = await response.text();
-  return text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim());
+// `key = value` lines for the defined entries of `table` (strings, numbers, booleans, arrays).
+function tomlKeys(table) {
+  return Object.entries(table).filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k} = ${tomlValue(v)}\n`).join('');
+}
+
+function tomlValue(v) {
+  if (Array.isArray(v)) return `[${v.map(tomlValue).join(', ')}]`;
+  // A JSON string is a valid TOML basic string (same escapes).
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  throw new Error(`configFor: no TOML form for ${JSON.stringify(v)}`);
+}
+
+// Reads a whole SSE response body into its `data:` payloads (kept here for older imports).
+export { readSse };
+
+// One test's fleet: a fresh rolter-sim with `engines` engines and a fresh rolter in front of it,
+// both stopped when the test ends (registered with t.after, so a failing test stops them too).
+// `config` is a function of the sim's engines returning rolter.toml text.
+//
+//   test('...', async (t) => {
+//     const { sim, rolter } = await startFleet(t, { engines: 2, config: (engines) => configFor({ engines, routes }) });
+export async function startFleet(t, { engines = 1, simArgs = ['--time-scale', '0'], config, env, workers } = {}) {
+  const sim = await startSim({ engines, args: simArgs });
+  let rolter;
+  t.after(async () => {
+    await rolter?.stop();
+    await stopSim(sim);
+  });
+  rolter = await startRolter({ config: config(sim.engines), env, workers });
+  return { sim, rolter };
+}
+
+// Stops a rolter-sim: SIGTERM with a deadline, then SIGKILL.
+export async function stopSim(sim, { timeoutMs = 5000 } = {}) {
+  try {
+    await withDeadline(sim.stop(), timeoutMs, 'rolter-sim to exit after SIGTERM');
+  } catch (err) {
+    sim.process.kill('SIGKILL');
+    throw err;
+  }
 }
