@@ -190,6 +190,9 @@ TEST_P(KvPublisherTest, SkipFaultLeavesOneGapAndGarbageDoesNotDecode) {
   EXPECT_EQ(read_seq(receive()[1]), handshake_end_ + 4);
 }
 
+// Every receive in these tests has a deadline: a publisher that stops answering fails the test.
+constexpr int kReceiveDeadlineMs = 10000;
+
 TEST_P(KvPublisherTest, ReplayReturnsTheBufferedRangeThenTheEndMarker) {
   EngineModel model({.kv_blocks = 6, .block_size = 4}, &forwarder_);
   run_traffic(model);
@@ -198,6 +201,7 @@ TEST_P(KvPublisherTest, ReplayReturnsTheBufferedRangeThenTheEndMarker) {
 
   // A DEALER that frames like REQ: [empty, start_seq] -> [empty, seq, payload]... [empty, END, ""].
   zmq::socket_t dealer(context_, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::rcvtimeo, kReceiveDeadlineMs);  // a missing reply fails, never hangs
   dealer.connect(address);
   const uint64_t start = handshake_end_ + 1;
   dealer.send(zmq::message_t(), zmq::send_flags::sndmore);
@@ -219,6 +223,7 @@ TEST_P(KvPublisherTest, ReplayReturnsTheBufferedRangeThenTheEndMarker) {
 
   // A REQ client gets the first reply (REQ takes one answer per request): the start batch.
   zmq::socket_t req(context_, zmq::socket_type::req);
+  req.set(zmq::sockopt::rcvtimeo, kReceiveDeadlineMs);
   req.connect(address);
   req.send(zmq::buffer(seq_frame(end - 1)), zmq::send_flags::none);
   std::vector<zmq::message_t> frames;

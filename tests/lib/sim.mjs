@@ -16,6 +16,10 @@ export function simBinary() {
   return `${dir.replace(/\/$/, '')}/rolter-sim`;
 }
 
+// Every control-API call has a deadline: a simulator that stops answering fails the test.
+const kControlDeadlineMs = 10000;
+const withDeadline = (init = {}) => ({ ...init, signal: AbortSignal.timeout(kControlDeadlineMs) });
+
 async function json(response) {
   const text = await response.text();
   if (!response.ok) throw new Error(`${response.status} ${response.url}: ${text}`);
@@ -75,23 +79,27 @@ export async function startSim({ engines = 1, args = [], startTimeoutMs = 10000 
     stderr: () => stderr,
     // Replaces engine i's faults (absent fields take their defaults); resolves to the new faults.
     setFault: (i, faults) =>
-      fetch(`${controlUrl}/faults/${i}`, {
+      fetch(`${controlUrl}/faults/${i}`, withDeadline({
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(faults),
-      }).then(json),
-    clearFault: (i) => fetch(`${controlUrl}/faults/${i}`, { method: 'DELETE' }).then(json),
+      })).then(json),
+    clearFault: (i) => fetch(`${controlUrl}/faults/${i}`, withDeadline({ method: 'DELETE' })).then(json),
     // Engine i's /sim/stats, read through the control server (works while i refuses).
-    stats: (i) => fetch(`${controlUrl}/engines/${i}`).then(json),
-    allStats: () => fetch(`${controlUrl}/engines`).then(json),
+    stats: (i) => fetch(`${controlUrl}/engines/${i}`, withDeadline()).then(json),
+    allStats: () => fetch(`${controlUrl}/engines`, withDeadline()).then(json),
     reset: (i) =>
-      fetch(i === undefined ? `${controlUrl}/reset` : `${controlUrl}/engines/${i}/reset`, {
-        method: 'POST',
-      }).then(json),
+      fetch(i === undefined ? `${controlUrl}/reset` : `${controlUrl}/engines/${i}/reset`,
+        withDeadline({ method: 'POST' })).then(json),
+    // SIGTERM, then SIGKILL if the simulator has not exited within 5 s.
     async stop() {
       if (stopped) return exited;
       stopped = true;
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        exited.finally(() => clearTimeout(timer));
+      }
       return exited;
     },
   };
