@@ -1,4 +1,12 @@
-# rolter_test(NAME SOURCES... [LIBS libs...]): one GoogleTest executable registered with CTest.
+include(GoogleTest)
+
+# Every GoogleTest case is its own CTest test, so a failure names its case and a hung case is
+# killed alone. 120 s is far above any unit case (the slowest take a few seconds on two busy
+# cores); integration tests that need longer set their own TIMEOUT property.
+set(ROLTER_TEST_TIMEOUT 120 CACHE STRING "CTest TIMEOUT of each GoogleTest case, in seconds")
+
+# rolter_test(NAME SOURCES... [LIBS libs...]): one GoogleTest executable; its cases are registered
+# with CTest one by one, as NAME.Suite.Case, each with ROLTER_TEST_TIMEOUT.
 function(rolter_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   if(NOT ROLTER_BUILD_TESTS)
@@ -6,7 +14,12 @@ function(rolter_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
-  add_test(NAME ${name} COMMAND ${name})
+  # Discovery runs the binary with --gtest_list_tests after each link; a loaded two-core machine
+  # can take far longer than the 5 s default to start a binary that links Beast and OpenSSL.
+  gtest_discover_tests(${name}
+    TEST_PREFIX "${name}."
+    DISCOVERY_TIMEOUT 120
+    PROPERTIES TIMEOUT ${ROLTER_TEST_TIMEOUT})
 endfunction()
 
 # rolter_bench(NAME SOURCES... [LIBS libs...]): one Google Benchmark executable (not run by CTest).

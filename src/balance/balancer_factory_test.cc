@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,40 +63,109 @@ TEST(BalancerFactoryTest, EmptyCandidateListPicksNothing) {
   }
 }
 
-// Every strategy, driven through the same mix of contexts, loads and eligibility masks by two
-// balancers seeded alike, answers identically.
-TEST(BalancerFactoryTest, EveryStrategyIsDeterministicUnderASeed) {
-  const auto candidates = make_candidates({3, 1, 0, 2, 1, 1, 4, 0.5});
+// The weights of the seeded runs below: a zero weight, a fractional one, and unequal others, so
+// that the weight-reading strategies show their rule in the counts.
+const std::vector<double> kSeededWeights = {3, 1, 0, 2, 1, 1, 4, 0.5};
+constexpr int kSeededPicks = 2000;
+
+// One balancer seeded with `seed`, driven through a mix of contexts (session key, prompt digest,
+// neither), loads and eligibility masks that a second generator (seed 7) draws. Returns every
+// answer, nullopt included (a mask may leave no eligible candidate).
+std::vector<std::optional<size_t>> seeded_run(std::string_view strategy, uint64_t seed) {
+  const auto candidates = make_candidates(kSeededWeights);
   const size_t n = candidates.size();
+  SeededRandom random(seed);
+  auto lb = make_balancer(strategy, candidates, BalancerDeps{.random = &random});
+  EXPECT_TRUE(lb) << strategy;
+  if (!lb) return {};
+  SeededRandom driver(7);
+  LoadsFixture loads(n);
+  std::vector<std::optional<size_t>> answers;
+  for (int i = 0; i < kSeededPicks; ++i) {
+    for (size_t c = 0; c < n; ++c) loads.set(c, static_cast<uint32_t>(driver.uniform(5)));
+    const uint64_t mask = driver.next_u64();
+    const auto eligible = [mask](size_t c) { return ((mask >> c) & 1) != 0; };
+    RouteContext ctx;
+    const std::string key = "s" + std::to_string(driver.uniform(50));
+    if (i % 3 == 0) ctx.session_key = key;
+    if (i % 3 == 1) ctx.prompt_digest = driver.next_u64();
+    answers.push_back(i % 2 ? (*lb)->pick(ctx, loads.view())
+                            : (*lb)->pick_eligible(ctx, loads.view(), eligible));
+  }
+  return answers;
+}
+
+// Every strategy, driven alike by two balancers seeded alike, answers identically.
+TEST(BalancerFactoryTest, EveryStrategyIsDeterministicUnderASeed) {
   for (std::string_view strategy : known_strategies()) {
-    SeededRandom a_random(31337);
-    SeededRandom b_random(31337);
-    auto a = make_balancer(strategy, candidates, BalancerDeps{.random = &a_random});
-    auto b = make_balancer(strategy, candidates, BalancerDeps{.random = &b_random});
-    ASSERT_TRUE(a && b);
-    SeededRandom driver(7);
-    LoadsFixture loads(n);
-    std::vector<size_t> sequence;
-    for (int i = 0; i < 2000; ++i) {
-      for (size_t c = 0; c < n; ++c) loads.set(c, static_cast<uint32_t>(driver.uniform(5)));
-      const uint64_t mask = driver.next_u64();
-      const auto eligible = [mask](size_t c) { return ((mask >> c) & 1) != 0; };
-      RouteContext ctx;
-      const std::string key = "s" + std::to_string(driver.uniform(50));
-      if (i % 3 == 0) ctx.session_key = key;
-      if (i % 3 == 1) ctx.prompt_digest = driver.next_u64();
-      const auto from_a =
-          i % 2 ? (*a)->pick(ctx, loads.view()) : (*a)->pick_eligible(ctx, loads.view(), eligible);
-      const auto from_b =
-          i % 2 ? (*b)->pick(ctx, loads.view()) : (*b)->pick_eligible(ctx, loads.view(), eligible);
-      ASSERT_EQ(from_a, from_b) << strategy << " pick " << i;
-      if (from_a) sequence.push_back(*from_a);
+    EXPECT_EQ(seeded_run(strategy, 31337), seeded_run(strategy, 31337)) << strategy;
+  }
+}
+
+// The exact answers of the seeded run, per strategy. These are golden values recorded from the
+// implementation: a change to a strategy's rule, to SeededRandom or to the driver shows here, and
+// the new values must be checked by hand (e.g. weighted picks the weight-0 candidate 2 only when
+// nothing else is eligible) before they replace these.
+TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
+  struct Golden {
+    std::string_view strategy;
+    std::array<size_t, 8> count;  // picks of each candidate over kSeededPicks
+    size_t none;                  // answers with no candidate
+    std::vector<size_t> first;    // the first picks, in order (none counted as SIZE_MAX)
+  };
+  // `none` is the same for all: the masks with no eligible candidate among the 8.
+  const Golden goldens[] = {
+      {"round_robin",
+       {256, 233, 236, 271, 251, 231, 251, 264},
+       7,
+       {5, 6, 0, 1, 5, 6, 7, 0, 4, 5, 7, 0, 3, 4, 7, 0}},
+      {"random",
+       {228, 229, 251, 257, 259, 269, 242, 258},
+       7,
+       {5, 2, 0, 3, 1, 3, 4, 4, 5, 6, 1, 5, 4, 4, 0, 0}},
+      {"power_of_two",
+       {261, 220, 261, 262, 257, 227, 260, 245},
+       7,
+       {5, 0, 6, 4, 1, 5, 7, 7, 6, 1, 0, 0, 0, 6, 0, 0}},
+      // Roughly in proportion to the weights; the weight-0 candidate 2 only when it alone is
+      // eligible (SPEC §6.4).
+      {"weighted",
+       {467, 159, 4, 333, 162, 156, 621, 91},
+       7,
+       {5, 6, 3, 0, 7, 6, 4, 6, 5, 3, 0, 6, 0, 3, 1, 6}},
+      {"consistent_hash",
+       {287, 232, 255, 248, 263, 226, 204, 278},
+       7,
+       {5, 5, 0, 2, 1, 1, 4, 4, 4, 2, 7, 5, 4, 4, 7, 7}},
+  };
+  for (std::string_view strategy : known_strategies()) {
+    const auto answers = seeded_run(strategy, 31337);
+    std::array<size_t, 8> count{};
+    size_t none = 0;
+    std::vector<size_t> first;
+    for (const auto& answer : answers) {
+      if (answer)
+        ++count.at(*answer);
+      else
+        ++none;
+      if (first.size() < 16) first.push_back(answer.value_or(SIZE_MAX));
     }
-    // Not a constant answer: the sequence visits more than one candidate.
-    EXPECT_GT(std::count(sequence.begin(), sequence.end(), sequence.front()), 0);
-    EXPECT_NE(std::count(sequence.begin(), sequence.end(), sequence.front()),
-              static_cast<long>(sequence.size()))
-        << strategy;
+    std::string actual = "{\"" + std::string(strategy) + "\", {";
+    for (size_t c : count) actual += std::to_string(c) + ", ";
+    actual += "}, " + std::to_string(none) + ", {";
+    for (size_t f : first) actual += (f == SIZE_MAX ? "SIZE_MAX" : std::to_string(f)) + ", ";
+    actual += "}}";
+    const Golden* golden = nullptr;
+    for (const auto& g : goldens) {
+      if (g.strategy == strategy) golden = &g;
+    }
+    if (golden == nullptr) {
+      ADD_FAILURE() << "no golden values for " << strategy << "; got " << actual;
+      continue;
+    }
+    EXPECT_EQ(count, golden->count) << actual;
+    EXPECT_EQ(none, golden->none) << actual;
+    EXPECT_EQ(first, golden->first) << actual;
   }
 }
 
