@@ -153,17 +153,18 @@ int run(const Options& opt) {
     control->start();
     ready["control_port"] = control->port();
   }
-  std::cout << ready.dump() << std::endl;  // endl: the harness waits for this line
-
-  spdlog::info("rolter-sim: {} engine(s) on {} from port {}, seed {}, time scale {}", opt.engines,
-               opt.host, engines.front()->port(), opt.seed, opt.time_scale);
-
+  // Signals are handled before the ready line goes out: a harness may stop the fleet the moment it
+  // reads that line, and must see a clean exit.
   boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     spdlog::info("rolter-sim: signal {}, exiting", signal);
     ioc.stop();
   });
+  std::cout << ready.dump() << std::endl;  // endl: the harness waits for this line
+
+  spdlog::info("rolter-sim: {} engine(s) on {} from port {}, seed {}, time scale {}", opt.engines,
+               opt.host, engines.front()->port(), opt.seed, opt.time_scale);
 
   if (opt.exit_on_stdin_close) {
     // A harness that dies without stopping us (a killed test runner) closes our stdin; leaving

@@ -2,14 +2,14 @@
 // `@ai-sdk/openai` and `@ai-sdk/anthropic`) and LangChain JS (`@langchain/openai`). Each library
 // parses the answers with its own schemas and maps errors to its own types, so these tests catch
 // wire-format drift that the official SDKs tolerate.
-import { test, before, after } from 'node:test';
+// Each test starts its own rolter-sim and rolter (startFleet), so no test depends on another.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateText, streamText, APICallError } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { ChatOpenAI, OpenAIClient } from '@langchain/openai';
-import { startSim } from '../lib/sim.mjs';
-import { startRolter, configFor } from '../lib/rolter.mjs';
+import { startFleet, configFor } from '../lib/rolter.mjs';
 
 const KEY = 'sk-third-party-test';
 const QWEN = 'Qwen/Qwen3-8B';
@@ -17,16 +17,14 @@ const CLAUDE = 'claude-sim';
 // Each test's deadline: a stream that never ends fails the test instead of hanging the run.
 const DEADLINE = { timeout: 30_000 };
 
-let sim;
-let rolter;
-let aiOpenAI;
-let aiAnthropic;
-
-before(async () => {
-  sim = await startSim({ engines: 2, args: ['--ttft-ms', '5', '--token-ms', '1'] });
-  rolter = await startRolter({
-    config: configFor({
-      engines: sim.engines,
+// A fresh 2-engine rolter-sim and a rolter over it for test t, both stopped when the test ends;
+// with AI SDK providers for that rolter.
+async function fleet(t) {
+  const { sim, rolter } = await startFleet(t, {
+    engines: 2,
+    simArgs: ['--ttft-ms', '5', '--token-ms', '1'],
+    config: (engines) => configFor({
+      engines,
       routes: [
         { name: 'gpt-local', strategy: 'round_robin', targets: [{ engine: 0, model: QWEN }, { engine: 1, model: QWEN }] },
         { name: 'claude-local', strategy: 'power_of_two', targets: [{ engine: 0, model: CLAUDE }, { engine: 1, model: CLAUDE }] },
@@ -34,19 +32,18 @@ before(async () => {
     }) + '\n[[keys]]\nname = "third-party"\nkey_env = "ROLTER_THIRD_PARTY_KEY"\n',
     env: { ROLTER_THIRD_PARTY_KEY: KEY },
   });
-  aiOpenAI = createOpenAI({ apiKey: KEY, baseURL: `${rolter.url}/v1` });
-  aiAnthropic = createAnthropic({ apiKey: KEY, baseURL: `${rolter.url}/v1` });
-});
-
-after(async () => {
-  await rolter?.stop();
-  await sim?.stop();
-});
+  return {
+    sim,
+    rolter,
+    aiOpenAI: createOpenAI({ apiKey: KEY, baseURL: `${rolter.url}/v1` }),
+    aiAnthropic: createAnthropic({ apiKey: KEY, baseURL: `${rolter.url}/v1` }),
+  };
+}
 
 // Runs `call`, then checks that the engine named by its x-rolter-target header
 // ("engine-<i>/<upstream model>") is the one whose simulator counted one more request on `path`,
 // for `upstream`. `call` resolves to { headers } (a plain object or a Headers) plus anything else.
-async function servedBy(path, upstream, call) {
+async function servedBy(sim, path, upstream, call) {
   const before = await sim.allStats();
   const result = await call();
   const headers = result.headers instanceof Headers ? Object.fromEntries(result.headers) : result.headers;
@@ -92,8 +89,9 @@ async function readStream(r) {
 
 // ---- Vercel AI SDK, OpenAI provider on /v1/chat/completions ------------------------------------
 
-test('ai-sdk openai.chat: generateText', DEADLINE, async () => {
-  const { text, usage, response, finishReason } = await servedBy('/v1/chat/completions', QWEN, async () => {
+test('ai-sdk openai.chat: generateText', DEADLINE, async (t) => {
+  const { sim, aiOpenAI } = await fleet(t);
+  const { text, usage, response, finishReason } = await servedBy(sim, '/v1/chat/completions', QWEN, async () => {
     const r = await generateText({ model: aiOpenAI.chat('gpt-local'), prompt: 'Say hello', maxOutputTokens: 6, maxRetries: 0 });
     return { text: r.text, usage: r.usage, response: r.response, finishReason: r.finishReason, headers: r.response.headers };
   });
@@ -105,8 +103,9 @@ test('ai-sdk openai.chat: generateText', DEADLINE, async () => {
   assert.equal(usage.totalTokens, 8);
 });
 
-test('ai-sdk openai.chat: streamText', DEADLINE, async () => {
-  const { deltas, errors, finishReason, text, usage, body } = await servedBy('/v1/chat/completions', QWEN, async () => {
+test('ai-sdk openai.chat: streamText', DEADLINE, async (t) => {
+  const { sim, aiOpenAI } = await fleet(t);
+  const { deltas, errors, finishReason, text, usage, body } = await servedBy(sim, '/v1/chat/completions', QWEN, async () => {
     const r = streamText({ model: aiOpenAI.chat('gpt-local'), prompt: 'Stream a few words', maxOutputTokens: 8, maxRetries: 0 });
     return readStream(r);
   });
@@ -121,7 +120,8 @@ test('ai-sdk openai.chat: streamText', DEADLINE, async () => {
   assert.equal(usage.inputTokens, 4);
 });
 
-test('ai-sdk openai.chat: an unknown model is an APICallError 404 model_not_found', DEADLINE, async () => {
+test('ai-sdk openai.chat: an unknown model is an APICallError 404 model_not_found', DEADLINE, async (t) => {
+  const { aiOpenAI } = await fleet(t);
   await assert.rejects(
     generateText({ model: aiOpenAI.chat('no-such-model'), prompt: 'x', maxRetries: 0 }),
     (err) => {
@@ -133,12 +133,14 @@ test('ai-sdk openai.chat: an unknown model is an APICallError 404 model_not_foun
   );
 });
 
-test('ai-sdk openai.chat: a wrong key is an APICallError 401', DEADLINE, async () => {
+test('ai-sdk openai.chat: a wrong key is an APICallError 401', DEADLINE, async (t) => {
+  const { rolter } = await fleet(t);
   const bad = createOpenAI({ apiKey: 'sk-wrong', baseURL: `${rolter.url}/v1` });
   await assert.rejects(generateText({ model: bad.chat('gpt-local'), prompt: 'x', maxRetries: 0 }), isApiCallError(401));
 });
 
-test('ai-sdk openai.chat: an error on a stream request reaches the stream as an APICallError', DEADLINE, async () => {
+test('ai-sdk openai.chat: an error on a stream request reaches the stream as an APICallError', DEADLINE, async (t) => {
+  const { aiOpenAI } = await fleet(t);
   const r = streamText({ model: aiOpenAI.chat('no-such-model'), prompt: 'x', maxRetries: 0, onError: () => {} });
   const { deltas, errors } = await readStream(r);
   assert.deepEqual(deltas, []);
@@ -148,8 +150,9 @@ test('ai-sdk openai.chat: an error on a stream request reaches the stream as an 
 
 // ---- Vercel AI SDK, OpenAI provider's default model: the Responses API --------------------------
 
-test('ai-sdk openai(model) uses the Responses API: generateText', DEADLINE, async () => {
-  const { text, usage, response } = await servedBy('/v1/responses', QWEN, async () => {
+test('ai-sdk openai(model) uses the Responses API: generateText', DEADLINE, async (t) => {
+  const { sim, aiOpenAI } = await fleet(t);
+  const { text, usage, response } = await servedBy(sim, '/v1/responses', QWEN, async () => {
     const r = await generateText({ model: aiOpenAI('gpt-local'), prompt: 'Say hello', maxOutputTokens: 6, maxRetries: 0 });
     return { text: r.text, usage: r.usage, response: r.response, headers: r.response.headers };
   });
@@ -159,8 +162,9 @@ test('ai-sdk openai(model) uses the Responses API: generateText', DEADLINE, asyn
   assert.equal(usage.inputTokens, 2);
 });
 
-test('ai-sdk openai(model) uses the Responses API: streamText', DEADLINE, async () => {
-  const { deltas, errors, finishReason, text, usage, body } = await servedBy('/v1/responses', QWEN, async () => {
+test('ai-sdk openai(model) uses the Responses API: streamText', DEADLINE, async (t) => {
+  const { sim, aiOpenAI } = await fleet(t);
+  const { deltas, errors, finishReason, text, usage, body } = await servedBy(sim, '/v1/responses', QWEN, async () => {
     const r = streamText({ model: aiOpenAI('gpt-local'), prompt: 'Stream a few words', maxOutputTokens: 8, maxRetries: 0 });
     return readStream(r);
   });
@@ -175,7 +179,8 @@ test('ai-sdk openai(model) uses the Responses API: streamText', DEADLINE, async 
   assert.equal(usage.inputTokens, 4);
 });
 
-test('ai-sdk openai(model): an unknown model is an APICallError 404 on /v1/responses', DEADLINE, async () => {
+test('ai-sdk openai(model): an unknown model is an APICallError 404 on /v1/responses', DEADLINE, async (t) => {
+  const { aiOpenAI } = await fleet(t);
   await assert.rejects(
     generateText({ model: aiOpenAI('no-such-model'), prompt: 'x', maxRetries: 0 }),
     (err) => {
@@ -189,8 +194,9 @@ test('ai-sdk openai(model): an unknown model is an APICallError 404 on /v1/respo
 
 // ---- Vercel AI SDK, Anthropic provider on /v1/messages ------------------------------------------
 
-test('ai-sdk anthropic: generateText', DEADLINE, async () => {
-  const { text, usage, response, finishReason } = await servedBy('/v1/messages', CLAUDE, async () => {
+test('ai-sdk anthropic: generateText', DEADLINE, async (t) => {
+  const { sim, aiAnthropic } = await fleet(t);
+  const { text, usage, response, finishReason } = await servedBy(sim, '/v1/messages', CLAUDE, async () => {
     const r = await generateText({ model: aiAnthropic('claude-local'), prompt: 'Hello, Claude', maxOutputTokens: 5, maxRetries: 0 });
     return { text: r.text, usage: r.usage, response: r.response, finishReason: r.finishReason, headers: r.response.headers };
   });
@@ -201,8 +207,9 @@ test('ai-sdk anthropic: generateText', DEADLINE, async () => {
   assert.equal(usage.inputTokens, 2);
 });
 
-test('ai-sdk anthropic: streamText', DEADLINE, async () => {
-  const { deltas, errors, finishReason, text, usage, body } = await servedBy('/v1/messages', CLAUDE, async () => {
+test('ai-sdk anthropic: streamText', DEADLINE, async (t) => {
+  const { sim, aiAnthropic } = await fleet(t);
+  const { deltas, errors, finishReason, text, usage, body } = await servedBy(sim, '/v1/messages', CLAUDE, async () => {
     const r = streamText({ model: aiAnthropic('claude-local'), prompt: 'Stream to me', maxOutputTokens: 7, maxRetries: 0 });
     return readStream(r);
   });
@@ -215,7 +222,8 @@ test('ai-sdk anthropic: streamText', DEADLINE, async () => {
   assert.equal(usage.inputTokens, 3);
 });
 
-test('ai-sdk anthropic: an unknown model is an APICallError 404 in the Anthropic error shape', DEADLINE, async () => {
+test('ai-sdk anthropic: an unknown model is an APICallError 404 in the Anthropic error shape', DEADLINE, async (t) => {
+  const { aiAnthropic } = await fleet(t);
   await assert.rejects(
     generateText({ model: aiAnthropic('nope'), prompt: 'x', maxOutputTokens: 1, maxRetries: 0 }),
     (err) => {
@@ -226,7 +234,8 @@ test('ai-sdk anthropic: an unknown model is an APICallError 404 in the Anthropic
   );
 });
 
-test('ai-sdk anthropic: a wrong key is an APICallError 401', DEADLINE, async () => {
+test('ai-sdk anthropic: a wrong key is an APICallError 401', DEADLINE, async (t) => {
+  const { rolter } = await fleet(t);
   const bad = createAnthropic({ apiKey: 'sk-wrong', baseURL: `${rolter.url}/v1` });
   await assert.rejects(
     generateText({ model: bad('claude-local'), prompt: 'x', maxOutputTokens: 1, maxRetries: 0 }),
@@ -242,7 +251,7 @@ test('ai-sdk anthropic: a wrong key is an APICallError 401', DEADLINE, async () 
 
 // A ChatOpenAI on rolter whose fetch remembers the last response's headers (LangChain does not
 // expose them), so a test can see which engine served.
-function langchain({ apiKey = KEY, ...fields } = {}) {
+function langchain(rolter, { apiKey = KEY, ...fields } = {}) {
   const seen = { headers: undefined };
   const chat = new ChatOpenAI({
     model: 'gpt-local',
@@ -261,9 +270,10 @@ function langchain({ apiKey = KEY, ...fields } = {}) {
   return { chat, seen };
 }
 
-test('langchain ChatOpenAI: invoke', DEADLINE, async () => {
-  const { chat, seen } = langchain({ maxTokens: 6 });
-  const { message } = await servedBy('/v1/chat/completions', QWEN, async () => {
+test('langchain ChatOpenAI: invoke', DEADLINE, async (t) => {
+  const { sim, rolter } = await fleet(t);
+  const { chat, seen } = langchain(rolter, { maxTokens: 6 });
+  const { message } = await servedBy(sim, '/v1/chat/completions', QWEN, async () => {
     const message = await chat.invoke('Say hello');
     return { message, headers: seen.headers };
   });
@@ -276,9 +286,10 @@ test('langchain ChatOpenAI: invoke', DEADLINE, async () => {
     [2, 6, 8]);
 });
 
-test('langchain ChatOpenAI: stream', DEADLINE, async () => {
-  const { chat, seen } = langchain({ maxTokens: 8 });
-  const { chunks, body } = await servedBy('/v1/chat/completions', QWEN, async () => {
+test('langchain ChatOpenAI: stream', DEADLINE, async (t) => {
+  const { sim, rolter } = await fleet(t);
+  const { chat, seen } = langchain(rolter, { maxTokens: 8 });
+  const { chunks, body } = await servedBy(sim, '/v1/chat/completions', QWEN, async () => {
     const chunks = [];
     for await (const chunk of await chat.stream('Stream a few words')) chunks.push(chunk);
     return { chunks, headers: seen.headers };
@@ -293,16 +304,17 @@ test('langchain ChatOpenAI: stream', DEADLINE, async () => {
   assert.equal(whole.usage_metadata.input_tokens, 4);
 });
 
-test('langchain ChatOpenAI useResponsesApi: invoke and stream', DEADLINE, async () => {
-  const { chat, seen } = langchain({ maxTokens: 6, useResponsesApi: true });
-  const { message } = await servedBy('/v1/responses', QWEN, async () => {
+test('langchain ChatOpenAI useResponsesApi: invoke and stream', DEADLINE, async (t) => {
+  const { sim, rolter } = await fleet(t);
+  const { chat, seen } = langchain(rolter, { maxTokens: 6, useResponsesApi: true });
+  const { message } = await servedBy(sim, '/v1/responses', QWEN, async () => {
     const message = await chat.invoke('Say hello');
     return { message, headers: seen.headers };
   });
   assert.ok(message.text.length > 0);
   assert.equal(message.usage_metadata.output_tokens, 6);
 
-  const { chunks } = await servedBy('/v1/responses', QWEN, async () => {
+  const { chunks } = await servedBy(sim, '/v1/responses', QWEN, async () => {
     const chunks = [];
     for await (const chunk of await chat.stream('Stream a few words')) chunks.push(chunk);
     return { chunks, headers: seen.headers };
@@ -314,8 +326,9 @@ test('langchain ChatOpenAI useResponsesApi: invoke and stream', DEADLINE, async 
   assert.equal(whole.usage_metadata.output_tokens, 6);
 });
 
-test('langchain ChatOpenAI: an unknown model is the openai NotFoundError with lc_error_code MODEL_NOT_FOUND', DEADLINE, async () => {
-  const { chat } = langchain({ model: 'no-such-model' });
+test('langchain ChatOpenAI: an unknown model is the openai NotFoundError with lc_error_code MODEL_NOT_FOUND', DEADLINE, async (t) => {
+  const { rolter } = await fleet(t);
+  const { chat } = langchain(rolter, { model: 'no-such-model' });
   await assert.rejects(chat.invoke('x'), (err) => {
     assert.ok(err instanceof OpenAIClient.NotFoundError, `${err?.constructor?.name}: ${err?.message}`);
     assert.equal(err.status, 404);
@@ -325,8 +338,9 @@ test('langchain ChatOpenAI: an unknown model is the openai NotFoundError with lc
   });
 });
 
-test('langchain ChatOpenAI: a wrong key is the openai AuthenticationError with lc_error_code MODEL_AUTHENTICATION', DEADLINE, async () => {
-  const { chat } = langchain({ apiKey: 'sk-wrong' });
+test('langchain ChatOpenAI: a wrong key is the openai AuthenticationError with lc_error_code MODEL_AUTHENTICATION', DEADLINE, async (t) => {
+  const { rolter } = await fleet(t);
+  const { chat } = langchain(rolter, { apiKey: 'sk-wrong' });
   await assert.rejects(chat.invoke('x'), (err) => {
     assert.ok(err instanceof OpenAIClient.AuthenticationError, `${err?.constructor?.name}: ${err?.message}`);
     assert.equal(err.status, 401);

@@ -3,24 +3,32 @@
 // `x-api-key: <its key>` and no Authorization; a provider without api_key_env gets neither. The
 // client's own gateway key (Authorization: Bearer or x-api-key) never reaches any engine, in any
 // header, on any endpoint. Asserted from the raw headers each upstream recorded.
-import { test, before, after } from 'node:test';
+// Each test starts its own three upstreams and rolter (gateway), so no test depends on another.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRolter } from '../lib/rolter.mjs';
+import { fetchWithin, withDeadline } from '../lib/http.mjs';
 import { startEchoUpstream } from '../lib/echo_upstream.mjs';
 
 const OPENAI_KEY = 'sk-provider-openai-7f3a91c2';
 const ANTHROPIC_KEY = 'sk-ant-provider-b84d06e5';
 const GATEWAY_KEY = 'sk-gateway-client-1d9e44a0';
 
-let openaiUp;
-let anthropicUp;
-let keylessUp;
-let rolter;
-
-before(async () => {
-  openaiUp = await startEchoUpstream();
-  anthropicUp = await startEchoUpstream();
-  keylessUp = await startEchoUpstream();
+// One test's processes: an upstream per provider kind and a rolter over them, all stopped when the
+// test ends (t.after, so a failing test stops them too). Resolves with
+// { rolter, openaiUp, anthropicUp, keylessUp }.
+async function gateway(t) {
+  const g = {};
+  t.after(async () => {
+    await g.rolter?.stop();
+    for (const up of [g.openaiUp, g.anthropicUp, g.keylessUp]) {
+      if (up) await withDeadline(up.close(), 5000, 'an echo upstream to close');
+    }
+  });
+  g.openaiUp = await startEchoUpstream();
+  g.anthropicUp = await startEchoUpstream();
+  g.keylessUp = await startEchoUpstream();
+  const { openaiUp, anthropicUp, keylessUp } = g;
   const config = `[server]
 listen = "127.0.0.1:0"
 first_byte_timeout_ms = 10000
@@ -63,7 +71,7 @@ model = "up-bare"
 name = "client"
 key_env = "CRED_TEST_GATEWAY_KEY"
 `;
-  rolter = await startRolter({
+  g.rolter = await startRolter({
     config,
     env: {
       CRED_TEST_OPENAI_KEY: OPENAI_KEY,
@@ -71,14 +79,8 @@ key_env = "CRED_TEST_GATEWAY_KEY"
       CRED_TEST_GATEWAY_KEY: GATEWAY_KEY,
     },
   });
-});
-
-after(async () => {
-  await rolter?.stop();
-  await openaiUp?.close();
-  await anthropicUp?.close();
-  await keylessUp?.close();
-});
+  return g;
+}
 
 const endpoints = {
   '/v1/chat/completions': (model) => ({ model, messages: [{ role: 'user', content: 'hello' }], max_tokens: 1 }),
@@ -94,19 +96,19 @@ const clientAuth = {
 };
 
 const providers = [
-  { route: 'via-openai', upstream: () => openaiUp, model: 'up-openai',
+  { route: 'via-openai', upstream: (g) => g.openaiUp, model: 'up-openai',
     expect: { authorization: [`Bearer ${OPENAI_KEY}`], 'x-api-key': [] } },
-  { route: 'via-anthropic', upstream: () => anthropicUp, model: 'up-anthropic',
+  { route: 'via-anthropic', upstream: (g) => g.anthropicUp, model: 'up-anthropic',
     expect: { authorization: [], 'x-api-key': [ANTHROPIC_KEY] } },
-  { route: 'via-bare', upstream: () => keylessUp, model: 'up-bare',
+  { route: 'via-bare', upstream: (g) => g.keylessUp, model: 'up-bare',
     expect: { authorization: [], 'x-api-key': [] } },
 ];
 
-// Sends one request through rolter and returns the single request the upstream recorded for it.
-async function through(path, provider, authHeaders, extraHeaders = {}) {
-  const up = provider.upstream();
+// Sends one request through g's rolter and returns the single request the upstream recorded for it.
+async function through(g, path, provider, authHeaders, extraHeaders = {}) {
+  const up = provider.upstream(g);
   const from = up.requests.length;
-  const res = await fetch(`${rolter.url}${path}`, {
+  const res = await fetchWithin(`${g.rolter.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...authHeaders, ...extraHeaders },
     body: JSON.stringify(endpoints[path](provider.route)),
@@ -136,9 +138,10 @@ function assertNoGatewayKey(record, label, provider) {
 for (const provider of providers) {
   for (const path of Object.keys(endpoints)) {
     for (const [how, authHeaders] of Object.entries(clientAuth)) {
-      test(`${path}, client key as ${how}, ${provider.route}: the engine sees its own credential only`, async () => {
+      test(`${path}, client key as ${how}, ${provider.route}: the engine sees its own credential only`, async (t) => {
+        const g = await gateway(t);
         const label = `${path} ${how} ${provider.route}`;
-        const { record } = await through(path, provider, authHeaders);
+        const { record } = await through(g, path, provider, authHeaders);
         assert.deepEqual(record.headerValues('authorization'), provider.expect.authorization, `${label}: Authorization`);
         assert.deepEqual(record.headerValues('x-api-key'), provider.expect['x-api-key'], `${label}: x-api-key`);
         assertNoGatewayKey(record, label, provider);
@@ -147,11 +150,12 @@ for (const provider of providers) {
   }
 }
 
-test('a client sending its key in both headers, plus a stray Proxy-Authorization: nothing of it reaches any engine', async () => {
+test('a client sending its key in both headers, plus a stray Proxy-Authorization: nothing of it reaches any engine', async (t) => {
+  const g = await gateway(t);
   for (const provider of providers) {
     for (const path of Object.keys(endpoints)) {
       const label = `${path} ${provider.route}`;
-      const { record } = await through(path, provider,
+      const { record } = await through(g, path, provider,
         { authorization: `Bearer ${GATEWAY_KEY}`, 'x-api-key': GATEWAY_KEY },
         { 'proxy-authorization': `Bearer ${GATEWAY_KEY}` });
       assert.deepEqual(record.headerValues('authorization'), provider.expect.authorization, `${label}: Authorization`);
@@ -162,11 +166,12 @@ test('a client sending its key in both headers, plus a stray Proxy-Authorization
   }
 });
 
-test('the gateway key is still required: without it nothing reaches an engine', async () => {
-  const before = providers.map((p) => p.upstream().requests.length);
+test('the gateway key is still required: without it nothing reaches an engine', async (t) => {
+  const g = await gateway(t);
+  const before = providers.map((p) => p.upstream(g).requests.length);
   for (const provider of providers) {
     for (const path of Object.keys(endpoints)) {
-      const res = await fetch(`${rolter.url}${path}`, {
+      const res = await fetchWithin(`${g.rolter.url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${OPENAI_KEY}` },
         body: JSON.stringify(endpoints[path](provider.route)),
@@ -175,14 +180,15 @@ test('the gateway key is still required: without it nothing reaches an engine', 
       assert.equal(res.status, 401, `${path} ${provider.route} with a provider's key instead of a gateway key`);
     }
   }
-  assert.deepEqual(providers.map((p) => p.upstream().requests.length), before);
+  assert.deepEqual(providers.map((p) => p.upstream(g).requests.length), before);
 });
 
-test('a streamed chat through each provider kind carries the same credential', async () => {
+test('a streamed chat through each provider kind carries the same credential', async (t) => {
+  const g = await gateway(t);
   for (const provider of providers) {
-    const up = provider.upstream();
+    const up = provider.upstream(g);
     const from = up.requests.length;
-    const res = await fetch(`${rolter.url}/v1/chat/completions`, {
+    const res = await fetchWithin(`${g.rolter.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': GATEWAY_KEY },
       body: JSON.stringify({ model: provider.route, stream: true, messages: [{ role: 'user', content: 'hi' }] }),

@@ -291,11 +291,13 @@ test('max_attempts exhausted: engines that reset before answering, x-rolter-atte
   });
 });
 
+// Four engines for three attempts: a fourth candidate is still untried when the attempts run out,
+// so only the attempt limit (not a lack of candidates) makes the third answer final.
 test('the last attempt relays a retryable status unchanged: status, body and content type of that engine', async () => {
-  const statuses = [500, 502, 503];
+  const statuses = [500, 502, 503, 504];
   const order = [];
   const ups = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 4; i++) {
     const up = await startEchoUpstream();
     up.setReply(() => {
       order.push(i);
@@ -310,8 +312,8 @@ test('the last attempt relays a retryable status unchanged: status, body and con
   const rolter = await startRolter({ config: configOver(ups.map((u) => u.url), { retry: { max_attempts: 3 } }) });
   await withProcesses([...ups.map((u) => () => u.close()), () => rolter.stop()], async () => {
     const r = await ask(rolter.url);
-    assert.equal(order.length, 3, 'three attempts reached three engines');
-    assert.deepEqual([...order].sort(), [0, 1, 2], 'each engine once');
+    assert.equal(order.length, 3, 'three attempts reached three engines, the fourth none');
+    assert.equal(new Set(order).size, 3, 'each engine at most once');
     const last = order[2];
     assert.equal(r.status, statuses[last], 'the last engine\'s status');
     assert.equal(r.text, `{"error":{"message":"engine ${last} says ${statuses[last]}","type":"server_error","code":"e${last}"}}`,

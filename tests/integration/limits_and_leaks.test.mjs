@@ -2,7 +2,8 @@
 // must not spin at EMFILE) and what it must never leak (/metrics to the world, upstream URLs and
 // ports in error messages, an upstream's own auth error, secret-looking config values).
 // Contract: /work/notes/http-contract.md items 7 and 9.
-import { test, before, after } from 'node:test';
+// Each test starts its own upstream and rolter processes, so no test depends on another.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { spawn, execFile } from 'node:child_process';
@@ -10,28 +11,25 @@ import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { binDir, configFor } from '../lib/rolter.mjs';
+import { fetchWithin, withDeadline } from '../lib/http.mjs';
 import { startEchoUpstream } from '../lib/echo_upstream.mjs';
 import { openRaw, exchange } from '../lib/raw_client.mjs';
 
 const KEY = 'sk-limits-valid-3e4f5a6b';
 const CLK_TCK = 100;  // Linux USER_HZ, the unit of utime/stime in /proc/<pid>/stat
 
-let up;
-const running = new Set();
-
-before(async () => {
-  up = await startEchoUpstream();
-});
-
-after(async () => {
-  for (const r of running) await r.stop();
-  await up?.close();
-});
+// A fresh echo upstream for test t, closed when the test ends.
+async function upstream(t) {
+  const up = await startEchoUpstream();
+  t.after(() => withDeadline(up.close(), 5000, 'the echo upstream to close'));
+  return up;
+}
 
 // Like tests/lib/rolter.mjs's startRolter, plus: `ulimit` (arguments to sh's ulimit, applied
 // before exec) and the port of a metrics_listen listener when one is configured. The main port
-// is read from "listening on ..." lines not preceded by "metrics ".
-async function spawnRolter({ config, env = {}, workers = 2, ulimit = null }) {
+// is read from "listening on ..." lines not preceded by "metrics ". Stopped when test t ends
+// (t.after, registered before the wait for its port), or earlier by rolter.stop().
+async function spawnRolter(t, { config, env = {}, workers = 2, ulimit = null }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'rolter-limits-'));
   const configPath = path.join(dir, 'rolter.toml');
   writeFileSync(configPath, config);
@@ -67,16 +65,15 @@ async function spawnRolter({ config, env = {}, workers = 2, ulimit = null }) {
   });
   const rolter = {
     child, log, configPath,
+    // Safe to call twice.
     async stop() {
-      running.delete(rolter);
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exited;
-      }
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      // SIGKILL cannot be ignored; the deadline only guards against a lost exit event.
+      await withDeadline(exited, 5000, 'rolter to exit after SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  running.add(rolter);
+  t.after(() => rolter.stop());
   const failed = exited.then(({ code, signal }) => {
     throw new Error(`rolter exited (${code ?? signal}) before listening:\n${log.text}`);
   });
@@ -91,7 +88,7 @@ async function spawnRolter({ config, env = {}, workers = 2, ulimit = null }) {
   return rolter;
 }
 
-function config({ server = '', extra = '' } = {}) {
+function config(up, { server = '', extra = '' } = {}) {
   return configFor({ engines: [up], routes: [{ name: 'm', targets: [{ engine: 0, model: 'up' }] }] })
     .replace('[server]\n', `[server]\n${server}`) + extra;
 }
@@ -131,8 +128,9 @@ function cpuSeconds(pid) {
 
 // ---- 7. Accept loop --------------------------------------------------------------------------
 
-test('max_connections = 2: a third connection waits until one of two idle ones closes', async () => {
-  const rolter = await spawnRolter({ config: config({ server: 'max_connections = 2\n' }) });
+test('max_connections = 2: a third connection waits until one of two idle ones closes', async (t) => {
+  const up = await upstream(t);
+  const rolter = await spawnRolter(t, { config: config(up, { server: 'max_connections = 2\n' }) });
   const held = [];
   try {
     for (let i = 0; i < 2; i++) {
@@ -161,10 +159,11 @@ test('max_connections = 2: a third connection waits until one of two idle ones c
   }
 });
 
-test('the soft open-files limit is raised to the hard limit', async () => {
+test('the soft open-files limit is raised to the hard limit', async (t) => {
   const mine = limitsOf(process.pid);
   assert.ok(mine.hard === 'unlimited' || Number(mine.hard) > 256, `this test needs a hard limit above 256: ${mine.hard}`);
-  const rolter = await spawnRolter({ config: config(), ulimit: '-Sn 256' });
+  const up = await upstream(t);
+  const rolter = await spawnRolter(t, { config: config(up), ulimit: '-Sn 256' });
   try {
     const limits = limitsOf(rolter.child.pid);
     assert.equal(limits.hard, mine.hard, 'rolter runs with the hard limit it was given');
@@ -174,8 +173,9 @@ test('the soft open-files limit is raised to the hard limit', async () => {
   }
 });
 
-test('EMFILE: a connection flood does not make the accept loop spin, is counted, and passes', async () => {
-  const rolter = await spawnRolter({ config: config(), ulimit: '-n 64', workers: 1 });
+test('EMFILE: a connection flood does not make the accept loop spin, is counted, and passes', async (t) => {
+  const up = await upstream(t);
+  const rolter = await spawnRolter(t, { config: config(up), ulimit: '-n 64', workers: 1 });
   const flood = [];
   let keep;
   try {
@@ -220,18 +220,19 @@ test('EMFILE: a connection flood does not make the accept loop spin, is counted,
 
 // ---- 9. /metrics access -------------------------------------------------------------------------
 
-test('/metrics: open without keys; with [[keys]] it needs a valid key', async () => {
-  const openGw = await spawnRolter({ config: config() });
-  const keyed = await spawnRolter({ config: config({ extra: keysToml }), env: { LIMITS_KEY: KEY } });
+test('/metrics: open without keys; with [[keys]] it needs a valid key', async (t) => {
+  const up = await upstream(t);
+  const openGw = await spawnRolter(t, { config: config(up) });
+  const keyed = await spawnRolter(t, { config: config(up, { extra: keysToml }), env: { LIMITS_KEY: KEY } });
   try {
-    assert.equal((await fetch(`${openGw.url}/metrics`)).status, 200);
+    assert.equal((await fetchWithin(`${openGw.url}/metrics`)).status, 200);
     const cases = [
       { auth: undefined, status: 401 },
       { auth: 'Bearer sk-not-the-key', status: 401 },
       { auth: `Bearer ${KEY}`, status: 200 },
     ];
     for (const c of cases) {
-      const res = await fetch(`${keyed.url}/metrics`, { headers: c.auth ? { authorization: c.auth } : {} });
+      const res = await fetchWithin(`${keyed.url}/metrics`, { headers: c.auth ? { authorization: c.auth } : {} });
       const text = await res.text();
       assert.equal(res.status, c.status, `${c.auth ?? 'no key'}: ${text.slice(0, 200)}`);
       if (c.status === 200) assert.match(text, /^# (HELP|TYPE) rolter_/m);
@@ -243,22 +244,23 @@ test('/metrics: open without keys; with [[keys]] it needs a valid key', async ()
   }
 });
 
-test('metrics_listen: /metrics, /healthz and /readyz on their own listener; 404 on the main one', async () => {
-  const rolter = await spawnRolter({
-    config: config({ server: 'metrics_listen = "127.0.0.1:0"\n', extra: keysToml }), env: { LIMITS_KEY: KEY },
+test('metrics_listen: /metrics, /healthz and /readyz on their own listener; 404 on the main one', async (t) => {
+  const up = await upstream(t);
+  const rolter = await spawnRolter(t, {
+    config: config(up, { server: 'metrics_listen = "127.0.0.1:0"\n', extra: keysToml }), env: { LIMITS_KEY: KEY },
   });
   try {
     assert.ok(rolter.metricsPort > 0 && rolter.metricsPort !== rolter.port);
     const metricsUrl = `http://127.0.0.1:${rolter.metricsPort}`;
-    const metrics = await fetch(`${metricsUrl}/metrics`);
+    const metrics = await fetchWithin(`${metricsUrl}/metrics`);
     assert.equal(metrics.status, 200);
     assert.match(await metrics.text(), /^# (HELP|TYPE) rolter_/m);
     for (const p of ['/healthz', '/readyz']) {
-      const res = await fetch(`${metricsUrl}${p}`);
+      const res = await fetchWithin(`${metricsUrl}${p}`);
       await res.arrayBuffer();
       assert.equal(res.status, 200, p);
     }
-    const main = await fetch(`${rolter.url}/metrics`, { headers: { authorization: `Bearer ${KEY}` } });
+    const main = await fetchWithin(`${rolter.url}/metrics`, { headers: { authorization: `Bearer ${KEY}` } });
     assert.equal(main.status, 404, 'no /metrics on the main listener, even with a valid key');
     assert.doesNotMatch(await main.text(), /rolter_requests_total/);
   } finally {
@@ -276,12 +278,13 @@ async function freePort() {
   return port;
 }
 
-test('502 and 503 messages name the target and never an upstream URL or port', async () => {
+test('502 and 503 messages name the target and never an upstream URL or port', async (t) => {
   const garbage = net.createServer((socket) => {
     socket.on('error', () => {});
     socket.once('data', () => socket.end('this is not http\r\n\r\n'));
   });
   await new Promise((resolve) => garbage.listen(0, '127.0.0.1', resolve));
+  t.after(() => withDeadline(new Promise((resolve) => garbage.close(() => resolve())), 5000, 'the garbage server to close'));
   const refusedPort = await freePort();
   const sickPort = await freePort();
   const ports = [garbage.address().port, refusedPort, sickPort];
@@ -326,9 +329,9 @@ name = "r-sick"
 provider = "sick"
 model = "s"
 `;
-  const rolter = await spawnRolter({ config: toml });
+  const rolter = await spawnRolter(t, { config: toml });
   const ask = async (model) => {
-    const res = await fetch(`${rolter.url}/v1/chat/completions`, {
+    const res = await fetchWithin(`${rolter.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }),
@@ -365,16 +368,16 @@ model = "s"
     }
   } finally {
     await rolter.stop();
-    garbage.close();
   }
 });
 
 const upstreamAuthFailures = [401, 403];
 
 for (const status of upstreamAuthFailures) {
-  test(`an upstream ${status} becomes 502 upstream_auth_failed naming the provider, not its body`, async () => {
+  test(`an upstream ${status} becomes 502 upstream_auth_failed naming the provider, not its body`, async (t) => {
     const secretish = `Incorrect API key provided: sk-upstream-${status}-9d8c7b6a`;
-    const rolter = await spawnRolter({ config: config() });
+    const up = await upstream(t);
+    const rolter = await spawnRolter(t, { config: config(up) });
     up.setReply({ status, body: { error: { message: secretish, type: 'invalid_request_error', code: 'invalid_api_key' } } });
     try {
       const logFrom = rolter.log.text.length;
@@ -399,19 +402,20 @@ for (const status of upstreamAuthFailures) {
 
 const secretConfigs = [
   { name: 'api_key_env holding a key', key: 'api_key_env', secret: 'sk-live-0123456789abcdef0123',
-    toml: (s) => config().replace('name = "engine-0"\n', `name = "engine-0"\napi_key_env = "${s}"\n`) },
+    toml: (up, s) => config(up).replace('name = "engine-0"\n', `name = "engine-0"\napi_key_env = "${s}"\n`) },
   { name: 'key_env holding a key', key: 'key_env', secret: 'sk-proj-abcdef0123456789abcdef01',
-    toml: (s) => config({ extra: `\n[[keys]]\nname = "k"\nkey_env = "${s}"\n` }) },
+    toml: (up, s) => config(up, { extra: `\n[[keys]]\nname = "k"\nkey_env = "${s}"\n` }) },
   { name: 'base_url with a password', key: 'base_url', secret: 's3cretpw',
-    toml: (s) => config().replace(/base_url = "[^"]*"/, `base_url = "http://user:${s}@host:bad"`) },
+    toml: (up, s) => config(up).replace(/base_url = "[^"]*"/, `base_url = "http://user:${s}@host:bad"`) },
 ];
 
 for (const c of secretConfigs) {
-  test(`rolter check: ${c.name} is an error that does not print the value`, async () => {
+  test(`rolter check: ${c.name} is an error that does not print the value`, async (t) => {
+    const up = await upstream(t);
     const dir = mkdtempSync(path.join(tmpdir(), 'rolter-check-'));
     try {
       const file = path.join(dir, 'rolter.toml');
-      writeFileSync(file, c.toml(c.secret));
+      writeFileSync(file, c.toml(up, c.secret));
       const { code, output } = await new Promise((resolve) => {
         execFile(path.join(binDir, 'rolter'), ['check', '--config', file], { timeout: 10000 },
           (error, stdout, stderr) => resolve({ code: error ? error.code : 0, output: stdout + stderr }));

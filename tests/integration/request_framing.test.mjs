@@ -3,9 +3,11 @@
 // headers stop at the gateway, X-Forwarded-*/Via follow the config, half-closing clients get their
 // answer, keys are checked before a body is read, and GET /v1/models/{id} answers per key.
 // Contract: /work/notes/http-contract.md items 3, 4, 5, 8 and 13.
-import { test, before, after } from 'node:test';
+// Each test starts its own echo upstream and rolter (fleet), so no test depends on another.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRolter, configFor } from '../lib/rolter.mjs';
+import { fetchWithin, withDeadline } from '../lib/http.mjs';
 import { startEchoUpstream, chatChunks, chatCompletion, sseText } from '../lib/echo_upstream.mjs';
 import { openRaw, exchange } from '../lib/raw_client.mjs';
 
@@ -13,11 +15,7 @@ const KEY_ALL = 'sk-framing-all-0f1e2d3c';
 const KEY_M = 'sk-framing-m-4b5a6978';
 const WRONG_KEY = 'sk-wrong-7c1d0e9a4b3f';
 
-let up;
-let open;   // no keys, default forwarded headers
-let keyed;  // [[keys]], a second route and a provider group
-
-function baseConfig(serverLines = '') {
+function baseConfig(up, serverLines = '') {
   return configFor({
     engines: [up],
     routes: [
@@ -28,11 +26,8 @@ function baseConfig(serverLines = '') {
   }).replace('[server]\n', `[server]\n${serverLines}`);
 }
 
-before(async () => {
-  up = await startEchoUpstream();
-  open = await startRolter({ config: baseConfig() });
-  keyed = await startRolter({
-    config: baseConfig() + `
+// [[keys]], a second route and a provider group.
+const keyedExtra = `
 [[provider_groups]]
 slug = "grp"
 [[provider_groups.members]]
@@ -46,25 +41,23 @@ key_env = "KEY_ALL"
 name = "m-only"
 key_env = "KEY_M"
 routes = ["m"]
-`,
-    env: { KEY_ALL, KEY_M },
+`;
+
+// One test's processes: a fresh echo upstream and a fresh rolter over it, both stopped when the
+// test ends (t.after, so a failing test stops them too). `keyed`: the config with [[keys]] (the
+// default has none); `serverLines`: extra [server] lines. rolter.key is the key to send, if any.
+async function fleet(t, { keyed = false, serverLines = '' } = {}) {
+  const up = await startEchoUpstream();
+  let rolter;
+  t.after(async () => {
+    await rolter?.stop();
+    await withDeadline(up.close(), 5000, 'the echo upstream to close');
   });
-});
-
-after(async () => {
-  await open?.stop();
-  await keyed?.stop();
-  await up?.close();
-});
-
-// Runs fn(rolter) against a rolter started with extra [server] lines, and stops it.
-async function withRolter(serverLines, fn) {
-  const rolter = await startRolter({ config: baseConfig(serverLines) });
-  try {
-    return await fn(rolter);
-  } finally {
-    await rolter.stop();
-  }
+  rolter = keyed
+    ? await startRolter({ config: baseConfig(up, serverLines) + keyedExtra, env: { KEY_ALL, KEY_M } })
+    : await startRolter({ config: baseConfig(up, serverLines) });
+  rolter.key = keyed ? KEY_ALL : undefined;
+  return { up, rolter };
 }
 
 const chatBody = (content = 'hi', extra = {}) =>
@@ -87,10 +80,10 @@ function chunk(text) {
 
 // After a case that must reach no upstream: sends a marked request on a fresh connection, waits
 // for it upstream, and returns every request the upstream got since `from`.
-async function upstreamSeenAfter(rolter, from, marker) {
-  const res = await fetch(`${rolter.url}/v1/chat/completions`, {
+async function upstreamSeenAfter(up, rolter, from, marker) {
+  const res = await fetchWithin(`${rolter.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(rolter === keyed ? { authorization: `Bearer ${KEY_ALL}` } : {}) },
+    headers: { 'content-type': 'application/json', ...(rolter.key ? { authorization: `Bearer ${rolter.key}` } : {}) },
     body: chatBody(marker),
   });
   assert.equal(res.status, 200, 'the gateway keeps serving');
@@ -122,13 +115,14 @@ const refusedFraming = [
 ];
 
 for (const c of refusedFraming) {
-  test(`framing: ${c.name} is a 400, the connection closes, the upstream gets nothing`, async () => {
+  test(`framing: ${c.name} is a 400, the connection closes, the upstream gets nothing`, async (t) => {
+    const { up, rolter: open } = await fleet(t);
     const from = up.requests.length;
     const got = await exchange(open.port, rawRequest({ lines: c.lines, body: c.body, length: false }), { deadlineMs: 3000 });
     assert.equal(got.closedByPeer, true, `connection not closed by the gateway; received:\n${got.text}`);
     assert.equal(got.responses.length, 1, `exactly one response on the socket; received:\n${got.text}`);
     assert.equal(got.responses[0].status, 400);
-    const seen = await upstreamSeenAfter(open, from, 'SENTINEL-te');
+    const seen = await upstreamSeenAfter(up, open, from, 'SENTINEL-te');
     assert.deepEqual(seen.map((r) => r.json?.messages?.[0]?.content), ['SENTINEL-te'],
       'only the sentinel request reached the upstream');
   });
@@ -140,7 +134,8 @@ const refusedHost = [
 ];
 
 for (const c of refusedHost) {
-  test(`framing: ${c.name} is a 400 and reaches no upstream`, async () => {
+  test(`framing: ${c.name} is a 400 and reaches no upstream`, async (t) => {
+    const { up, rolter: open } = await fleet(t);
     const from = up.requests.length;
     const conn = await openRaw(open.port);
     try {
@@ -151,12 +146,13 @@ for (const c of refusedHost) {
     } finally {
       conn.destroy();
     }
-    const seen = await upstreamSeenAfter(open, from, 'SENTINEL-host');
+    const seen = await upstreamSeenAfter(up, open, from, 'SENTINEL-host');
     assert.deepEqual(seen.map((r) => r.json?.messages?.[0]?.content), ['SENTINEL-host']);
   });
 }
 
-test('framing: a chunked request trailer Authorization does not authenticate (401)', async () => {
+test('framing: a chunked request trailer Authorization does not authenticate (401)', async (t) => {
+  const { up, rolter: keyed } = await fleet(t, { keyed: true });
   const from = up.requests.length;
   const body = chatBody('trailer-auth');
   const conn = await openRaw(keyed.port);
@@ -168,11 +164,12 @@ test('framing: a chunked request trailer Authorization does not authenticate (40
   } finally {
     conn.destroy();
   }
-  const seen = await upstreamSeenAfter(keyed, from, 'SENTINEL-trailer-auth');
+  const seen = await upstreamSeenAfter(up, keyed, from, 'SENTINEL-trailer-auth');
   assert.deepEqual(seen.map((r) => r.json?.messages?.[0]?.content), ['SENTINEL-trailer-auth']);
 });
 
-test('framing: a chunked request trailer never reaches the upstream, as header or trailer', async () => {
+test('framing: a chunked request trailer never reaches the upstream, as header or trailer', async (t) => {
+  const { up, rolter: open } = await fleet(t);
   const from = up.requests.length;
   const body = chatBody('trailer-leak');
   const conn = await openRaw(open.port);
@@ -197,7 +194,8 @@ test('framing: a chunked request trailer never reaches the upstream, as header o
 const requestHopByHop = ['X-Custom-Hop', 'Keep-Alive', 'TE', 'Upgrade',
   'Proxy-Authorization', 'Proxy-Connection', 'HTTP2-Settings'];
 
-test('hop-by-hop request headers stop at the gateway; others and Accept-Encoding: identity go on', async () => {
+test('hop-by-hop request headers stop at the gateway; others and Accept-Encoding: identity go on', async (t) => {
+  const { up, rolter: open } = await fleet(t);
   const from = up.requests.length;
   const conn = await openRaw(open.port);
   try {
@@ -220,7 +218,8 @@ test('hop-by-hop request headers stop at the gateway; others and Accept-Encoding
   assert.deepEqual(record.headerValues('accept-encoding'), ['identity']);
 });
 
-test('the upstream gets Accept-Encoding: identity when the client sent none', async () => {
+test('the upstream gets Accept-Encoding: identity when the client sent none', async (t) => {
+  const { up, rolter: open } = await fleet(t);
   const from = up.requests.length;
   const got = await exchange(open.port, rawRequest({ lines: ['Connection: close'] }));
   assert.equal(got.responses[0]?.status, 200);
@@ -228,7 +227,8 @@ test('the upstream gets Accept-Encoding: identity when the client sent none', as
   assert.deepEqual(record.headerValues('accept-encoding'), ['identity']);
 });
 
-test('hop-by-hop response headers stop at the gateway; the client gets Via: 1.1 rolter', async () => {
+test('hop-by-hop response headers stop at the gateway; the client gets Via: 1.1 rolter', async (t) => {
+  const { up, rolter: open } = await fleet(t);
   up.setReply({ headers: [['Connection', 'X-Resp-Hop'], ['X-Resp-Hop', '1'], ['Keep-Alive', 'timeout=5'],
     ['Upgrade', 'foo'], ['Proxy-Connection', 'x'], ['X-Resp-Keep', 'yes']] });
   try {
@@ -271,22 +271,19 @@ const forwarding = [
 ];
 
 for (const c of forwarding) {
-  test(`forwarding headers, ${c.name}`, async () => {
-    const run = async (rolter) => {
-      const from = up.requests.length;
-      const got = await exchange(rolter.port, rawRequest({ lines: [...c.client, 'Connection: close'] }));
-      assert.equal(got.responses[0]?.status, 200, got.text);
-      const [record] = await up.waitForRequests(1, { from });
-      assert.deepEqual({
-        xff: record.headerValues('x-forwarded-for'),
-        xfp: record.headerValues('x-forwarded-proto'),
-        via: record.headerValues('via'),
-        clientVia: got.responses[0].headerValues('via'),
-      }, { ...c.expect, clientVia: c.clientVia },
-      `upstream got ${JSON.stringify(record.rawHeaders)}; the client got:\n${got.text}`);
-    };
-    if (c.server === '') await run(open);
-    else await withRolter(c.server, run);
+  test(`forwarding headers, ${c.name}`, async (t) => {
+    const { up, rolter } = await fleet(t, { serverLines: c.server });
+    const from = up.requests.length;
+    const got = await exchange(rolter.port, rawRequest({ lines: [...c.client, 'Connection: close'] }));
+    assert.equal(got.responses[0]?.status, 200, got.text);
+    const [record] = await up.waitForRequests(1, { from });
+    assert.deepEqual({
+      xff: record.headerValues('x-forwarded-for'),
+      xfp: record.headerValues('x-forwarded-proto'),
+      via: record.headerValues('via'),
+      clientVia: got.responses[0].headerValues('via'),
+    }, { ...c.expect, clientVia: c.clientVia },
+    `upstream got ${JSON.stringify(record.rawHeaders)}; the client got:\n${got.text}`);
   });
 }
 
@@ -296,7 +293,8 @@ const http10 = [
 ];
 
 for (const c of http10) {
-  test(`an HTTP/1.0 client gets ${c.name} unchunked and close-delimited`, async () => {
+  test(`an HTTP/1.0 client gets ${c.name} unchunked and close-delimited`, async (t) => {
+    const { up, rolter: open } = await fleet(t);
     up.setReply(c.reply);
     try {
       const from = up.requests.length;
@@ -318,7 +316,8 @@ for (const c of http10) {
 // ---- 5. Half-close and client close ------------------------------------------------------------
 
 for (const stream of [false, true]) {
-  test(`a client that half-closes after a complete request gets the full answer (stream: ${stream})`, async () => {
+  test(`a client that half-closes after a complete request gets the full answer (stream: ${stream})`, async (t) => {
+    const { up, rolter: open } = await fleet(t);
     const from = up.requests.length;
     const logFrom = open.log.text.length;
     const got = await exchange(open.port, rawRequest({ body: chatBody('half-close', { stream }) }),
@@ -332,7 +331,7 @@ for (const stream of [false, true]) {
       stream ? sseText(chatChunks('up')) : JSON.stringify(chatCompletion('up')));
     await up.waitForRequests(1, { from });
     await open.log.waitFor(/"event":"request"/, { from: logFrom });
-    await upstreamSeenAfter(open, up.requests.length, 'SENTINEL-half-close');
+    await upstreamSeenAfter(up, open, up.requests.length, 'SENTINEL-half-close');
     await open.log.waitFor(/"event":"request"[^\n]*\n[^]*"event":"request"/, { from: logFrom });
     const lines = requestLogLines(open, logFrom);
     assert.equal(lines.length, 2, `one line for the half-closed request, one for the sentinel:\n${open.log.text.slice(logFrom)}`);
@@ -341,7 +340,8 @@ for (const stream of [false, true]) {
   });
 }
 
-test('a client that goes away during a slow upstream is logged once as 499, with no 5xx', async () => {
+test('a client that goes away during a slow upstream is logged once as 499, with no 5xx', async (t) => {
+  const { up, rolter: open } = await fleet(t);
   up.setReply((record) => (record.json?.model === 'slow-up' ? { delayMs: 1500 } : {}));
   const logFrom = open.log.text.length;
   try {
@@ -353,7 +353,7 @@ test('a client that goes away during a slow upstream is logged once as 499, with
     await open.log.waitFor(/"event":"request"[^\n]*"route":"slow"/, { from: logFrom });
     // Whatever rolter does with the upstream's late answer, let it arrive before counting lines.
     await record.done;
-    await upstreamSeenAfter(open, up.requests.length, 'SENTINEL-499');
+    await upstreamSeenAfter(up, open, up.requests.length, 'SENTINEL-499');
     await open.log.waitFor(/"route":"m"/, { from: logFrom });
   } finally {
     up.setReply(null);
@@ -361,7 +361,7 @@ test('a client that goes away during a slow upstream is logged once as 499, with
   const slowLines = requestLogLines(open, logFrom).filter((l) => l.route === 'slow');
   assert.equal(slowLines.length, 1, `logged exactly once:\n${open.log.text.slice(logFrom)}`);
   assert.equal(slowLines[0].status, 499);
-  const metrics = await (await fetch(`${open.url}/metrics`)).text();
+  const metrics = await (await fetchWithin(`${open.url}/metrics`)).text();
   const fiveXx = metrics.split('\n').filter((l) => l.startsWith('rolter_requests_total{') &&
     l.includes('route="slow"') && l.includes('code="5xx"'));
   for (const line of fiveXx) assert.equal(Number(line.split(' ').pop()), 0, line);
@@ -375,7 +375,8 @@ const earlyRefusals = [
 ];
 
 for (const c of earlyRefusals) {
-  test(`auth: ${c.name} with a 10 MB Content-Length and no body sent gets 401 at once, then close`, async () => {
+  test(`auth: ${c.name} with a 10 MB Content-Length and no body sent gets 401 at once, then close`, async (t) => {
+    const { up, rolter: keyed } = await fleet(t, { keyed: true });
     const conn = await openRaw(keyed.port);
     try {
       conn.write(rawRequest({ body: '', length: false, lines: [...c.auth, 'Content-Length: 10000000'] }));
@@ -389,7 +390,8 @@ for (const c of earlyRefusals) {
   });
 }
 
-test('auth: Expect: 100-continue with a wrong key gets 401 and never 100 Continue', async () => {
+test('auth: Expect: 100-continue with a wrong key gets 401 and never 100 Continue', async (t) => {
+  const { up, rolter: keyed } = await fleet(t, { keyed: true });
   const conn = await openRaw(keyed.port);
   try {
     conn.write(rawRequest({ body: '', length: false,
@@ -402,7 +404,8 @@ test('auth: Expect: 100-continue with a wrong key gets 401 and never 100 Continu
   }
 });
 
-test('auth: Expect: 100-continue with a valid key gets 100 Continue, then the answer', async () => {
+test('auth: Expect: 100-continue with a valid key gets 100 Continue, then the answer', async (t) => {
+  const { up, rolter: keyed } = await fleet(t, { keyed: true });
   const body = chatBody('expect');
   const conn = await openRaw(keyed.port);
   try {
@@ -424,9 +427,10 @@ function metricValue(text, series) {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
-test('auth: failures are counted by reason and logged without the presented key', async () => {
+test('auth: failures are counted by reason and logged without the presented key', async (t) => {
+  const { up, rolter: keyed } = await fleet(t, { keyed: true });
   const scrape = async () => {
-    const res = await fetch(`${keyed.url}/metrics`, { headers: { authorization: `Bearer ${KEY_ALL}` } });
+    const res = await fetchWithin(`${keyed.url}/metrics`, { headers: { authorization: `Bearer ${KEY_ALL}` } });
     assert.equal(res.status, 200);
     return res.text();
   };
@@ -459,9 +463,10 @@ const modelLookups = [
   { id: 'no-such-model', key: KEY_ALL, status: 404 },
 ];
 
-test('GET /v1/models/{id}: 200 for what the key may use, 404 model_not_found otherwise', async () => {
+test('GET /v1/models/{id}: 200 for what the key may use, 404 model_not_found otherwise', async (t) => {
+  const { up, rolter: keyed } = await fleet(t, { keyed: true });
   for (const c of modelLookups) {
-    const res = await fetch(`${keyed.url}/v1/models/${c.id}`, { headers: { authorization: `Bearer ${c.key}` } });
+    const res = await fetchWithin(`${keyed.url}/v1/models/${c.id}`, { headers: { authorization: `Bearer ${c.key}` } });
     const body = await res.json();
     const who = `${c.id} with ${c.key === KEY_ALL ? 'all' : 'm-only'}`;
     assert.equal(res.status, c.status, `${who}: ${JSON.stringify(body)}`);

@@ -1,35 +1,37 @@
 // Fidelity of rolter-sim to real OpenAI-compatible engines (vLLM): n choices, batch prompts,
 // embeddings encodings and dimensions, Expect: 100-continue, and incomplete Responses.
 //   ROLTER_BIN_DIR=build-sim/bin node --test tests/sim/fidelity.test.mjs
-import { test, before, after } from 'node:test';
+// Each test starts its own simulator (freshSim), so no test depends on another.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import OpenAI from 'openai';
 import { startSim } from '../lib/sim.mjs';
+import { withDeadline } from '../lib/http.mjs';
 
 // The engine's own output cap, below which a client's larger max_output_tokens is not reached.
 const ENGINE_CAP = 32;
 const REQUEST_TIMEOUT_MS = 10000;
 
-let sim;
-
-before(async () => {
-  sim = await startSim({
+// A fresh simulator for test t. When the test ends it is stopped and must have exited cleanly on
+// SIGTERM: code 0, no signal (sim.stop() sends SIGKILL after 5 s, which fails that check).
+async function freshSim(t) {
+  const sim = await startSim({
     engines: 1,
     args: ['--seed', '11', '--time-scale', '0', '--max-tokens-cap', String(ENGINE_CAP)],
   });
-});
+  t.after(async () => {
+    const { code, signal } = await withDeadline(sim.stop(), 10000, 'rolter-sim to exit');
+    assert.equal(signal, null);
+    assert.equal(code, 0);
+  });
+  return sim;
+}
 
-after(async () => {
-  const { code, signal } = await sim.stop();
-  assert.equal(signal, null);
-  assert.equal(code, 0);
-});
+const url = (sim, path) => `${sim.engines[0].url}${path}`;
 
-const url = (path) => `${sim.engines[0].url}${path}`;
-
-function post(path, body) {
-  return fetch(url(path), {
+function post(sim, path, body) {
+  return fetch(url(sim, path), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -37,8 +39,8 @@ function post(path, body) {
   });
 }
 
-async function postJson(path, body) {
-  const res = await post(path, body);
+async function postJson(sim, path, body) {
+  const res = await post(sim, path, body);
   const text = await res.text();
   assert.equal(res.status, 200, text);
   return JSON.parse(text);
@@ -61,8 +63,8 @@ function parseSse(text) {
   return events;
 }
 
-async function stream(path, body) {
-  const res = await post(path, { ...body, stream: true });
+async function stream(sim, path, body) {
+  const res = await post(sim, path, { ...body, stream: true });
   assert.equal(res.status, 200);
   return parseSse(await res.text());
 }
@@ -89,10 +91,11 @@ for (const [name, path, base, chat] of [
   ['chat', '/v1/chat/completions', CHAT, true],
   ['completions', '/v1/completions', COMPLETION, false],
 ]) {
-  test(`${name}: n > 1 returns n choices, streaming and not`, async () => {
+  test(`${name}: n > 1 returns n choices, streaming and not`, async (t) => {
+    const sim = await freshSim(t);
     const textOf = (choice) => (chat ? choice.message.content : choice.text);
-    const one = await postJson(path, base);
-    const json = await postJson(path, { ...base, n: 3 });
+    const one = await postJson(sim, path, base);
+    const json = await postJson(sim, path, { ...base, n: 3 });
     assert.deepEqual(json.choices.map((c) => c.index), [0, 1, 2]);
     for (const c of json.choices) {
       assert.equal(textOf(c).split(' ').length, 4);
@@ -103,7 +106,7 @@ for (const [name, path, base, chat] of [
     assert.equal(json.usage.completion_tokens, 12);
     assert.equal(json.usage.prompt_tokens, one.usage.prompt_tokens);
 
-    const events = await stream(path, { ...base, n: 3, stream_options: { include_usage: true } });
+    const events = await stream(sim, path, { ...base, n: 3, stream_options: { include_usage: true } });
     const choices = byChoice(events, chat);
     assert.deepEqual([...choices.keys()].sort(), [0, 1, 2]);
     for (const [index, { text, finish }] of choices) {
@@ -115,21 +118,22 @@ for (const [name, path, base, chat] of [
   });
 }
 
-test('completions: a batch prompt gets n choices per prompt, indexed prompt * n + j', async () => {
+test('completions: a batch prompt gets n choices per prompt, indexed prompt * n + j', async (t) => {
+  const sim = await freshSim(t);
   for (const [prompts, promptTokens] of [
     [['one two', 'three four five'], 5],
     [[[1, 2], [3, 4, 5]], 5],
   ]) {
     const singles = [];
-    for (const p of prompts) singles.push(await postJson('/v1/completions', { ...COMPLETION, prompt: p }));
-    const json = await postJson('/v1/completions', { ...COMPLETION, prompt: prompts, n: 2 });
+    for (const p of prompts) singles.push(await postJson(sim, '/v1/completions', { ...COMPLETION, prompt: p }));
+    const json = await postJson(sim, '/v1/completions', { ...COMPLETION, prompt: prompts, n: 2 });
     assert.deepEqual(json.choices.map((c) => c.index), [0, 1, 2, 3]);
     assert.equal(json.choices[0].text, singles[0].choices[0].text);
     assert.equal(json.choices[2].text, singles[1].choices[0].text);
     assert.equal(json.usage.prompt_tokens, promptTokens);
     assert.equal(json.usage.completion_tokens, 16);
 
-    const events = await stream('/v1/completions', { ...COMPLETION, prompt: prompts, n: 2 });
+    const events = await stream(sim, '/v1/completions', { ...COMPLETION, prompt: prompts, n: 2 });
     const choices = byChoice(events, false);
     assert.equal(choices.size, 4);
     for (const [index, { text, finish }] of choices) {
@@ -145,10 +149,11 @@ function decodeFloats(b64) {
   return Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(i * 4));
 }
 
-test('embeddings: encoding_format base64 is little-endian float32, float stays numbers', async () => {
+test('embeddings: encoding_format base64 is little-endian float32, float stays numbers', async (t) => {
+  const sim = await freshSim(t);
   const input = ['alpha beta', 'gamma'];
-  const floats = await postJson('/v1/embeddings', { model: 'e', input, encoding_format: 'float' });
-  const base64 = await postJson('/v1/embeddings', { model: 'e', input, encoding_format: 'base64' });
+  const floats = await postJson(sim, '/v1/embeddings', { model: 'e', input, encoding_format: 'float' });
+  const base64 = await postJson(sim, '/v1/embeddings', { model: 'e', input, encoding_format: 'base64' });
   assert.equal(base64.data.length, 2);
   for (let i = 0; i < 2; i++) {
     assert.equal(typeof base64.data[i].embedding, 'string');
@@ -158,22 +163,23 @@ test('embeddings: encoding_format base64 is little-endian float32, float stays n
 
   // The openai SDK asks for base64 by default and decodes it.
   const client = new OpenAI({
-    baseURL: url('/v1'), apiKey: 'sk-sim', maxRetries: 0, timeout: REQUEST_TIMEOUT_MS,
+    baseURL: url(sim, '/v1'), apiKey: 'sk-sim', maxRetries: 0, timeout: REQUEST_TIMEOUT_MS,
   });
   const sdk = await client.embeddings.create({ model: 'e', input });
   assert.deepEqual(sdk.data[1].embedding, floats.data[1].embedding.map(Math.fround));
 });
 
-test('embeddings: dimensions sets the vector length; 0 or negative is a 400', async () => {
-  const floats = await postJson('/v1/embeddings', { model: 'e', input: 'x y', dimensions: 8 });
+test('embeddings: dimensions sets the vector length; 0 or negative is a 400', async (t) => {
+  const sim = await freshSim(t);
+  const floats = await postJson(sim, '/v1/embeddings', { model: 'e', input: 'x y', dimensions: 8 });
   assert.equal(floats.data[0].embedding.length, 8);
-  const base64 = await postJson('/v1/embeddings', {
+  const base64 = await postJson(sim, '/v1/embeddings', {
     model: 'e', input: 'x y', dimensions: 5, encoding_format: 'base64',
   });
   assert.equal(decodeFloats(base64.data[0].embedding).length, 5);
 
   for (const dimensions of [0, -3]) {
-    const res = await post('/v1/embeddings', { model: 'e', input: 'x', dimensions });
+    const res = await post(sim, '/v1/embeddings', { model: 'e', input: 'x', dimensions });
     assert.equal(res.status, 400);
     const { error } = await res.json();
     assert.equal(error.type, 'invalid_request_error');
@@ -213,7 +219,8 @@ function readUntil(socket, state, done, what, timeoutMs = 3000) {
   });
 }
 
-test('Expect: 100-continue gets an interim 100 before the body is sent', async () => {
+test('Expect: 100-continue gets an interim 100 before the body is sent', async (t) => {
+  const sim = await freshSim(t);
   const body = JSON.stringify({ ...CHAT, messages: [{ role: 'user', content: 'x '.repeat(800) }] });
   const { port } = new URL(sim.engines[0].url);
   const socket = net.connect(Number(port), '127.0.0.1');
@@ -240,14 +247,15 @@ test('Expect: 100-continue gets an interim 100 before the body is sent', async (
   }
 });
 
-test('responses: max_output_tokens reached is incomplete, streaming and not', async () => {
+test('responses: max_output_tokens reached is incomplete, streaming and not', async (t) => {
+  const sim = await freshSim(t);
   const body = { model: 'r', input: 'write a poem', max_output_tokens: 3 };
-  const json = await postJson('/v1/responses', body);
+  const json = await postJson(sim, '/v1/responses', body);
   assert.equal(json.status, 'incomplete');
   assert.deepEqual(json.incomplete_details, { reason: 'max_output_tokens' });
   assert.equal(json.usage.output_tokens, 3);
 
-  const events = await stream('/v1/responses', body);
+  const events = await stream(sim, '/v1/responses', body);
   const types = events.map((e) => e.event);
   assert.equal(types.at(-1), 'response.incomplete');
   assert.ok(!types.includes('response.completed'));
@@ -258,17 +266,18 @@ test('responses: max_output_tokens reached is incomplete, streaming and not', as
   events.forEach((e, i) => assert.equal(e.data.sequence_number, i));
 });
 
-test('responses: output that ends before the cap stays completed', async () => {
+test('responses: output that ends before the cap stays completed', async (t) => {
+  const sim = await freshSim(t);
   // No max_output_tokens (the default length), and one above the engine's own cap.
   for (const [body, outputTokens] of [
     [{ model: 'r', input: 'write a poem' }, 16],
     [{ model: 'r', input: 'write a poem', max_output_tokens: 100 }, ENGINE_CAP],
   ]) {
-    const json = await postJson('/v1/responses', body);
+    const json = await postJson(sim, '/v1/responses', body);
     assert.equal(json.status, 'completed');
     assert.equal(json.incomplete_details, null);
     assert.equal(json.usage.output_tokens, outputTokens);
-    const events = await stream('/v1/responses', body);
+    const events = await stream(sim, '/v1/responses', body);
     assert.equal(events.at(-1).event, 'response.completed');
     assert.equal(events.at(-1).data.response.status, 'completed');
   }

@@ -1,33 +1,37 @@
 // Integration tests of rolter-sim: real processes on loopback, ephemeral ports.
 //   ROLTER_BIN_DIR=build-sim/bin node --test tests/sim/
-import { test, before, after } from 'node:test';
+// Each test starts its own simulator (freshSim), so no test depends on another.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSim } from '../lib/sim.mjs';
+import { fetchWithin, withDeadline } from '../lib/http.mjs';
 
-let sim;
-// Engines by role, so one test's faults or counters never leak into another's.
+// Engines by role within each test's simulator.
 const PLAIN = 0;   // normal traffic
 const FAULTY = 1;  // faults switched on and off
 const POOLED = 2;  // refuse with a pooled keep-alive connection
 const FRESH = 3;   // refuse before any connection was made
 
-before(async () => {
-  sim = await startSim({
+// A fresh simulator for test t. When the test ends it is stopped and must have exited cleanly on
+// SIGTERM: code 0, no signal (sim.stop() sends SIGKILL after 5 s, which fails that check).
+async function freshSim(t) {
+  const sim = await startSim({
     engines: 4,
     args: ['--seed', '7', '--ttft-ms', '2', '--token-ms', '2', '--model', 'sim-model'],
   });
-});
+  t.after(async () => {
+    const { code, signal } = await withDeadline(sim.stop(), 10000, 'rolter-sim to exit');
+    assert.equal(signal, null);
+    assert.equal(code, 0);
+  });
+  return sim;
+}
 
-after(async () => {
-  const { code, signal } = await sim.stop();
-  assert.equal(signal, null);
-  assert.equal(code, 0);
-});
+const url = (sim, i, path) => `${sim.engines[i].url}${path}`;
 
-const url = (i, path) => `${sim.engines[i].url}${path}`;
-
-function post(i, path, body, headers = {}, init = {}) {
-  return fetch(url(i, path), {
+// Every request has a deadline (fetchWithin) unless init brings its own signal.
+function post(sim, i, path, body, headers = {}, init = {}) {
+  return fetchWithin(url(sim, i, path), {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -89,19 +93,20 @@ const chatBody = (extra = {}) => ({
   ...extra,
 });
 
-test('models, health and metrics', async () => {
-  const models = await fetch(url(PLAIN, '/v1/models'));
+test('models, health and metrics', async (t) => {
+  const sim = await freshSim(t);
+  const models = await fetchWithin(url(sim, PLAIN, '/v1/models'));
   assert.equal(models.status, 200);
   assert.equal(models.headers.get('x-sim-engine'), '0');
   const list = await models.json();
   assert.equal(list.object, 'list');
   assert.deepEqual(list.data.map((m) => m.id), ['sim-model']);
 
-  const health = await fetch(url(PLAIN, '/health'));
+  const health = await fetchWithin(url(sim, PLAIN, '/health'));
   assert.equal(health.status, 200);
   await health.arrayBuffer();
 
-  const metrics = await (await fetch(url(PLAIN, '/metrics'))).text();
+  const metrics = await (await fetchWithin(url(sim, PLAIN, '/metrics'))).text();
   for (const name of [
     'vllm:num_requests_running',
     'vllm:num_requests_waiting',
@@ -113,8 +118,9 @@ test('models, health and metrics', async () => {
   }
 });
 
-test('non-streaming chat echoes the model and reports usage', async () => {
-  const res = await post(PLAIN, '/v1/chat/completions', chatBody({ max_tokens: 6 }), {
+test('non-streaming chat echoes the model and reports usage', async (t) => {
+  const sim = await freshSim(t);
+  const res = await post(sim, PLAIN, '/v1/chat/completions', chatBody({ max_tokens: 6 }), {
     'x-test': 'hello',
   });
   assert.equal(res.status, 200);
@@ -132,7 +138,7 @@ test('non-streaming chat echoes the model and reports usage', async () => {
     prompt_tokens_details: { cached_tokens: 0 },
   });
 
-  const stats = await (await fetch(url(PLAIN, '/sim/stats'))).json();
+  const stats = await (await fetchWithin(url(sim, PLAIN, '/sim/stats'))).json();
   assert.equal(stats.engine, 0);
   assert.equal(stats.last_model, 'gateway-rewritten');
   assert.equal(stats.last_body.max_tokens, 6);
@@ -140,16 +146,19 @@ test('non-streaming chat echoes the model and reports usage', async () => {
   assert.ok(stats.by_path['/v1/chat/completions'] >= 1);
 });
 
-test('max tokens default, and the same prompt gives the same text on every engine', async () => {
-  const a = await (await post(PLAIN, '/v1/chat/completions', chatBody())).json();
-  const b = await (await post(FAULTY, '/v1/chat/completions', chatBody())).json();
+test('max tokens default, and the same prompt gives the same text on every engine', async (t) => {
+  const sim = await freshSim(t);
+  const a = await (await post(sim, PLAIN, '/v1/chat/completions', chatBody())).json();
+  const b = await (await post(sim, FAULTY, '/v1/chat/completions', chatBody())).json();
   assert.equal(a.usage.completion_tokens, 16);
   assert.equal(a.choices[0].finish_reason, 'stop');
   assert.equal(a.choices[0].message.content, b.choices[0].message.content);
 });
 
-test('streaming chat: one chunk per token, usage chunk, [DONE]', async () => {
+test('streaming chat: one chunk per token, usage chunk, [DONE]', async (t) => {
+  const sim = await freshSim(t);
   const res = await post(
+    sim,
     PLAIN,
     '/v1/chat/completions',
     chatBody({ stream: true, stream_options: { include_usage: true }, max_tokens: 5 }),
@@ -172,20 +181,22 @@ test('streaming chat: one chunk per token, usage chunk, [DONE]', async () => {
   assert.equal(events[6].data.usage.prompt_tokens, 7);
   assert.equal(events[7].data, '[DONE]');
 
-  const whole = await (await post(PLAIN, '/v1/chat/completions', chatBody({ max_tokens: 5 }))).json();
+  const whole = await (await post(sim, PLAIN, '/v1/chat/completions', chatBody({ max_tokens: 5 }))).json();
   assert.equal(tokens.map((e) => e.data.choices[0].delta.content).join(''), whole.choices[0].message.content);
 });
 
-test('streaming chat without include_usage has no usage chunk', async () => {
-  const res = await post(PLAIN, '/v1/chat/completions', chatBody({ stream: true, max_tokens: 3 }));
+test('streaming chat without include_usage has no usage chunk', async (t) => {
+  const sim = await freshSim(t);
+  const res = await post(sim, PLAIN, '/v1/chat/completions', chatBody({ stream: true, max_tokens: 3 }));
   const events = parseSse(await res.text());
   assert.equal(events.length, 3 + 2);
   assert.ok(events.every((e) => e.data === '[DONE]' || !e.data.usage));
 });
 
-test('completions with a token-array prompt, streaming and not', async () => {
+test('completions with a token-array prompt, streaming and not', async (t) => {
+  const sim = await freshSim(t);
   const body = { model: 'm-comp', prompt: [101, 102, 103, 104, 105], max_tokens: 4 };
-  const res = await post(PLAIN, '/v1/completions', body);
+  const res = await post(sim, PLAIN, '/v1/completions', body);
   assert.equal(res.status, 200);
   const json = await res.json();
   assert.equal(json.object, 'text_completion');
@@ -193,7 +204,7 @@ test('completions with a token-array prompt, streaming and not', async () => {
   assert.equal(json.usage.prompt_tokens, 5);
   assert.equal(json.usage.completion_tokens, 4);
 
-  const stream = await post(PLAIN, '/v1/completions', {
+  const stream = await post(sim, PLAIN, '/v1/completions', {
     ...body,
     stream: true,
     stream_options: { include_usage: true },
@@ -205,8 +216,9 @@ test('completions with a token-array prompt, streaming and not', async () => {
   assert.equal(events.at(-1).data, '[DONE]');
 });
 
-test('embeddings', async () => {
-  const res = await post(PLAIN, '/v1/embeddings', { model: 'emb', input: ['one two', 'three'] });
+test('embeddings', async (t) => {
+  const sim = await freshSim(t);
+  const res = await post(sim, PLAIN, '/v1/embeddings', { model: 'emb', input: ['one two', 'three'] });
   assert.equal(res.status, 200);
   const json = await res.json();
   assert.equal(json.object, 'list');
@@ -217,9 +229,10 @@ test('embeddings', async () => {
   assert.equal(json.usage.prompt_tokens, 3);
 });
 
-test('responses API, streaming and not', async () => {
+test('responses API, streaming and not', async (t) => {
+  const sim = await freshSim(t);
   const body = { model: 'resp-model', input: 'tell me a story', max_output_tokens: 4 };
-  const json = await (await post(PLAIN, '/v1/responses', body)).json();
+  const json = await (await post(sim, PLAIN, '/v1/responses', body)).json();
   assert.equal(json.object, 'response');
   assert.equal(json.model, 'resp-model');
   assert.equal(json.status, 'incomplete', 'the output ran to max_output_tokens');
@@ -227,7 +240,7 @@ test('responses API, streaming and not', async () => {
   assert.equal(json.usage.input_tokens, 4);
   assert.equal(json.usage.output_tokens, 4);
 
-  const res = await post(PLAIN, '/v1/responses', { ...body, stream: true });
+  const res = await post(sim, PLAIN, '/v1/responses', { ...body, stream: true });
   const events = parseSse(await res.text());
   const types = events.map((e) => e.event);
   assert.equal(types[0], 'response.created');
@@ -239,14 +252,15 @@ test('responses API, streaming and not', async () => {
   events.forEach((e, i) => assert.equal(e.data.sequence_number, i));
 });
 
-test('messages API (Anthropic), streaming and not', async () => {
+test('messages API (Anthropic), streaming and not', async (t) => {
+  const sim = await freshSim(t);
   const body = {
     model: 'claude-ish',
     max_tokens: 3,
     system: 'be kind',
     messages: [{ role: 'user', content: [{ type: 'text', text: 'hi there' }] }],
   };
-  const json = await (await post(PLAIN, '/v1/messages', body)).json();
+  const json = await (await post(sim, PLAIN, '/v1/messages', body)).json();
   assert.equal(json.type, 'message');
   assert.equal(json.model, 'claude-ish');
   assert.equal(json.content[0].type, 'text');
@@ -254,7 +268,7 @@ test('messages API (Anthropic), streaming and not', async () => {
   assert.equal(json.usage.input_tokens, 4);
   assert.equal(json.usage.output_tokens, 3);
 
-  const res = await post(PLAIN, '/v1/messages', { ...body, stream: true });
+  const res = await post(sim, PLAIN, '/v1/messages', { ...body, stream: true });
   const events = parseSse(await res.text());
   assert.deepEqual(
     events.map((e) => e.event),
@@ -276,34 +290,36 @@ test('messages API (Anthropic), streaming and not', async () => {
   assert.equal(events[6].data.usage.output_tokens, 3);
 });
 
-test('bad requests get 400 in the API shape, unknown paths 404', async () => {
-  const bad = await post(PLAIN, '/v1/chat/completions', '{"model": ');
+test('bad requests get 400 in the API shape, unknown paths 404', async (t) => {
+  const sim = await freshSim(t);
+  const bad = await post(sim, PLAIN, '/v1/chat/completions', '{"model": ');
   assert.equal(bad.status, 400);
   assert.equal((await bad.json()).error.type, 'invalid_request_error');
 
-  const noMessages = await post(PLAIN, '/v1/chat/completions', { model: 'x' });
+  const noMessages = await post(sim, PLAIN, '/v1/chat/completions', { model: 'x' });
   assert.equal(noMessages.status, 400);
   await noMessages.arrayBuffer();
 
-  const anthropic = await post(PLAIN, '/v1/messages', 'nope');
+  const anthropic = await post(sim, PLAIN, '/v1/messages', 'nope');
   assert.equal(anthropic.status, 400);
   const a = await anthropic.json();
   assert.equal(a.type, 'error');
   assert.equal(a.error.type, 'invalid_request_error');
 
-  const missing = await fetch(url(PLAIN, '/v2/nothing'));
+  const missing = await fetchWithin(url(sim, PLAIN, '/v2/nothing'));
   assert.equal(missing.status, 404);
   assert.equal(missing.headers.get('x-sim-engine'), '0');
   await missing.arrayBuffer();
 
-  const wrongMethod = await fetch(url(PLAIN, '/v1/chat/completions'));
+  const wrongMethod = await fetchWithin(url(sim, PLAIN, '/v1/chat/completions'));
   assert.equal(wrongMethod.status, 405);
   await wrongMethod.arrayBuffer();
 });
 
-test('stats reset', async () => {
-  await (await post(PLAIN, '/v1/chat/completions', chatBody({ max_tokens: 1 }))).arrayBuffer();
-  const reset = await (await fetch(url(PLAIN, '/sim/reset'), { method: 'POST' })).json();
+test('stats reset', async (t) => {
+  const sim = await freshSim(t);
+  await (await post(sim, PLAIN, '/v1/chat/completions', chatBody({ max_tokens: 1 }))).arrayBuffer();
+  const reset = await (await fetchWithin(url(sim, PLAIN, '/sim/reset'), { method: 'POST' })).json();
   assert.equal(reset.requests, 0);
   assert.deepEqual(reset.by_path, {});
   const viaControl = await sim.stats(PLAIN);
@@ -311,63 +327,67 @@ test('stats reset', async () => {
   assert.equal(viaControl.completed, 0);
 });
 
-test('refuse: connects fail with ECONNREFUSED, then work after clear', async () => {
+test('refuse: connects fail with ECONNREFUSED, then work after clear', async (t) => {
+  const sim = await freshSim(t);
   const faults = await sim.setFault(FRESH, { refuse: true });
   assert.equal(faults.refuse, true);
-  await assert.rejects(fetch(url(FRESH, '/health')), (err) => {
+  await assert.rejects(fetchWithin(url(sim, FRESH, '/health')), (err) => {
     assert.equal(err.cause?.code, 'ECONNREFUSED');
     return true;
   });
   const cleared = await sim.clearFault(FRESH);
   assert.equal(cleared.refuse, false);
-  const res = await fetch(url(FRESH, '/health'));
+  const res = await fetchWithin(url(sim, FRESH, '/health'));
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('x-sim-engine'), String(FRESH));
   await res.arrayBuffer();
 });
 
-test('refuse also closes idle keep-alive connections', async () => {
-  const warm = await post(POOLED, '/v1/chat/completions', chatBody({ max_tokens: 1 }));
+test('refuse also closes idle keep-alive connections', async (t) => {
+  const sim = await freshSim(t);
+  const warm = await post(sim, POOLED, '/v1/chat/completions', chatBody({ max_tokens: 1 }));
   assert.equal(warm.status, 200);
   await warm.arrayBuffer(); // the connection goes back to fetch's pool
   await sim.setFault(POOLED, { refuse: true });
   // Whether fetch notices the closed pooled connection first or connects anew, the request fails.
-  await assert.rejects(post(POOLED, '/v1/chat/completions', chatBody({ max_tokens: 1 })));
-  await assert.rejects(fetch(url(POOLED, '/health')), (err) => err.cause?.code === 'ECONNREFUSED');
+  await assert.rejects(post(sim, POOLED, '/v1/chat/completions', chatBody({ max_tokens: 1 })));
+  await assert.rejects(fetchWithin(url(sim, POOLED, '/health')), (err) => err.cause?.code === 'ECONNREFUSED');
   await sim.clearFault(POOLED);
-  const res = await post(POOLED, '/v1/chat/completions', chatBody({ max_tokens: 1 }));
+  const res = await post(sim, POOLED, '/v1/chat/completions', chatBody({ max_tokens: 1 }));
   assert.equal(res.status, 200);
   await res.arrayBuffer();
 });
 
-test('429 with Retry-After', async () => {
+test('429 with Retry-After', async (t) => {
+  const sim = await freshSim(t);
   await sim.setFault(FAULTY, { status_429_retry_after_s: 3 });
   try {
     for (let i = 0; i < 3; i++) {
-      const res = await post(FAULTY, '/v1/chat/completions', chatBody());
+      const res = await post(sim, FAULTY, '/v1/chat/completions', chatBody());
       assert.equal(res.status, 429);
       assert.equal(res.headers.get('retry-after'), '3');
       assert.equal(res.headers.get('x-sim-engine'), String(FAULTY));
       const body = await res.json();
       assert.equal(body.error.type, 'rate_limit_error');
     }
-    const messages = await post(FAULTY, '/v1/messages', { model: 'x', max_tokens: 1, messages: [] });
+    const messages = await post(sim, FAULTY, '/v1/messages', { model: 'x', max_tokens: 1, messages: [] });
     assert.equal(messages.status, 429);
     assert.equal((await messages.json()).error.type, 'rate_limit_error');
   } finally {
     await sim.clearFault(FAULTY);
   }
-  const ok = await post(FAULTY, '/v1/chat/completions', chatBody());
+  const ok = await post(sim, FAULTY, '/v1/chat/completions', chatBody());
   assert.equal(ok.status, 200);
   await ok.arrayBuffer();
 });
 
-test('error_rate 1.0 fails every request with error_status', async () => {
+test('error_rate 1.0 fails every request with error_status', async (t) => {
+  const sim = await freshSim(t);
   await sim.reset(FAULTY);
   await sim.setFault(FAULTY, { error_rate: 1.0, error_status: 503 });
   try {
     for (let i = 0; i < 5; i++) {
-      const res = await post(FAULTY, '/v1/chat/completions', chatBody({ stream: true }));
+      const res = await post(sim, FAULTY, '/v1/chat/completions', chatBody({ stream: true }));
       assert.equal(res.status, 503);
       const body = await res.json();
       assert.equal(body.error.type, 'server_error');
@@ -382,11 +402,12 @@ test('error_rate 1.0 fails every request with error_status', async () => {
   }
 });
 
-test('stall delays the first byte', async () => {
+test('stall delays the first byte', async (t) => {
+  const sim = await freshSim(t);
   await sim.setFault(FAULTY, { stall_first_byte_ms: 150 });
   try {
     const start = Date.now();
-    const res = await post(FAULTY, '/v1/chat/completions', chatBody({ max_tokens: 1 }));
+    const res = await post(sim, FAULTY, '/v1/chat/completions', chatBody({ max_tokens: 1 }));
     assert.ok(Date.now() - start >= 150, 'headers arrived before the stall ended');
     assert.equal(res.status, 200);
     await res.arrayBuffer();
@@ -395,11 +416,12 @@ test('stall delays the first byte', async () => {
   }
 });
 
-test('drop mid-stream ends the stream early', async () => {
+test('drop mid-stream ends the stream early', async (t) => {
+  const sim = await freshSim(t);
   await sim.reset(FAULTY);
   await sim.setFault(FAULTY, { drop_mid_stream_after_tokens: 3 });
   try {
-    const res = await post(FAULTY, '/v1/chat/completions', chatBody({ stream: true, max_tokens: 10 }));
+    const res = await post(sim, FAULTY, '/v1/chat/completions', chatBody({ stream: true, max_tokens: 10 }));
     assert.equal(res.status, 200);
     const { text, error } = await readUntilEnd(res);
     assert.ok(error, 'the body should end with an error, not cleanly');
@@ -414,11 +436,13 @@ test('drop mid-stream ends the stream early', async () => {
   }
 });
 
-test('a client that goes away mid-stream cancels the request', async () => {
+test('a client that goes away mid-stream cancels the request', async (t) => {
+  const sim = await freshSim(t);
   await sim.reset(PLAIN);
   const controller = new AbortController();
   // 2000 tokens at 2 ms each: far longer than the test takes.
   const res = await post(
+    sim,
     PLAIN,
     '/v1/chat/completions',
     chatBody({ stream: true, max_tokens: 2000 }),
@@ -450,10 +474,11 @@ test('a client that goes away mid-stream cancels the request', async () => {
   assert.equal(stats.completed, 0);
 });
 
-test('a client that goes away before a non-streaming answer cancels it', async () => {
+test('a client that goes away before a non-streaming answer cancels it', async (t) => {
+  const sim = await freshSim(t);
   await sim.reset(PLAIN);
   const controller = new AbortController();
-  const pending = fetch(url(PLAIN, '/v1/chat/completions'), {
+  const pending = fetchWithin(url(sim, PLAIN, '/v1/chat/completions'), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(chatBody({ max_tokens: 2000 })),
@@ -473,8 +498,8 @@ test('faults set on the command line, and control API errors', async () => {
     args: ['--time-scale', '0', '--fault', 'engine=1,refuse', '--fault', 'engine=0,error_rate=1,error_status=502'],
   });
   try {
-    await assert.rejects(fetch(`${other.engines[1].url}/health`), (err) => err.cause?.code === 'ECONNREFUSED');
-    const res = await fetch(`${other.engines[0].url}/v1/completions`, {
+    await assert.rejects(fetchWithin(`${other.engines[1].url}/health`), (err) => err.cause?.code === 'ECONNREFUSED');
+    const res = await fetchWithin(`${other.engines[0].url}/v1/completions`, {
       method: 'POST',
       body: JSON.stringify({ prompt: 'x' }),
     });
@@ -484,10 +509,10 @@ test('faults set on the command line, and control API errors', async () => {
     assert.equal(all.length, 2);
     assert.equal(all[1].faults.refuse, true);
 
-    const bad = await fetch(`${other.controlUrl}/faults/0`, { method: 'POST', body: '{"error_rate": 2}' });
+    const bad = await fetchWithin(`${other.controlUrl}/faults/0`, { method: 'POST', body: '{"error_rate": 2}' });
     assert.equal(bad.status, 400);
     await bad.arrayBuffer();
-    const unknown = await fetch(`${other.controlUrl}/faults/9`);
+    const unknown = await fetchWithin(`${other.controlUrl}/faults/9`);
     assert.equal(unknown.status, 404);
     await unknown.arrayBuffer();
   } finally {
