@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "common/json_peek.h"
+
 namespace rolter {
 namespace {
 
@@ -18,35 +20,6 @@ constexpr std::array<Field, 4> kFields = {{
     {"\"output_tokens\"", false},
 }};
 
-// At most this much whitespace around the colon: keeps every match within 64 bytes (the carry),
-// and real engines write none.
-constexpr size_t kMaxSpaces = 8;
-// Token counts never need more; longer digit runs are ignored rather than overflowing.
-constexpr size_t kMaxDigits = 18;
-
-size_t skip_spaces(std::string_view text, size_t pos) {
-  const size_t limit = std::min(text.size(), pos + kMaxSpaces);
-  while (pos < limit && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
-  return pos;
-}
-
-// Reads `: 123` after a key; nullopt when what follows is not a complete number.
-std::optional<uint64_t> number_after(std::string_view text, size_t pos) {
-  pos = skip_spaces(text, pos);
-  if (pos >= text.size() || text[pos] != ':') return std::nullopt;
-  pos = skip_spaces(text, pos + 1);
-  uint64_t value = 0;
-  size_t digits = 0;
-  while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-    if (++digits > kMaxDigits) return std::nullopt;
-    value = value * 10 + static_cast<uint64_t>(text[pos] - '0');
-    ++pos;
-  }
-  // A number running into the end of the text may continue in the next chunk.
-  if (digits == 0 || pos >= text.size()) return std::nullopt;
-  return value;
-}
-
 }  // namespace
 
 void UsageScanner::scan(std::string_view text) {
@@ -58,7 +31,8 @@ void UsageScanner::scan(std::string_view text) {
     for (const auto& field : kFields) {
       if (end >= field.key.size() &&
           text.substr(end - field.key.size(), field.key.size()) == field.key) {
-        if (auto value = number_after(text, end)) (field.input ? input_ : output_) = *value;
+        if (auto value = json_peek::number_after(text, end))
+          (field.input ? input_ : output_) = *value;
         break;
       }
     }

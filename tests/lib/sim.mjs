@@ -104,3 +104,20 @@ export async function startSim({ engines = 1, args = [], startTimeoutMs = 10000 
     },
   };
 }
+
+// A fresh simulator for test `t` (node:test's context), stopped when the test ends; the test then
+// also checks that it exited cleanly on SIGTERM (code 0, no signal: stop() sends SIGKILL after 5 s,
+// which fails that check).
+export async function startSimFor(t, options) {
+  const sim = await startSim(options);
+  t.after(async () => {
+    const deadline = new Promise((_, reject) => setTimeout(
+      () => reject(new Error('rolter-sim did not exit within 10 s')), 10000).unref());
+    const { code, signal } = await Promise.race([sim.stop(), deadline]);
+    if (signal !== null || code !== 0) {
+      throw new Error(`rolter-sim exited with code ${code}, signal ${signal}\n${sim.stderr()}`);
+    }
+  });
+  return sim;
+}
+

@@ -4,24 +4,15 @@
 // Each test starts its own simulator (freshSim), so no test depends on another.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSim } from '../lib/sim.mjs';
-import { fetchWithin, withDeadline } from '../lib/http.mjs';
+import { startSimFor } from '../lib/sim.mjs';
+import { fetchWithin } from '../lib/http.mjs';
 
-// A fresh simulator for test t. When the test ends it is stopped and must have exited cleanly on
-// SIGTERM: code 0, no signal (sim.stop() sends SIGKILL after 5 s, which fails that check).
-async function freshSim(t) {
-  const sim = await startSim({
+// A fresh simulator per test (startSimFor checks its clean exit when the test ends).
+const freshSim = (t) => startSimFor(t, {
     engines: 2,
     args: ['--ttft-ms', '1', '--token-ms', '1', '--block-size', '4', '--kv-blocks', '256',
       '--kv-port', '0', '--kv-replay', '--lora-load-ms', '30'],
   });
-  t.after(async () => {
-    const { code, signal } = await withDeadline(sim.stop(), 10000, 'rolter-sim to exit');
-    assert.equal(signal, null);
-    assert.equal(code, 0);
-  });
-  return sim;
-}
 
 const url = (sim, i, path) => `${sim.engines[i].url}${path}`;
 

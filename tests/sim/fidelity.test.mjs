@@ -6,27 +6,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import OpenAI from 'openai';
-import { startSim } from '../lib/sim.mjs';
-import { withDeadline } from '../lib/http.mjs';
+import { startSimFor } from '../lib/sim.mjs';
 
 // The engine's own output cap, below which a client's larger max_output_tokens is not reached.
 const ENGINE_CAP = 32;
 const REQUEST_TIMEOUT_MS = 10000;
 
-// A fresh simulator for test t. When the test ends it is stopped and must have exited cleanly on
-// SIGTERM: code 0, no signal (sim.stop() sends SIGKILL after 5 s, which fails that check).
-async function freshSim(t) {
-  const sim = await startSim({
+// A fresh simulator per test (startSimFor checks its clean exit when the test ends).
+const freshSim = (t) => startSimFor(t, {
     engines: 1,
     args: ['--seed', '11', '--time-scale', '0', '--max-tokens-cap', String(ENGINE_CAP)],
   });
-  t.after(async () => {
-    const { code, signal } = await withDeadline(sim.stop(), 10000, 'rolter-sim to exit');
-    assert.equal(signal, null);
-    assert.equal(code, 0);
-  });
-  return sim;
-}
 
 const url = (sim, path) => `${sim.engines[0].url}${path}`;
 

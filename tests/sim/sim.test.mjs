@@ -3,8 +3,8 @@
 // Each test starts its own simulator (freshSim), so no test depends on another.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSim } from '../lib/sim.mjs';
-import { fetchWithin, withDeadline } from '../lib/http.mjs';
+import { startSimFor } from '../lib/sim.mjs';
+import { fetchWithin } from '../lib/http.mjs';
 
 // Engines by role within each test's simulator.
 const PLAIN = 0;   // normal traffic
@@ -12,20 +12,11 @@ const FAULTY = 1;  // faults switched on and off
 const POOLED = 2;  // refuse with a pooled keep-alive connection
 const FRESH = 3;   // refuse before any connection was made
 
-// A fresh simulator for test t. When the test ends it is stopped and must have exited cleanly on
-// SIGTERM: code 0, no signal (sim.stop() sends SIGKILL after 5 s, which fails that check).
-async function freshSim(t) {
-  const sim = await startSim({
+// A fresh simulator per test (startSimFor checks its clean exit when the test ends).
+const freshSim = (t) => startSimFor(t, {
     engines: 4,
     args: ['--seed', '7', '--ttft-ms', '2', '--token-ms', '2', '--model', 'sim-model'],
   });
-  t.after(async () => {
-    const { code, signal } = await withDeadline(sim.stop(), 10000, 'rolter-sim to exit');
-    assert.equal(signal, null);
-    assert.equal(code, 0);
-  });
-  return sim;
-}
 
 const url = (sim, i, path) => `${sim.engines[i].url}${path}`;
 
@@ -492,31 +483,26 @@ test('a client that goes away before a non-streaming answer cancels it', async (
   });
 });
 
-test('faults set on the command line, and control API errors', async () => {
-  const other = await startSim({
+test('faults set on the command line, and control API errors', async (t) => {
+  const other = await startSimFor(t, {
     engines: 2,
     args: ['--time-scale', '0', '--fault', 'engine=1,refuse', '--fault', 'engine=0,error_rate=1,error_status=502'],
   });
-  try {
-    await assert.rejects(fetchWithin(`${other.engines[1].url}/health`), (err) => err.cause?.code === 'ECONNREFUSED');
-    const res = await fetchWithin(`${other.engines[0].url}/v1/completions`, {
-      method: 'POST',
-      body: JSON.stringify({ prompt: 'x' }),
-    });
-    assert.equal(res.status, 502);
-    await res.arrayBuffer();
-    const all = await other.allStats();
-    assert.equal(all.length, 2);
-    assert.equal(all[1].faults.refuse, true);
+  await assert.rejects(fetchWithin(`${other.engines[1].url}/health`), (err) => err.cause?.code === 'ECONNREFUSED');
+  const res = await fetchWithin(`${other.engines[0].url}/v1/completions`, {
+    method: 'POST',
+    body: JSON.stringify({ prompt: 'x' }),
+  });
+  assert.equal(res.status, 502);
+  await res.arrayBuffer();
+  const all = await other.allStats();
+  assert.equal(all.length, 2);
+  assert.equal(all[1].faults.refuse, true);
 
-    const bad = await fetchWithin(`${other.controlUrl}/faults/0`, { method: 'POST', body: '{"error_rate": 2}' });
-    assert.equal(bad.status, 400);
-    await bad.arrayBuffer();
-    const unknown = await fetchWithin(`${other.controlUrl}/faults/9`);
-    assert.equal(unknown.status, 404);
-    await unknown.arrayBuffer();
-  } finally {
-    const { code } = await other.stop();
-    assert.equal(code, 0);
-  }
+  const bad = await fetchWithin(`${other.controlUrl}/faults/0`, { method: 'POST', body: '{"error_rate": 2}' });
+  assert.equal(bad.status, 400);
+  await bad.arrayBuffer();
+  const unknown = await fetchWithin(`${other.controlUrl}/faults/9`);
+  assert.equal(unknown.status, 404);
+  await unknown.arrayBuffer();
 });
