@@ -533,7 +533,8 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
           report = AttemptReport{};
           report.error = "connect: " + ec.message();
           report.refused = ec == asio::error::connection_refused;
-          report.timed_out = false;
+          // A connect that timed out is an upstream timeout too (SPEC §2: 504).
+          report.timed_out = ec == beast::error::timeout;
           break;
         }
         connection = std::move(fresh);
