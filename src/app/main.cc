@@ -2,14 +2,15 @@
 //
 //   rolter serve --config rolter.toml   all-in-one data plane
 //   rolter check --config rolter.toml   validate a config; exit 1 on error
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+
 #include <cstdio>
 #include <functional>
 #include <iostream>

@@ -5,11 +5,12 @@
 // Thread-safety: a value type.
 #pragma once
 
+#include <tl/expected.hpp>
+
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <tl/expected.hpp>
 
 namespace rolter {
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <boost/container/small_vector.hpp>
+
 #include <string_view>
 
 namespace rolter {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <boost/beast/http/fields.hpp>
+
 #include <cstddef>
 #include <optional>
 #include <string_view>

@@ -4,6 +4,7 @@
 // upstream, and every line of the upstream head is a well-formed field line.
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+
 #include <cstdlib>
 #include <string>
 #include <string_view>

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <boost/beast/http/fields.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>

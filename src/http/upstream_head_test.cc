@@ -130,8 +130,9 @@ TEST(UpstreamHead, HopRecord) {
     EXPECT_NE(h.find(c.proto), std::string::npos) << c.name << "\n" << h;
     EXPECT_NE(h.find(c.via), std::string::npos) << c.name << "\n" << h;
     // One record each: the client's copies are replaced, not repeated.
-    if (c.forwarded)
+    if (c.forwarded) {
       EXPECT_EQ(h.find("X-Forwarded-For", h.find("X-Forwarded-For") + 1), std::string::npos);
+    }
   }
 }
 

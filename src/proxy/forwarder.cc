@@ -1,7 +1,5 @@
 #include "proxy/forwarder.h"
 
-#include <algorithm>
-#include <array>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -10,6 +8,9 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/container/small_vector.hpp>
+
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <limits>

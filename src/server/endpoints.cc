@@ -1,7 +1,8 @@
 #include "server/endpoints.h"
 
-#include <algorithm>
 #include <boost/beast/http/write.hpp>
+
+#include <algorithm>
 #include <optional>
 
 #include "common/json_escape.h"

@@ -1,11 +1,12 @@
 #include "server/http_session.h"
 
-#include <array>
 #include <boost/asio/ip/address_v4.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+
+#include <array>
 #include <chrono>
 #include <optional>
 #include <string>

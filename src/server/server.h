@@ -12,11 +12,12 @@
 // thread.
 #pragma once
 
+#include <tl/expected.hpp>
+
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
-#include <tl/expected.hpp>
 #include <vector>
 
 #include "server/server_state.h"

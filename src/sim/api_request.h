@@ -6,13 +6,14 @@
 // Thread-safety: pure functions over values.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+#include <tl/expected.hpp>
+
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <tl/expected.hpp>
 #include <vector>
 
 namespace rolter::sim {

@@ -1,8 +1,9 @@
 #include "sim/engine.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
-#include <nlohmann/json.hpp>
 
 #include "sim/text_generator.h"
 #include "tokenizer/tokenizer.h"

@@ -9,10 +9,11 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cmath>
 #include <deque>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <unordered_map>

@@ -21,11 +21,12 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <nlohmann/json_fwd.hpp>
+#include <tl/expected.hpp>
+
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
-#include <tl/expected.hpp>
 
 #include "sim/engine.h"
 #include "sim/faults.h"

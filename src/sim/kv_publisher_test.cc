@@ -2,11 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <iterator>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
+
+#include <iterator>
+#include <numeric>
 
 #include "sim/engine_model.h"
 

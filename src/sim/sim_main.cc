@@ -13,15 +13,16 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
 #include <csignal>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
-#include <zmq.hpp>
 
 #include "sim/control_server.h"
 #include "sim/engine_server.h"

@@ -13,13 +13,14 @@
 // synchronised (balance/load_balancer.h).
 #pragma once
 
+#include <tl/expected.hpp>
+
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <tl/expected.hpp>
 #include <unordered_map>
 #include <vector>
 
