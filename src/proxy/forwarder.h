@@ -68,6 +68,9 @@ struct ClientWatch {
   bool half_closed = false;  // the client shut down its sending side: answer, then close
 };
 
+struct AttemptParams;
+struct AttemptReport;
+
 class Forwarder {
  public:
   // `clock` times parking and breakers; it must outlive the forwarder.
@@ -83,6 +86,11 @@ class Forwarder {
  private:
   Task<ForwardResult> run_attempts(beast::tcp_stream& client, const ForwardRequest& request,
                                    UpstreamConnection** in_flight);
+  // One attempt on params.candidate: a pooled connection (a stale one replaced once by a fresh
+  // one) or a new one, the exchange (proxy/exchange.h), and the connection back to the pool if
+  // clean. `*in_flight` names the connection while the exchange runs.
+  Task<AttemptReport> attempt(beast::tcp_stream& client, const AttemptParams& params,
+                              UpstreamConnection** in_flight);
 
   ConnectionPool& pool_;
   asio::ssl::context& tls_;

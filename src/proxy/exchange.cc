@@ -1,0 +1,325 @@
+#include "proxy/exchange.h"
+
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "http/response_fields.h"
+#include "http/retry_after.h"
+#include "http/sse_progress.h"
+#include "http/upstream_head.h"
+#include "inspect/model_rewrite.h"
+#include "proxy/request_log.h"
+#include "proxy/stream_error.h"
+
+namespace rolter {
+namespace http = beast::http;
+
+namespace {
+
+// Relay buffer: one SSE event of a token is tens of bytes, a non-streamed answer a few KiB.
+constexpr size_t kRelayBufferBytes = 16 * 1024;
+constexpr size_t kMaxResponseHeaderBytes = 64 * 1024;
+// Interim (1xx) responses consumed before the final one; more is an upstream gone wrong.
+constexpr int kMaxInterimResponses = 8;
+// How much of an upstream's 401/403 body is read for the log.
+constexpr size_t kAuthExcerptBytes = 512;
+
+// A pooled connection the upstream closed while idle fails at once with one of these, before any
+// response byte: the request is resent on a fresh connection without counting an attempt.
+bool is_stale_connection_error(const error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+         ec == asio::error::connection_aborted;
+}
+
+std::string build_request_head(const ForwardRequest& request, const Candidate& candidate,
+                               size_t body_length) {
+  const auto& client = *request.request;
+  const auto& server = request.snapshot->config().server;
+  UpstreamHeadSpec spec{
+      .method = client.method_string(),
+      .base_path = candidate.endpoint->base_path,
+      .target = client.target(),
+      .host_header = candidate.endpoint->host_header,
+      .api_key = candidate.provider->api_key,
+      .anthropic_key = candidate.provider->kind == ProviderKind::kAnthropic,
+      .forwarded = server.forwarded_headers,
+      .trusted_peer = request.trusted_peer,
+      .client_ip = request.client_ip,
+      .client_version = request.client_version,
+  };
+  if (client.method() != http::verb::get || body_length > 0) spec.content_length = body_length;
+  std::string head;
+  head.reserve(512);
+  append_upstream_head(spec, client, head);
+  return head;
+}
+
+using ResponseParser = http::response_parser<http::buffer_body>;
+
+// Sends the head and the body (three pieces around the rewritten model: no copy of the body).
+template <typename Stream>
+Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, const AttemptParams& p,
+                        AttemptReport& report) {
+  const auto& request = *p.request;
+  auto rewrite = rewrite_model(request.body, *request.facts, p.model);
+  if (!rewrite) {
+    report.error = "model rewrite: " + rewrite.error().message;
+    co_return false;
+  }
+  const std::string head = build_request_head(request, *p.candidate, rewrite->size());
+  const std::array<asio::const_buffer, 4> buffers = {
+      asio::buffer(head), asio::buffer(rewrite->prefix), asio::buffer(rewrite->model_token),
+      asio::buffer(rewrite->suffix)};
+  connection.tcp().expires_at(p.deadline);
+  auto [write_ec, written] = co_await asio::async_write(upstream, buffers, kNoThrow);
+  if (write_ec) {
+    report.outcome = connection.reused && is_stale_connection_error(write_ec) ? Outcome::kStale
+                                                                              : Outcome::kFailed;
+    report.error = "send: " + write_ec.message();
+    co_return false;
+  }
+  co_return true;
+}
+
+// Reads response heads until the final one: interim 1xx responses (100 Continue, 103 Early
+// Hints) are consumed, never relayed. 101 is an error: the proxy never asks to switch protocols.
+template <typename Stream>
+Task<bool> read_final_head(Stream& upstream, UpstreamConnection& connection,
+                           std::optional<ResponseParser>& parser, const AttemptParams& p,
+                           AttemptReport& report) {
+  connection.tcp().expires_at(
+      std::min(p.deadline, std::chrono::steady_clock::now() + p.first_byte_timeout));
+  for (int interim = 0; interim <= kMaxInterimResponses; ++interim) {
+    parser.emplace();
+    parser->body_limit(boost::none);
+    parser->header_limit(kMaxResponseHeaderBytes);
+    auto [ec, bytes] =
+        co_await http::async_read_header(upstream, connection.buffer, *parser, kNoThrow);
+    if (ec) {
+      const bool nothing_yet = interim == 0 && bytes == 0;
+      if (connection.reused && nothing_yet && is_stale_connection_error(ec)) {
+        report.outcome = Outcome::kStale;
+      }
+      report.timed_out = ec == beast::error::timeout;
+      const bool request_deadline = std::chrono::steady_clock::now() >= p.deadline;
+      report.error = !report.timed_out  ? "response: " + ec.message()
+                     : request_deadline ? "no response within upstream_timeout_ms"
+                                        : "no response within first_byte_timeout_ms";
+      co_return false;
+    }
+    const unsigned status = parser->get().result_int();
+    if (status == 101) {
+      report.error = "upstream switched protocols (101), which was never asked for";
+      co_return false;
+    }
+    if (status >= 200) co_return true;
+  }
+  report.error = "more than " + std::to_string(kMaxInterimResponses) + " interim responses";
+  co_return false;
+}
+
+// Reads the start of a refused response's body, for the operator's log.
+template <typename Stream>
+Task<std::string> read_excerpt(Stream& upstream, UpstreamConnection& connection,
+                               ResponseParser& parser, const AttemptParams& p) {
+  std::string excerpt(kAuthExcerptBytes, '\0');
+  size_t got = 0;
+  while (!parser.is_done() && got < excerpt.size()) {
+    parser.get().body().data = excerpt.data() + got;
+    parser.get().body().size = excerpt.size() - got;
+    connection.tcp().expires_at(
+        std::min(p.deadline, std::chrono::steady_clock::now() + p.first_byte_timeout));
+    auto [ec, n] = co_await http::async_read_some(upstream, connection.buffer, parser, kNoThrow);
+    got = excerpt.size() - parser.get().body().size;
+    if (ec && ec != http::error::need_buffer) break;
+  }
+  excerpt.resize(got);
+  co_return excerpt;
+}
+
+// The client's response head, from the upstream's final head.
+http::response<http::buffer_body> client_head(const ResponseParser& parser,
+                                              const AttemptParams& p) {
+  const auto& request = *p.request;
+  const auto& in = parser.get();
+  const unsigned status = in.result_int();
+  http::response<http::buffer_body> res;
+  res.version(request.client_version == 10 ? 10 : 11);
+  res.result(status);  // any three-digit status passes with its number and reason
+  res.reason(in.reason());
+  copy_response_fields(in, res, request.snapshot->config().server.forwarded_headers);
+  res.set("x-rolter-target", p.candidate->label);
+  res.set("x-rolter-attempts", std::to_string(p.attempt_number));
+  const bool bodiless = status == 204 || status == 304;
+  bool keep_alive = request.client_keep_alive;
+  if (auto length = parser.content_length(); length && !bodiless) {
+    res.content_length(*length);
+  } else if (!parser.is_done()) {
+    // An HTTP/1.0 client cannot read chunked: the end of its body is the end of the connection.
+    if (request.client_version == 10) {
+      keep_alive = false;
+    } else {
+      res.chunked(true);
+    }
+  } else if (!bodiless) {
+    res.content_length(0);
+  }
+  res.keep_alive(keep_alive);
+  return res;
+}
+
+// Whether the exchange left the connection fit for another request: RFC 9112 §9.3 keep-alive and
+// complete framing. 204 and 304 carry no body by definition; one that sent a body anyway left bytes
+// that may still be in flight, so those connections are never reused. (That nothing was read past
+// the response is the pool's check: ConnectionPool::give_back.)
+bool clean_after(const ResponseParser& parser) {
+  const unsigned status = parser.get().result_int();
+  return parser.is_done() && parser.keep_alive() && status != 204 && status != 304;
+}
+
+// Writes `data` to the client as the next piece of the body. False when the client is gone.
+Task<bool> write_piece(beast::tcp_stream& client, http::response_serializer<http::buffer_body>& sr,
+                       http::response<http::buffer_body>& res, std::string_view data) {
+  if (data.empty()) co_return true;
+  res.body().data = const_cast<char*>(data.data());
+  res.body().size = data.size();
+  res.body().more = true;
+  auto [ec, n] = co_await http::async_write(client, sr, kNoThrow);
+  co_return !ec || ec == http::error::need_buffer;
+}
+
+// Relays the body as it arrives, until the upstream finishes, fails, or the request's deadline
+// passes. The deadline is checked on every chunk, not only by the socket timer: a stream whose
+// reads all complete at once never lets the timer's handler run.
+//
+// An SSE stream goes out whole event by whole event: the bytes of an event not yet complete wait
+// in the buffer for the rest. So a stream that breaks mid-event ends cleanly with the error event,
+// never with half an event a client would fail to parse.
+template <typename Stream>
+Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
+                      ResponseParser& parser, http::response<http::buffer_body>& res,
+                      const AttemptParams& p, AttemptReport& report) {
+  const bool is_sse = parser.get()[http::field::content_type].starts_with("text/event-stream");
+  if (!is_sse) report.first_token = report.first_byte;
+  http::response_serializer<http::buffer_body> sr{res};
+  res.body().data = nullptr;
+  res.body().more = !parser.is_done();
+  auto [head_ec, head_bytes] = co_await http::async_write_header(client, sr, kNoThrow);
+  auto client_gone = [&] {
+    report.client_usable = false;
+    report.client_gone = true;
+  };
+  if (head_ec) co_return client_gone();
+  SseProgress progress;
+  std::array<char, kRelayBufferBytes> buffer;
+  size_t held = 0;  // SSE: the start of an incomplete event, at the front of `buffer`
+  while (!parser.is_done()) {
+    error_code read_ec = beast::error::timeout;
+    if (std::chrono::steady_clock::now() < p.deadline) {
+      parser.get().body().data = buffer.data() + held;
+      parser.get().body().size = buffer.size() - held;
+      connection.tcp().expires_at(p.deadline);
+      auto [ec, n] = co_await http::async_read_some(upstream, connection.buffer, parser, kNoThrow);
+      read_ec = ec == http::error::need_buffer ? error_code{} : ec;
+      const size_t got = buffer.size() - held - parser.get().body().size;
+      const std::string_view fresh(buffer.data() + held, got);
+      report.usage.feed(fresh);
+      if (is_sse && progress.feed(fresh) && !report.first_token) {
+        report.first_token = std::chrono::steady_clock::now();
+      }
+      const std::string_view ready(buffer.data(), held + got);
+      size_t send = ready.size();
+      if (is_sse && !parser.is_done()) {
+        // Hold an incomplete event back, unless it fills the buffer (then it goes as it is), or
+        // drop it when the stream broke.
+        const size_t whole = complete_events_length(ready);
+        if (whole > 0 || ready.size() < buffer.size() || read_ec) send = whole;
+      }
+      if (!co_await write_piece(client, sr, res, ready.substr(0, send))) co_return client_gone();
+      held = ready.size() - send;
+      std::memmove(buffer.data(), buffer.data() + send, held);
+    }
+    if (read_ec) {
+      report.broken = true;
+      report.client_usable = false;
+      // Mid-body failure: never a silent truncation that looks like success.
+      if (is_sse) {
+        const std::string why = read_ec == beast::error::timeout
+                                    ? "upstream_timeout_ms exceeded"
+                                    : "upstream failed mid-stream: " + read_ec.message();
+        // The incomplete event was dropped above: the error event takes its place.
+        co_await write_piece(
+            client, sr, res,
+            stream_error_event(p.request->kind, why, progress.last_sequence_number()));
+      }
+      co_return;
+    }
+  }
+  res.body().data = nullptr;
+  res.body().size = 0;
+  res.body().more = false;
+  auto [finish_ec, finish_bytes] = co_await http::async_write(client, sr, kNoThrow);
+  if (finish_ec) co_return client_gone();
+  report.client_usable = res.keep_alive();
+  report.reusable = clean_after(parser);
+}
+
+}  // namespace
+
+template <typename Stream>
+Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connection,
+                                 beast::tcp_stream& client, const AttemptParams& p) {
+  AttemptReport report;
+  if (!co_await send_request(upstream, connection, p, report)) co_return report;
+  std::optional<ResponseParser> parser;
+  if (!co_await read_final_head(upstream, connection, parser, p, report)) co_return report;
+
+  const auto& head_in = parser->get();
+  const unsigned status = head_in.result_int();
+  report.status = status;
+  if (status == 408 && connection.reused) {
+    // An idle connection the upstream timed out: its 408 answers no request of ours.
+    report.outcome = Outcome::kStale;
+    co_return report;
+  }
+  if (status == 429) {
+    report.retry_after =
+        parse_retry_after(head_in[http::field::retry_after], std::chrono::system_clock::now());
+  }
+  if (status == 401 || status == 403) {
+    // The upstream refused the gateway's own key, not the client's: say so, and never pass the
+    // upstream's answer off as the client's authentication failing.
+    const std::string excerpt = co_await read_excerpt(upstream, connection, *parser, p);
+    log_upstream_auth_failure(p.candidate->provider->name, status, excerpt);
+    report.auth_rejected = true;
+    report.error = "provider '" + p.candidate->provider->name +
+                   "' rejected the gateway's credentials (" + std::to_string(status) + ")";
+    co_return report;
+  }
+  const auto& retry_statuses = p.request->snapshot->config().retry.on_status;
+  if (p.may_retry &&
+      std::find(retry_statuses.begin(), retry_statuses.end(), status) != retry_statuses.end()) {
+    report.error = "status " + std::to_string(status);
+    co_return report;  // not reusable: its body was not read
+  }
+
+  // From here on the client sees this response: no more retries.
+  report.outcome = Outcome::kRelayed;
+  auto res = client_head(*parser, p);
+  report.first_byte = std::chrono::steady_clock::now();
+  co_await relay_body(upstream, connection, client, *parser, res, p, report);
+  co_return report;
+}
+
+template Task<AttemptReport> run_exchange(UpstreamConnection::Plain&, UpstreamConnection&,
+                                          beast::tcp_stream&, const AttemptParams&);
+template Task<AttemptReport> run_exchange(UpstreamConnection::Tls&, UpstreamConnection&,
+                                          beast::tcp_stream&, const AttemptParams&);
+
+}  // namespace rolter
