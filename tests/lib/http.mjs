@@ -129,3 +129,20 @@ export async function readAll(response) {
   }
   return { text: text + decoder.decode(), cut };
 }
+
+// Parses an SSE body into [{event, data}] (data parsed as JSON unless it is [DONE]).
+export function parseSse(text) {
+  const events = [];
+  for (const block of text.split('\n\n')) {
+    if (!block.trim()) continue;
+    let event = null;
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event: ')) event = line.slice(7);
+      else if (line.startsWith('data: ')) data.push(line.slice(6));
+    }
+    const raw = data.join('\n');
+    events.push({ event, data: raw === '[DONE]' ? raw : JSON.parse(raw) });
+  }
+  return events;
+}

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import OpenAI from 'openai';
 import { startSimFor } from '../lib/sim.mjs';
+import { parseSse } from '../lib/http.mjs';
 
 // The engine's own output cap, below which a client's larger max_output_tokens is not reached.
 const ENGINE_CAP = 32;
@@ -34,23 +35,6 @@ async function postJson(sim, path, body) {
   const text = await res.text();
   assert.equal(res.status, 200, text);
   return JSON.parse(text);
-}
-
-// Parses an SSE body into [{event, data}] (data parsed as JSON unless it is [DONE]).
-function parseSse(text) {
-  const events = [];
-  for (const block of text.split('\n\n')) {
-    if (!block.trim()) continue;
-    let event = null;
-    const data = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('event: ')) event = line.slice(7);
-      else if (line.startsWith('data: ')) data.push(line.slice(6));
-    }
-    const raw = data.join('\n');
-    events.push({ event, data: raw === '[DONE]' ? raw : JSON.parse(raw) });
-  }
-  return events;
 }
 
 async function stream(sim, path, body) {

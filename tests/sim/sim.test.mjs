@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSimFor } from '../lib/sim.mjs';
-import { fetchWithin } from '../lib/http.mjs';
+import { fetchWithin, parseSse } from '../lib/http.mjs';
 
 // Engines by role within each test's simulator.
 const PLAIN = 0;   // normal traffic
@@ -28,23 +28,6 @@ function post(sim, i, path, body, headers = {}, init = {}) {
     body: typeof body === 'string' ? body : JSON.stringify(body),
     ...init,
   });
-}
-
-// Parses an SSE body into [{event, data}] (data parsed as JSON unless it is [DONE]).
-function parseSse(text) {
-  const events = [];
-  for (const block of text.split('\n\n')) {
-    if (!block.trim()) continue;
-    let event = null;
-    const data = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('event: ')) event = line.slice(7);
-      else if (line.startsWith('data: ')) data.push(line.slice(6));
-    }
-    const raw = data.join('\n');
-    events.push({ event, data: raw === '[DONE]' ? raw : JSON.parse(raw) });
-  }
-  return events;
 }
 
 // Reads a streamed body until it ends or breaks; returns the text and the error, if any.
