@@ -4,9 +4,13 @@
 // indexes into that order. Immutable after the snapshot is built.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace rolter {
+
+struct InstanceEvidence;
 
 struct CandidateSpec {
   // Stable identity of the candidate across reloads: "<provider>/<model>@<base_url>". Ring
@@ -15,6 +19,15 @@ struct CandidateSpec {
   // Per-instance weight: the target's weight split evenly over its instances, so a target's share
   // does not change with its instance count. >= 0 and finite.
   double weight = 1.0;
+  // Catalog price per million tokens, input + output (the target's [cost], else its provider's);
+  // nullopt when neither declares one.
+  std::optional<double> price;
+  // Adapters the instance keeps resident (the provider's max_loras).
+  uint32_t max_loras = 8;
+  // What the gateway learned about the instance (latency EWMA, latency model). Owned by the
+  // LoadTracker and outlives the balancer; null when there is none (then those signals are
+  // neutral).
+  const InstanceEvidence* evidence = nullptr;
 };
 
 }  // namespace rolter

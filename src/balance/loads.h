@@ -1,9 +1,9 @@
-// Loads: a read-only view of each candidate's current in-flight count on this node.
+// Loads: a read-only view of each candidate's current load on this node.
 //
-// The counters live in the LoadTracker (fleet/load_tracker.h) and are updated by workers with
-// relaxed atomics; a Loads view reads them on demand, so building one costs no allocation and
-// no lock. Values may change between two reads of the same index: strategies read each once
-// per pick when they need a consistent value.
+// The signals live in the LoadTracker (fleet/load_tracker.h) and are updated by workers and the
+// engine-metrics scraper with relaxed atomics; a Loads view reads them on demand, so building one
+// costs no allocation and no lock. Values may change between two reads of the same index:
+// strategies read each once per pick when they need a consistent value.
 #pragma once
 
 #include <atomic>
@@ -15,17 +15,46 @@ namespace rolter {
 
 using InFlightCounter = std::atomic<uint32_t>;
 
+// One instance's load signals (SPEC §5, §6.15).
+//
+// `in_flight` is what this gateway has outstanding on the instance. When the provider sets
+// load_source = "engine_metrics", a background scrape stores the engine's own running + waiting
+// count; while that scrape is fresh the load is that count plus what this gateway has sent since
+// the scrape began (sent_total - sent_at_scrape), so several gateways, and traffic from outside
+// the gateway, see one true load. A failed or stale scrape clears engine_fresh and the load falls
+// back to local in-flight. The three engine fields may be read torn across one scrape; the worst
+// case is one pick on a load one scrape old.
+struct LoadSignals {
+  InFlightCounter in_flight{0};
+  std::atomic<uint64_t> sent_total{0};  // requests this gateway has sent the instance, ever
+  std::atomic<bool> engine_fresh{false};
+  std::atomic<uint32_t> engine_load{0};       // running + waiting at the last good scrape
+  std::atomic<uint64_t> sent_at_scrape{0};    // sent_total when that scrape was sent
+
+  // The load strategies compare.
+  uint32_t current() const {
+    if (!engine_fresh.load(std::memory_order_relaxed)) {
+      return in_flight.load(std::memory_order_relaxed);
+    }
+    const uint64_t sent = sent_total.load(std::memory_order_relaxed);
+    const uint64_t base = sent_at_scrape.load(std::memory_order_relaxed);
+    const uint64_t since = sent > base ? sent - base : 0;
+    const uint64_t total = engine_load.load(std::memory_order_relaxed) + since;
+    return total > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(total);
+  }
+};
+
 class Loads {
  public:
   Loads() = default;
-  // counters[i] is candidate i's counter. The span and the counters must outlive this view.
-  explicit Loads(std::span<const InFlightCounter* const> counters) : counters_(counters) {}
+  // signals[i] is candidate i's signals. The span and the signals must outlive this view.
+  explicit Loads(std::span<const LoadSignals* const> signals) : signals_(signals) {}
 
-  size_t size() const { return counters_.size(); }
-  uint32_t operator[](size_t i) const { return counters_[i]->load(std::memory_order_relaxed); }
+  size_t size() const { return signals_.size(); }
+  uint32_t operator[](size_t i) const { return signals_[i]->current(); }
 
  private:
-  std::span<const InFlightCounter* const> counters_;
+  std::span<const LoadSignals* const> signals_;
 };
 
 }  // namespace rolter

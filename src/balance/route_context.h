@@ -13,6 +13,8 @@
 
 namespace rolter {
 
+class Explain;
+
 struct RouteContext {
   // The x-session-id header; empty when absent.
   std::string_view session_key;
@@ -29,6 +31,9 @@ struct RouteContext {
   std::optional<std::span<const uint32_t>> token_ids;
   // Set only for passthrough provider-group routes: the requested model name.
   std::string_view adapter;
+  // Set only when the client sent `x-rolter-explain: 1`: strategies record why they picked what
+  // they picked (balance/explain.h). Null otherwise, and then nothing is computed for it.
+  Explain* explain = nullptr;
 
   // 32 KiB: enough prefix for affinity decisions while bounding per-request memory and trie depth.
   static constexpr size_t kPromptBound = 32 * 1024;

@@ -33,7 +33,7 @@ class Replay {
       : trace_(trace),
         options_(o),
         rng_(o.seed),
-        counters_(std::make_unique<InFlightCounter[]>(o.engines)),
+        counters_(std::make_unique<LoadSignals[]>(o.engines)),
         requests_(trace.size()) {
     sim::EngineModelParams params = o.model;
     params.block_size = o.block_size;
@@ -118,7 +118,7 @@ class Replay {
       } else if (ev.kind == sim::ModelEvent::Kind::kFinished) {
         samples_.e2e_ms.push_back(ev.at_ms - r.arrival_ms);
         samples_.output_tokens += r.output_tokens;
-        counters_[ee.engine].fetch_sub(1, std::memory_order_relaxed);
+        counters_[ee.engine].in_flight.fetch_sub(1, std::memory_order_relaxed);
         last_completion_ms_ = std::max(last_completion_ms_, ev.at_ms);
         ++done_;
       }
@@ -131,7 +131,7 @@ class Replay {
       uint32_t max = 0;
       uint64_t sum = 0;
       for (size_t i = 0; i < engines_.size(); ++i) {
-        const uint32_t v = counters_[i].load(std::memory_order_relaxed);
+        const uint32_t v = counters_[i].in_flight.load(std::memory_order_relaxed);
         max = std::max(max, v);
         sum += v;
       }
@@ -156,7 +156,7 @@ class Replay {
     ctx.prompt_digest = hash64(text_);
     ctx.token_ids = std::span<const uint32_t>(tokens);
 
-    const Loads loads{std::span<const InFlightCounter* const>(pointers_)};
+    const Loads loads{std::span<const LoadSignals* const>(pointers_)};
     auto pick = balancer_->pick_eligible(ctx, loads, [](size_t) { return true; });
     if (!pick || *pick >= engines_.size()) {
       ++samples_.errors;
@@ -167,7 +167,7 @@ class Replay {
     requests_[i] = InFlight{.arrival_ms = at_ms,
                             .output_tokens = req.output_length,
                             .engine = static_cast<uint32_t>(*pick)};
-    counters_[*pick].fetch_add(1, std::memory_order_relaxed);
+    counters_[*pick].in_flight.fetch_add(1, std::memory_order_relaxed);
     sim::ModelRequest mr;
     mr.id = i;
     mr.tokens = std::move(tokens);
@@ -181,8 +181,8 @@ class Replay {
   ManualClock clock_;
   std::vector<std::unique_ptr<sim::EngineModel>> engines_;
   std::vector<CandidateSpec> candidates_;
-  std::unique_ptr<InFlightCounter[]> counters_;
-  std::vector<const InFlightCounter*> pointers_;
+  std::unique_ptr<LoadSignals[]> counters_;
+  std::vector<const LoadSignals*> pointers_;
   std::unique_ptr<LoadBalancer> balancer_;
   std::vector<InFlight> requests_;
   std::vector<sim::ModelEvent> scratch_;

@@ -2,8 +2,8 @@
 //
 // Keyed by stable instance identity (provider name + base_url). Snapshots hold raw pointers to
 // InstanceState; states are never destroyed while the tracker lives, so a pointer taken by any
-// snapshot stays valid across reloads. Later strategies add their per-instance evidence here
-// (latency EWMAs, latency predictors, parking, breaker state).
+// snapshot stays valid across reloads. Per instance it keeps the load signals (local in-flight and
+// engine-reported load), the learned latency evidence, and availability (parking, breaker, health).
 //
 // Thread-safety: instance() takes a mutex and is called only while building a snapshot. The
 // InstanceState fields are atomics, read and written by worker threads without locks.
@@ -17,6 +17,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "balance/evidence/instance_evidence.h"
 #include "balance/loads.h"
 #include "fleet/availability.h"
 
@@ -28,8 +29,8 @@ struct InstanceState {
 
   const std::string identity;  // "<provider>@<base_url>"
   const uint32_t id;           // dense, stable for the process: indexes per-worker pools
-  InFlightCounter in_flight{0};
-  std::atomic<uint64_t> requests_total{0};
+  LoadSignals load;
+  InstanceEvidence evidence;
   // Whether the instance can take traffic: parking, circuit breaker, active health (SPEC §8).
   // Read and updated through fleet/availability.h.
   InstanceHealth health;
@@ -60,11 +61,11 @@ class LoadTracker {
 class InFlightGuard {
  public:
   explicit InFlightGuard(InstanceState& state) : state_(&state) {
-    state_->in_flight.fetch_add(1, std::memory_order_relaxed);
-    state_->requests_total.fetch_add(1, std::memory_order_relaxed);
+    state_->load.in_flight.fetch_add(1, std::memory_order_relaxed);
+    state_->load.sent_total.fetch_add(1, std::memory_order_relaxed);
   }
   ~InFlightGuard() {
-    if (state_) state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
+    if (state_) state_->load.in_flight.fetch_sub(1, std::memory_order_relaxed);
   }
   InFlightGuard(const InFlightGuard&) = delete;
   InFlightGuard& operator=(const InFlightGuard&) = delete;

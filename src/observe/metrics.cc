@@ -200,7 +200,7 @@ std::string Metrics::render(const LoadTracker& tracker) {
   const auto now = default_clock().now();
   tracker.for_each([&](const InstanceState& state) {
     const prometheus::Labels labels = {{"instance", state.identity}};
-    families_->in_flight.Add(labels).Set(state.in_flight.load(std::memory_order_relaxed));
+    families_->in_flight.Add(labels).Set(state.load.in_flight.load(std::memory_order_relaxed));
     families_->breaker.Add(labels).Set(state.health.breaker.load(std::memory_order_relaxed));
     families_->healthy.Add(labels).Set(state.health.healthy.load(std::memory_order_relaxed) ? 1
                                                                                             : 0);

@@ -54,7 +54,7 @@ void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Pr
     c.upstream_model = upstream_model;
     c.label = provider.name + "/" + (upstream_model.empty() ? "*" : upstream_model);
     specs.push_back({c.label + "@" + endpoint.base_url, per_instance});
-    pool.counters.push_back(&c.state->in_flight);
+    pool.counters.push_back(&c.state->load);
     pool.candidates.push_back(std::move(c));
   }
 }

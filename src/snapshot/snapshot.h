@@ -71,7 +71,7 @@ struct RoutePool {
   std::string name;  // route name, group slug or provider name
   std::string strategy;
   std::vector<Candidate> candidates;
-  std::vector<const InFlightCounter*> counters;  // counters[i] = candidates[i].state->in_flight
+  std::vector<const LoadSignals*> counters;  // counters[i] = &candidates[i].state->load
   std::unique_ptr<LoadBalancer> balancer;
   Metrics::RouteInstruments instruments;
   Metrics::CandidateInstruments no_target;  // answers the gateway gave itself (502, 503, 504)

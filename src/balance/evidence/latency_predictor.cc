@@ -1,0 +1,42 @@
+#include "balance/evidence/latency_predictor.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rolter {
+
+void LatencyPredictor::record(double queue_depth, double prompt_ktokens, double latency_ms) {
+  if (!std::isfinite(queue_depth) || !std::isfinite(prompt_ktokens) ||
+      !std::isfinite(latency_ms)) {
+    return;
+  }
+  const double x[3] = {1.0, queue_depth, prompt_ktokens};
+  std::lock_guard lock(update_mu_);
+  double w[3];
+  double predicted = 0;
+  double norm = kEpsilon;
+  for (int i = 0; i < 3; ++i) {
+    w[i] = w_[i].load(std::memory_order_relaxed);
+    predicted += w[i] * x[i];
+    norm += x[i] * x[i];
+  }
+  // NLMS: a step of kStep along x, scaled by |x|², so the step size does not depend on how large
+  // the queue or the prompt is.
+  const double error = latency_ms - predicted;
+  for (int i = 0; i < 3; ++i) {
+    const double next = w[i] + kStep * error * x[i] / norm;
+    w_[i].store(std::clamp(next, -kClampMs, kClampMs), std::memory_order_relaxed);
+  }
+  samples_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::optional<double> LatencyPredictor::predict(double queue_depth, double prompt_ktokens) const {
+  if (samples_.load(std::memory_order_relaxed) < kMinSamples) return std::nullopt;
+  const double value = w_[0].load(std::memory_order_relaxed) +
+                       w_[1].load(std::memory_order_relaxed) * queue_depth +
+                       w_[2].load(std::memory_order_relaxed) * prompt_ktokens;
+  if (!std::isfinite(value)) return std::nullopt;
+  return std::max(0.0, value);
+}
+
+}  // namespace rolter

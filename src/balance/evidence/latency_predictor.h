@@ -1,0 +1,44 @@
+// LatencyPredictor: one instance's latency model for `predicted_latency` (SPEC §6.11).
+//
+//   latency_ms ≈ w0 + w1 · queue_depth + w2 · prompt_ktokens
+//
+// learned online by normalised least mean squares (step 0.15, ε 1e-3), one update per completed
+// successful request, every coefficient clamped to ±600,000 ms so no single sample (a stalled
+// request, a clock jump) can throw the model out of range. Below 8 samples it predicts nothing:
+// a new instance is unknown, not slow.
+//
+// Lives in the LoadTracker's per-instance state, so it survives reloads (SPEC §5).
+// Thread-safety: predict() is lock-free and may run on every worker at once (it reads the three
+// coefficients as separate relaxed atomics; a read that straddles an update mixes two adjacent
+// models, which differ by one small step). record() serialises updates with a per-instance mutex;
+// it runs once per completed request, after the response, off the pick path.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+namespace rolter {
+
+class LatencyPredictor {
+ public:
+  static constexpr double kStep = 0.15;
+  static constexpr double kEpsilon = 1e-3;
+  static constexpr double kClampMs = 600'000;
+  static constexpr uint64_t kMinSamples = 8;
+
+  // One completed successful request: the queue depth it saw before its own increment, its prompt
+  // size in thousands of tokens, and its latency. Non-finite inputs are ignored.
+  void record(double queue_depth, double prompt_ktokens, double latency_ms);
+  // The predicted latency in ms (never negative), or nullopt below kMinSamples.
+  std::optional<double> predict(double queue_depth, double prompt_ktokens) const;
+  uint64_t samples() const { return samples_.load(std::memory_order_relaxed); }
+
+ private:
+  std::mutex update_mu_;
+  std::atomic<double> w_[3] = {0, 0, 0};
+  std::atomic<uint64_t> samples_{0};
+};
+
+}  // namespace rolter
