@@ -3,6 +3,8 @@
 #include <span>
 #include <utility>
 
+#include "balance/explain.h"
+
 namespace rolter {
 namespace {
 
@@ -68,7 +70,15 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
   for (const Entry& entry : entries_) {
     entry.scorer->score(ctx, loads, is_eligible, scores);
     for (size_t i = 0; i < count_; ++i) {
-      if (s.eligible[i]) s.totals[i] += entry.weight * clamp_score(scores[i]);
+      if (!s.eligible[i]) continue;
+      const double contribution = entry.weight * clamp_score(scores[i]);
+      s.totals[i] += contribution;
+      if (ctx.explain != nullptr) ctx.explain->score(i, entry.scorer->name(), contribution);
+    }
+  }
+  if (ctx.explain != nullptr) {
+    for (size_t i = 0; i < count_; ++i) {
+      if (s.eligible[i]) ctx.explain->total(i, s.totals[i]);
     }
   }
 

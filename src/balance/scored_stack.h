@@ -1,6 +1,8 @@
 // ScoredStack: a LoadBalancer made of weighted scorers (SPEC §6.7): drop ineligible candidates,
 // sum weight x score over the scorers, return the argmax; exact ties are broken uniformly at
 // random. Later strategies (pipeline, cache_aware, predicted_latency, ...) are built as stacks.
+// Asked to explain (ctx.explain), it records each scorer's weighted contribution per eligible
+// candidate under the scorer's name, and the total.
 //
 // Thread-safety: every method may be called concurrently; the stack itself holds no mutable
 // state, and each scorer guards its own. Per-pick scratch (scores and eligibility) lives in

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "balance/balancer_factory.h"
+#include "balance/evidence/instance_evidence.h"
 #include "bench/block_text.h"
 #include "bench/progress.h"
 #include "common/clock.h"
@@ -25,6 +26,8 @@ struct InFlight {
   double arrival_ms = 0;
   uint32_t output_tokens = 0;
   uint32_t engine = 0;
+  uint32_t queue_depth = 0;     // the engine's load before this request joined it
+  double prompt_ktokens = 0;
 };
 
 class Replay {
@@ -34,7 +37,9 @@ class Replay {
         options_(o),
         rng_(o.seed),
         counters_(std::make_unique<LoadSignals[]>(o.engines)),
+        evidence_(std::make_unique<InstanceEvidence[]>(o.engines)),
         requests_(trace.size()) {
+    samples_.assigned = WindowedImbalance(o.engines);
     sim::EngineModelParams params = o.model;
     params.block_size = o.block_size;
     params.kv_blocks = o.kv_tokens_per_engine / o.block_size;
@@ -43,7 +48,9 @@ class Replay {
     for (size_t i = 0; i < o.engines; ++i) {
       engines_.push_back(std::make_unique<sim::EngineModel>(params));
       candidates_.push_back(
-          {"engine-" + std::to_string(i) + "/sim@inproc://" + std::to_string(i), 1.0});
+          {.identity = "engine-" + std::to_string(i) + "/sim@inproc://" + std::to_string(i),
+           .weight = 1.0,
+           .evidence = &evidence_[i]});
       pointers_.push_back(&counters_[i]);
     }
   }
@@ -115,6 +122,9 @@ class Replay {
       InFlight& r = requests_[ev.id];
       if (ev.kind == sim::ModelEvent::Kind::kFirstToken) {
         samples_.ttft_ms.push_back(ev.at_ms - r.arrival_ms);
+        // What the gateway learns from a streamed answer: its time to first token.
+        evidence_[ee.engine].record_success(r.queue_depth, r.prompt_ktokens,
+                                            ev.at_ms - r.arrival_ms);
       } else if (ev.kind == sim::ModelEvent::Kind::kFinished) {
         samples_.e2e_ms.push_back(ev.at_ms - r.arrival_ms);
         samples_.output_tokens += r.output_tokens;
@@ -164,9 +174,12 @@ class Replay {
       return;
     }
     balancer_->observe(*pick, ctx);
+    samples_.assigned.add(at_ms, *pick);
     requests_[i] = InFlight{.arrival_ms = at_ms,
                             .output_tokens = req.output_length,
-                            .engine = static_cast<uint32_t>(*pick)};
+                            .engine = static_cast<uint32_t>(*pick),
+                            .queue_depth = loads[*pick],
+                            .prompt_ktokens = static_cast<double>(tokens.size()) / 1000.0};
     counters_[*pick].in_flight.fetch_add(1, std::memory_order_relaxed);
     sim::ModelRequest mr;
     mr.id = i;
@@ -182,6 +195,7 @@ class Replay {
   std::vector<std::unique_ptr<sim::EngineModel>> engines_;
   std::vector<CandidateSpec> candidates_;
   std::unique_ptr<LoadSignals[]> counters_;
+  std::unique_ptr<InstanceEvidence[]> evidence_;  // what a gateway would learn, per engine
   std::vector<const LoadSignals*> pointers_;
   std::unique_ptr<LoadBalancer> balancer_;
   std::vector<InFlight> requests_;

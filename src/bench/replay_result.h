@@ -11,6 +11,7 @@
 
 #include "bench/cache_bounds.h"
 #include "bench/percentile.h"
+#include "bench/windowed_imbalance.h"
 
 namespace rolter::bench {
 
@@ -28,6 +29,9 @@ struct RunSamples {
   double imbalance_sum = 0;
   double imbalance_peak = 0;
   uint64_t imbalance_samples = 0;
+  // Requests assigned per engine in 60 s windows of arrival time (empty when the replay cannot
+  // tell which engine served a request).
+  WindowedImbalance assigned;
   double duration_s = 0;  // first arrival to last completion, in the replay's time
   double wall_s = 0;      // wall-clock time the replay took
 
@@ -54,6 +58,8 @@ struct StrategyResult {
   double output_tok_per_s = 0;
   double imbalance_mean = 0;  // mean over samples of max/mean in-flight
   double imbalance_peak = 0;
+  // Median over 60 s windows of max/mean requests assigned per engine; 0 when not measured.
+  double window_imbalance = 0;
   double duration_s = 0;
   double wall_s = 0;
 };
@@ -77,6 +83,7 @@ inline StrategyResult summarize(std::string strategy, RunSamples& s, double pool
   }
   r.imbalance_mean = s.imbalance_samples ? s.imbalance_sum / s.imbalance_samples : 0;
   r.imbalance_peak = s.imbalance_peak;
+  r.window_imbalance = s.assigned.median();
   r.duration_s = s.duration_s;
   r.wall_s = s.wall_s;
   return r;

@@ -122,6 +122,7 @@ std::string render_json(const ReplayReport& r) {
                    {"output_tok_per_s", s.output_tok_per_s},
                    {"imbalance_mean", s.imbalance_mean},
                    {"imbalance_peak", s.imbalance_peak},
+                   {"window_imbalance_median", s.window_imbalance},
                    {"duration_s", s.duration_s},
                    {"wall_s", s.wall_s}});
   }
@@ -136,14 +137,17 @@ std::string render_markdown(const ReplayReport& r) {
   o << "- pooled-cache bound (one LRU of " << r.pooled_capacity_blocks
     << " blocks of 512 tokens): " << percent(r.pooled.ratio()) << "\n\n";
   o << "| strategy | hit ratio | of bound | TTFT p50 ms | TTFT p99 ms | E2E p50 ms | E2E p99 ms "
-       "| req/s | out tok/s | imbalance mean | imbalance peak | errors | wall s |\n";
-  o << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+       "| req/s | out tok/s | imbalance mean | imbalance peak | 60 s window imbalance | errors "
+       "| wall s |\n";
+  o << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const StrategyResult& s : r.results) {
     o << "| " << s.strategy << " | " << percent(s.hit_ratio) << " | " << percent(s.of_pooled_bound)
       << " | " << fixed(s.ttft_p50_ms, 1) << " | " << fixed(s.ttft_p99_ms, 1) << " | "
       << fixed(s.e2e_p50_ms, 1) << " | " << fixed(s.e2e_p99_ms, 1) << " | " << fixed(s.req_per_s, 2)
       << " | " << fixed(s.output_tok_per_s, 0) << " | " << fixed(s.imbalance_mean, 2) << " | "
-      << fixed(s.imbalance_peak, 2) << " | " << s.errors << " | " << fixed(s.wall_s, 1) << " |\n";
+      << fixed(s.imbalance_peak, 2) << " | "
+      << (s.window_imbalance > 0 ? fixed(s.window_imbalance, 2) : std::string("n/a")) << " | "
+      << s.errors << " | " << fixed(s.wall_s, 1) << " |\n";
   }
   o << "\nMachine: " << r.machine << "  \nCommit: " << r.commit << "  \nCommand: `" << r.command
     << "`  \nTotal wall time: " << fixed(r.wall_s, 1) << " s\n";

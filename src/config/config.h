@@ -82,6 +82,13 @@ struct TargetConfig {
   std::string provider;
   std::string model;  // upstream model name written into the forwarded body
   std::optional<double> weight;  // absent = 1 (policy mode distinguishes absent from set)
+  std::optional<CostConfig> cost;  // catalog price of this target; absent = the provider's
+};
+
+// One scorer of a pipeline route and its weight (SPEC §6.7).
+struct PipelineScorerConfig {
+  std::string name;
+  double weight = 1;
 };
 
 struct SessionKeySource {
@@ -109,6 +116,8 @@ struct RouteConfig {
   std::string strategy = "round_robin";
   std::vector<TargetConfig> targets;
   std::optional<PolicyConfig> policy;
+  // [routes.pipeline]: scorer name = weight. Empty = the default stack.
+  std::vector<PipelineScorerConfig> pipeline;
 };
 
 struct GroupMemberConfig {

@@ -66,6 +66,18 @@ void read_instance_extras(TableReader& in, InstanceConfig& out, Diagnostics& dia
   }
 }
 
+// The optional [cost] table of a provider or a target: catalog price per million tokens.
+std::optional<CostConfig> read_cost(TableReader& in, Diagnostics& diag) {
+  const toml::table* t = in.table("cost");
+  if (t == nullptr) return std::nullopt;
+  TableReader cost_in(*t, in.key_path("cost"), diag);
+  CostConfig cost;
+  cost_in.read("input", cost.input, NumberRule::kNonNegative);
+  cost_in.read("output", cost.output, NumberRule::kNonNegative);
+  cost_in.finish();
+  return cost;
+}
+
 ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   ProviderConfig out;
   if (!in.alive()) return out;
@@ -74,14 +86,7 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   in.read("api_key_env", out.api_key_env);
   in.read("max_loras", out.max_loras);  // 0 = an engine without LoRA adapters
   in.read("health_path", out.health_path);
-  if (const toml::table* t = in.table("cost")) {
-    TableReader cost_in(*t, in.key_path("cost"), diag);
-    CostConfig cost;
-    cost_in.read("input", cost.input, NumberRule::kNonNegative);
-    cost_in.read("output", cost.output, NumberRule::kNonNegative);
-    cost_in.finish();
-    out.cost = cost;
-  }
+  out.cost = read_cost(in, diag);
 
   // One deployment is either a single base_url (with the provider-level kv_events / lmcache
   // tables describing it) or a list of instances, each carrying its own.
@@ -121,11 +126,12 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   return out;
 }
 
-TargetConfig read_target(TableReader& in) {
+TargetConfig read_target(TableReader& in, Diagnostics& diag) {
   TargetConfig out;
   in.read("provider", out.provider, /*required=*/true);
   in.read("model", out.model, /*required=*/true);
   in.read("weight", out.weight, NumberRule::kNonNegative);
+  out.cost = read_cost(in, diag);
   in.finish();
   return out;
 }
@@ -218,11 +224,22 @@ RouteConfig read_route(TableReader& in, Diagnostics& diag) {
   RouteConfig out;
   in.read("name", out.name, /*required=*/true);
   in.read("strategy", out.strategy);
-  in.for_each_table("targets",
-                    [&](TableReader& target_in) { out.targets.push_back(read_target(target_in)); });
+  in.for_each_table("targets", [&](TableReader& target_in) {
+    out.targets.push_back(read_target(target_in, diag));
+  });
   if (const toml::table* t = in.table("policy")) {
     TableReader sub(*t, in.key_path("policy"), diag);
     out.policy = read_policy(sub, diag);
+  }
+  if (const toml::table* t = in.table("pipeline")) {
+    // Keys are scorer names; the validator checks them against the registry.
+    TableReader sub(*t, in.key_path("pipeline"), diag);
+    for (const auto& [key, node] : *t) {
+      PipelineScorerConfig scorer{.name = std::string(key.str())};
+      sub.read(key.str(), scorer.weight, NumberRule::kNonNegative);
+      out.pipeline.push_back(std::move(scorer));
+    }
+    sub.finish();
   }
   in.finish();
   return out;

@@ -156,6 +156,7 @@ http::response<http::buffer_body> client_head(const ResponseParser& parser,
   copy_response_fields(in, res, request.snapshot->config().server.forwarded_headers);
   res.set("x-rolter-target", p.candidate->label);
   res.set("x-rolter-attempts", std::to_string(p.attempt_number));
+  if (!p.decision.empty()) res.set("x-rolter-decision", p.decision);
   const bool bodiless = status == 204 || status == 304;
   bool keep_alive = request.client_keep_alive;
   if (auto length = parser.content_length(); length && !bodiless) {

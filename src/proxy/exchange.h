@@ -58,6 +58,8 @@ struct AttemptParams {
   unsigned attempt_number;
   std::chrono::milliseconds first_byte_timeout;
   std::chrono::steady_clock::time_point deadline;
+  // The pick's explanation (x-rolter-decision), when the client asked for one; else empty.
+  std::string_view decision;
 };
 
 // Runs one attempt on `connection` (whose stream is `upstream`: UpstreamConnection::Plain or ::Tls)

@@ -12,7 +12,10 @@
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "balance/explain.h"
 #include "proxy/exchange.h"
 #include "proxy/request_log.h"
 
@@ -111,6 +114,50 @@ void learn(const AttemptReport& report, const Candidate& candidate, const Snapsh
   } else if (report.status != 0) {
     record_success(health);
   }
+}
+
+// The explanation of one pick starts with what the gateway itself knows of every candidate:
+// whether it may take this attempt, and its load. The strategy adds its scores and reasons.
+template <typename Eligible>
+Explain start_explain(const RoutePool& pool, const Loads& loads, const Eligible& eligible) {
+  Explain explain(pool.candidates.size());
+  for (size_t i = 0; i < pool.candidates.size(); ++i) {
+    explain.eligible(i, eligible(i));
+    explain.load(i, loads[i]);
+  }
+  return explain;
+}
+
+std::string finish_explain(Explain& explain, const RoutePool& pool, std::optional<size_t> pick,
+                           size_t chosen) {
+  if (!pick) {
+    explain.reason("the strategy made no pick; the gateway chose " +
+                   pool.candidates[chosen].explain_name);
+  } else if (*pick != chosen) {
+    explain.reason("the strategy picked " + pool.candidates[*pick].explain_name +
+                   ", which cannot take this attempt; the gateway chose " +
+                   pool.candidates[chosen].explain_name);
+  }
+  std::vector<std::string> names;
+  names.reserve(pool.candidates.size());
+  for (const auto& c : pool.candidates) names.push_back(c.explain_name);
+  return explain.to_json(pool.strategy, names, chosen);
+}
+
+// A successful answer teaches the latency evidence (SPEC §6.11, §6.13): the time until the client
+// had its first token (the whole answer, for a non-streaming one), the queue it joined, and the
+// prompt's size. Failures and broken streams teach nothing: only successes update the models.
+void record_evidence(const AttemptReport& report, const Candidate& candidate,
+                     const RouteContext& ctx, uint32_t queue_depth,
+                     std::chrono::steady_clock::time_point attempt_started) {
+  if (report.status < 200 || report.status >= 300 || report.broken || report.client_gone) return;
+  const auto first = report.first_token.value_or(std::chrono::steady_clock::now());
+  const double latency_ms =
+      std::chrono::duration<double, std::milli>(first - attempt_started).count();
+  const double prompt_ktokens =
+      ctx.token_ids ? static_cast<double>(ctx.token_ids->size()) / 1000.0
+                    : static_cast<double>(ctx.prompt_len) / 4.0 / 1000.0;
+  candidate.state->evidence.record_success(queue_depth, prompt_ktokens, latency_ms);
 }
 
 // Metrics and the log line of a relayed response. A client that left before the end is logged and
@@ -262,11 +309,18 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   while (result.attempts < max_attempts && std::chrono::steady_clock::now() < deadline) {
     if (cancelled(co_await asio::this_coro::cancellation_state)) co_return gone(result);
     now = clock_.now();
-    const auto choice = choose(pool, pool.balancer->pick_eligible(*request.ctx, loads, eligible),
-                               eligible, excluded, now, breaker);
+    std::optional<Explain> explain;
+    RouteContext ctx = *request.ctx;
+    if (request.explain) ctx.explain = &explain.emplace(start_explain(pool, loads, eligible));
+    const auto pick = pool.balancer->pick_eligible(ctx, loads, eligible);
+    const auto choice = choose(pool, pick, eligible, excluded, now, breaker);
     if (!choice) break;
     const Candidate& candidate = pool.candidates[choice->index];
     excluded[choice->index] = true;
+    // Read before this request's own increment (SPEC §6.11: the queue it joined).
+    const uint32_t queue_depth = loads[choice->index];
+    const std::string decision =
+        explain ? finish_explain(*explain, pool, pick, choice->index) : std::string();
     if (!choice->bypass_admit && !admit(candidate.state->health, now, breaker)) {
       continue;  // lost a half-open probe race
     }
@@ -274,6 +328,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     Metrics::count_pick(candidate.instruments);
     if (attempt_number > 1) Metrics::count_retry(pool.instruments);
     InFlightGuard guard(*candidate.state);
+    const auto attempt_started = std::chrono::steady_clock::now();
     const AttemptParams params{
         .request = &request,
         .candidate = &candidate,
@@ -283,6 +338,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .attempt_number = attempt_number,
         .first_byte_timeout = milliseconds(server.first_byte_timeout_ms),
         .deadline = deadline,
+        .decision = decision,
     };
     const AttemptReport report = co_await attempt(client, params, in_flight);
 
@@ -292,6 +348,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
       pool.balancer->observe(choice->index, *request.ctx);
+      record_evidence(report, candidate, *request.ctx, queue_depth, attempt_started);
       log_relayed(pool, candidate, report, result.attempts, started);
       result.client_usable = report.client_usable;
       result.status = report.status;

@@ -54,6 +54,8 @@ struct ForwardRequest {
   std::string_view client_ip;                // for X-Forwarded-For
   bool trusted_peer = false;                 // the client is one of server.trusted_proxies
   unsigned client_version = 11;              // 10: never answer chunked; close-delimit instead
+  // The client sent `x-rolter-explain: 1`: the relayed response carries `x-rolter-decision`.
+  bool explain = false;
 };
 
 struct ForwardResult {

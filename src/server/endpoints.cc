@@ -237,8 +237,18 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
   d.endpoint = endpoint;
   d.route = *route;
   d.ctx = build_route_context(facts);
-  if (!route->requested_model.empty()) d.ctx.adapter = route->requested_model;
+  // A passthrough group member serves the requested model under its own name: on vLLM that is a
+  // LoRA adapter (SPEC §6.12). A pinned provider or a fixed upstream model names no adapter.
+  if (route->pool->passthrough) d.ctx.adapter = route->requested_model;
   return d;
+}
+
+// `x-rolter-explain: 1` (or "true") asks for the x-rolter-decision response header.
+bool wants_explain(const http::request<http::string_body>& request) {
+  auto it = request.find("x-rolter-explain");
+  if (it == request.end()) return false;
+  const std::string_view v = it->value();
+  return v == "1" || beast::iequals(v, "true");
 }
 
 }  // namespace
@@ -328,6 +338,7 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       .client_ip = peer.ip,
       .trusted_peer = snapshot.trusted_proxy(peer.ip),
       .client_version = request.version(),
+      .explain = wants_explain(request),
   };
   const ForwardResult result = co_await worker.forwarder().forward(stream, buffer, forward);
   co_return result.client_usable;

@@ -35,6 +35,11 @@ std::optional<std::array<unsigned char, 32>> parse_hex_digest(std::string_view h
   return out;
 }
 
+std::optional<double> price_of(const std::optional<CostConfig>& cost) {
+  if (!cost) return std::nullopt;
+  return cost->input + cost->output;
+}
+
 ProviderKind parse_kind(const std::string& kind) {
   if (kind == "anthropic") return ProviderKind::kAnthropic;
   if (kind == "decision_service") return ProviderKind::kDecisionService;
@@ -44,16 +49,23 @@ ProviderKind parse_kind(const std::string& kind) {
 // Adds one candidate per instance of `provider`, each with the target weight split evenly over
 // the instances (SPEC §4), so scaling a deployment does not change its share.
 void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Provider& provider,
-                    const std::string& upstream_model, double target_weight, LoadTracker& tracker) {
+                    const std::string& upstream_model, double target_weight,
+                    std::optional<double> price, LoadTracker& tracker) {
   const double per_instance = target_weight / static_cast<double>(provider.endpoints.size());
-  for (const auto& endpoint : provider.endpoints) {
+  for (size_t k = 0; k < provider.endpoints.size(); ++k) {
+    const Endpoint& endpoint = provider.endpoints[k];
     Candidate c;
     c.provider = &provider;
     c.endpoint = &endpoint;
     c.state = &tracker.instance(provider.name, endpoint.base_url);
     c.upstream_model = upstream_model;
     c.label = provider.name + "/" + (upstream_model.empty() ? "*" : upstream_model);
-    specs.push_back({c.label + "@" + endpoint.base_url, per_instance});
+    c.explain_name = provider.endpoints.size() > 1 ? c.label + "#" + std::to_string(k) : c.label;
+    specs.push_back({.identity = c.label + "@" + endpoint.base_url,
+                     .weight = per_instance,
+                     .price = price,
+                     .max_loras = provider.max_loras,
+                     .evidence = &c.state->evidence});
     pool.counters.push_back(&c.state->load);
     pool.candidates.push_back(std::move(c));
   }
@@ -115,6 +127,8 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     auto provider = std::make_unique<Provider>();
     provider->name = pc.name;
     provider->kind = parse_kind(pc.kind);
+    provider->max_loras = pc.max_loras;
+    provider->price = price_of(pc.cost);
     if (!pc.api_key_env.empty()) {
       const char* value = std::getenv(pc.api_key_env.c_str());
       if (value == nullptr || *value == '\0') {
@@ -174,7 +188,8 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     for (const auto& tc : rc.targets) {
       auto it = providers.find(tc.provider);
       if (it == providers.end() || it->second->endpoints.empty()) continue;  // reported above
-      add_candidates(*pool, specs, *it->second, tc.model, tc.weight.value_or(1.0), tracker);
+      const auto price = tc.cost ? price_of(tc.cost) : it->second->price;
+      add_candidates(*pool, specs, *it->second, tc.model, tc.weight.value_or(1.0), price, tracker);
     }
     if (auto* built = finish_pool(std::move(pool), specs)) {
       snap->routes_.emplace(rc.name, built);
@@ -191,7 +206,9 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     for (const auto& member : gc.members) {
       auto it = providers.find(member.provider);
       if (it == providers.end() || it->second->endpoints.empty()) continue;
-      add_candidates(*pool, specs, *it->second, member.upstream_model, member.weight, tracker);
+      add_candidates(*pool, specs, *it->second, member.upstream_model, member.weight,
+                     it->second->price, tracker);
+      if (member.upstream_model.empty()) pool->passthrough = true;
     }
     if (auto* built = finish_pool(std::move(pool), specs)) {
       snap->groups_.emplace(gc.slug, built);
@@ -212,7 +229,7 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     pool->name = provider->name;
     pool->strategy = "power_of_two";
     std::vector<CandidateSpec> specs;
-    add_candidates(*pool, specs, *provider, "", 1.0, tracker);
+    add_candidates(*pool, specs, *provider, "", 1.0, provider->price, tracker);
     if (auto* built = finish_pool(std::move(pool), specs))
       snap->pins_.emplace(provider->name, built);
   }

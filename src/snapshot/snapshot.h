@@ -50,6 +50,8 @@ struct Provider {
   ProviderKind kind = ProviderKind::kOpenAi;
   std::string api_key;  // resolved from api_key_env at build time; empty = none. Never logged.
   std::vector<Endpoint> endpoints;
+  uint32_t max_loras = 8;
+  std::optional<double> price;  // catalog input + output per million tokens, when declared
 };
 
 // One candidate: an instance of a target.
@@ -61,6 +63,9 @@ struct Candidate {
   std::string upstream_model;
   std::string
       label;  // "<provider>/<upstream model>" for x-rolter-target; "<provider>/*" passthrough
+  // The label, with "#<instance>" when the provider has several instances: x-rolter-decision names
+  // every candidate without revealing internal URLs.
+  std::string explain_name;
   Metrics::CandidateInstruments instruments;
 };
 
@@ -70,6 +75,9 @@ struct RoutePool {
   Kind kind = Kind::kRoute;
   std::string name;  // route name, group slug or provider name
   std::string strategy;
+  // A provider group with at least one passthrough member: the requested model names a LoRA
+  // adapter the members serve (SPEC §6.12), so it becomes RouteContext::adapter.
+  bool passthrough = false;
   std::vector<Candidate> candidates;
   std::vector<const LoadSignals*> counters;  // counters[i] = &candidates[i].state->load
   std::unique_ptr<LoadBalancer> balancer;
