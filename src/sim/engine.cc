@@ -240,7 +240,8 @@ Json Engine::stats_json() const {
                 {"occupancy", model_.occupancy()},
                 {"prefix_hit_tokens", model_.prefix_hit_tokens()},
                 {"prefix_query_tokens", model_.prefix_query_tokens()},
-                {"lora_misses", model_.lora_misses()}}}};
+                {"lora_misses", model_.lora_misses()},
+                {"adapters", model_.resident_adapters()}}}};
 }
 
 void Engine::reset_stats() {

@@ -121,7 +121,10 @@ class EngineModel {
   // (vLLM's prefix_cache_hits_total / prefix_cache_queries_total, counted at admission).
   uint64_t prefix_hit_tokens() const { return prefix_hit_tokens_; }
   uint64_t prefix_query_tokens() const { return prefix_query_tokens_; }
+  // Adapter loads (a request for an adapter that was not resident), since creation.
   uint64_t lora_misses() const { return lora_misses_; }
+  // The resident adapters, most recently used first.
+  const std::list<std::string>& resident_adapters() const { return adapters_; }
 
   const KvCache& kv_cache() const { return cache_; }
   // Drops every unreferenced block (and publishes AllBlocksCleared).
