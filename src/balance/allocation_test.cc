@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "balance/balancer_factory.h"
+#include "balance/evidence/instance_evidence.h"
 #include "balance/scored_stack.h"
 #include "balance/scorers/least_load.h"
 #include "balance/scorers/static_weight.h"
+#include "balance/stacks.h"
 #include "balance/testing/candidates_fixture.h"
 #include "balance/testing/loads_fixture.h"
 
@@ -149,6 +151,36 @@ TEST_P(AllocationTest, ScoredStackDoesNotAllocatePerPick) {
   ScoredStack stack("pipeline", n, std::move(entries), random);
   LoadsFixture loads(n);
   EXPECT_EQ(allocations_during(stack, loads), 0);
+}
+
+TEST_P(AllocationTest, ScoreStackStrategiesDoNotAllocatePerPick) {
+  // The stacks of balance/stacks.h over warm evidence, prices and a remembered session.
+  const size_t n = GetParam();
+  auto evidence = std::make_unique<InstanceEvidence[]>(n);
+  auto candidates = make_candidates(n);
+  for (size_t i = 0; i < n; ++i) {
+    candidates[i].price = static_cast<double>(i % 3);
+    candidates[i].evidence = &evidence[i];
+    for (int s = 0; s < 16; ++s) evidence[i].record_success(s % 4, 1, 100.0 + 10.0 * i + s);
+  }
+  SeededRandom random(3);
+  const BalancerDeps deps{.random = &random};
+  const std::vector<std::pair<std::string, double>> pipeline = {
+      {"session_affinity", 1.0}, {"static_weight", 1.0}, {"least_load", 1.0}};
+  using Make = StackResult (*)(std::span<const CandidateSpec>, const BalancerDeps&);
+  std::vector<StackResult> stacks;
+  stacks.push_back(make_pipeline(candidates, deps, pipeline));
+  for (Make make : {&make_predicted_latency, &make_cheapest, &make_fastest}) {
+    stacks.push_back(make(candidates, deps));
+  }
+  RouteContext session;
+  session.session_key = "session-key-of-reasonable-length";
+  for (auto& lb : stacks) {
+    ASSERT_TRUE(lb.has_value()) << lb.error();
+    (*lb)->observe(0, session);
+    LoadsFixture loads(n);
+    EXPECT_EQ(allocations_during(**lb, loads), 0) << (*lb)->name() << " with " << n;
+  }
 }
 
 TEST(AllocationCounterTest, CountsAllocations) {

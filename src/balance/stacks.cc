@@ -1,0 +1,122 @@
+#include "balance/stacks.h"
+
+#include <cmath>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "balance/scored_stack.h"
+#include "balance/scorer_registry.h"
+
+namespace rolter {
+namespace {
+
+// One scorer of a stack: its registered name and its weight.
+struct Layer {
+  std::string_view scorer;
+  double weight;
+};
+
+constexpr Layer kPipelineDefault[] = {
+    {"session_affinity", kPipelineDefaultWeight},
+    {"static_weight", kPipelineDefaultWeight},
+    {"least_load", kPipelineDefaultWeight},
+    {"prefix_affinity", kPipelineDefaultWeight},
+};
+constexpr Layer kPredictedLatency[] = {
+    {"predicted_latency", kPredictedLatencyWeight},
+    {"least_load", kTieBreakLeastLoadWeight},
+};
+constexpr Layer kLoraAware[] = {
+    {"adapter_residency", kAdapterResidencyWeight},
+    {"prefix_affinity", kLoraPrefixAffinityWeight},
+    {"least_load", kTieBreakLeastLoadWeight},
+};
+constexpr Layer kCheapest[] = {
+    {"cheapest", kPriceWeight},
+    {"least_load", kTieBreakLeastLoadWeight},
+};
+constexpr Layer kFastest[] = {
+    {"fastest", kLatencyWeight},
+    {"least_load", kTieBreakLeastLoadWeight},
+};
+
+std::string known_list() {
+  std::string list;
+  for (std::string_view name : known_scorers()) {
+    if (!list.empty()) list += ", ";
+    list += name;
+  }
+  return list;
+}
+
+// The first problem with a stack's layers, or nullopt when it can be built.
+std::optional<std::string> check_layers(std::span<const Layer> layers) {
+  bool any_positive = false;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& layer = layers[i];
+    const std::string name(layer.scorer);
+    if (!is_known_scorer(layer.scorer)) {
+      return "unknown scorer \"" + name + "\"; known scorers: " + known_list();
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (layers[j].scorer == layer.scorer) return "scorer \"" + name + "\" is listed twice";
+    }
+    if (!std::isfinite(layer.weight) || layer.weight < 0) {
+      return "scorer \"" + name + "\" has weight " + std::to_string(layer.weight) +
+             ": weights must be finite and >= 0";
+    }
+    any_positive = any_positive || layer.weight > 0;
+  }
+  if (!any_positive) return std::string("a score stack needs at least one scorer with weight > 0");
+  return std::nullopt;
+}
+
+StackResult build_stack(std::string name, std::span<const CandidateSpec> candidates,
+                        const BalancerDeps& deps, std::span<const Layer> layers) {
+  if (auto problem = check_layers(layers)) return tl::unexpected(std::move(*problem));
+  Random& random = deps.random != nullptr ? *deps.random : default_random();
+  const ScorerDeps scorer_deps{.candidates = candidates, .random = &random, .clock = deps.clock};
+  std::vector<ScoredStack::Entry> entries;
+  entries.reserve(layers.size());
+  for (const Layer& layer : layers) {
+    auto scorer = make_scorer(layer.scorer, scorer_deps);
+    // is_known_scorer() and make_scorer() read the same table; this only guards a broken entry.
+    if (scorer == nullptr) {
+      return tl::unexpected("scorer \"" + std::string(layer.scorer) + "\" could not be built");
+    }
+    entries.push_back({std::move(scorer), layer.weight});
+  }
+  return std::make_unique<ScoredStack>(std::move(name), candidates.size(), std::move(entries),
+                                       random);
+}
+
+}  // namespace
+
+StackResult make_pipeline(std::span<const CandidateSpec> candidates, const BalancerDeps& deps,
+                          std::span<const std::pair<std::string, double>> scorers) {
+  if (scorers.empty()) return build_stack("pipeline", candidates, deps, kPipelineDefault);
+  std::vector<Layer> layers;
+  layers.reserve(scorers.size());
+  for (const auto& [scorer, weight] : scorers) layers.push_back({scorer, weight});
+  return build_stack("pipeline", candidates, deps, layers);
+}
+
+StackResult make_predicted_latency(std::span<const CandidateSpec> candidates,
+                                   const BalancerDeps& deps) {
+  return build_stack("predicted_latency", candidates, deps, kPredictedLatency);
+}
+
+StackResult make_lora_aware(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
+  return build_stack("lora_aware", candidates, deps, kLoraAware);
+}
+
+StackResult make_cheapest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
+  return build_stack("cheapest", candidates, deps, kCheapest);
+}
+
+StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
+  return build_stack("fastest", candidates, deps, kFastest);
+}
+
+}  // namespace rolter
