@@ -122,7 +122,9 @@ TEST_P(AllocationTest, SimpleStrategiesDoNotAllocatePerPick) {
   for (size_t i = 0; i < n; ++i) weights.push_back(static_cast<double>(i % 4));  // zeros included
   const auto candidates = make_candidates(weights);
   SeededRandom random(1);
-  for (std::string_view strategy : known_strategies()) {
+  // SPEC §5's simple strategies; the score stacks are covered below.
+  for (std::string_view strategy :
+       {"round_robin", "random", "power_of_two", "weighted", "consistent_hash"}) {
     auto lb = make_balancer(strategy, candidates, BalancerDeps{.random = &random});
     ASSERT_TRUE(lb.has_value()) << lb.error();
     LoadsFixture loads(n);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "balance/stacks.h"
 #include "balance/strategies/consistent_hash.h"
 #include "balance/strategies/power_of_two.h"
 #include "balance/strategies/random.h"
@@ -38,7 +39,7 @@ std::optional<std::string> check_weights(std::span<const CandidateSpec> candidat
 
 tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
     std::string_view strategy, std::span<const CandidateSpec> candidates,
-    const BalancerDeps& deps) {
+    const BalancerDeps& deps, PipelineScorers pipeline) {
   if (auto problem = check_weights(candidates)) return tl::unexpected(std::move(*problem));
   Random& random = deps.random != nullptr ? *deps.random : default_random();
   const size_t n = candidates.size();
@@ -48,6 +49,11 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "power_of_two") return std::make_unique<PowerOfTwoBalancer>(n, random);
   if (strategy == "weighted") return std::make_unique<WeightedBalancer>(candidates);
   if (strategy == "consistent_hash") return std::make_unique<ConsistentHashBalancer>(candidates);
+  if (strategy == "pipeline") return make_pipeline(candidates, deps, pipeline);
+  if (strategy == "predicted_latency") return make_predicted_latency(candidates, deps);
+  if (strategy == "lora_aware") return make_lora_aware(candidates, deps);
+  if (strategy == "cheapest") return make_cheapest(candidates, deps);
+  if (strategy == "fastest") return make_fastest(candidates, deps);
   return tl::unexpected("unknown strategy \"" + std::string(strategy) +
                         "\"; known strategies: " + known_list());
 }

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "balance/candidate.h"
 #include "balance/load_balancer.h"
@@ -24,10 +25,14 @@ struct BalancerDeps {
   const Clock* clock = &default_clock();
 };
 
-// Returns the balancer, or a message naming the problem (unknown strategy, bad weights).
+// A pipeline route's scorers and weights ([routes.pipeline]); empty = the default stack.
+using PipelineScorers = std::span<const std::pair<std::string, double>>;
+
+// Returns the balancer, or a message naming the problem (unknown strategy or scorer, bad weights).
+// `pipeline` is read only by strategy "pipeline".
 tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
     std::string_view strategy, std::span<const CandidateSpec> candidates,
-    const BalancerDeps& deps);
+    const BalancerDeps& deps, PipelineScorers pipeline = {});
 
 // Whether make_balancer knows this strategy name.
 bool is_known_strategy(std::string_view strategy);

@@ -6,8 +6,9 @@
 namespace rolter {
 namespace {
 
-constexpr std::array<std::string_view, 5> kStrategies = {
-    "round_robin", "random", "power_of_two", "weighted", "consistent_hash",
+constexpr std::array<std::string_view, 10> kStrategies = {
+    "round_robin", "random",   "power_of_two",      "weighted",   "consistent_hash",
+    "pipeline",    "cheapest", "predicted_latency", "lora_aware", "fastest",
 };
 
 }  // namespace

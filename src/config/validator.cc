@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "balance/balancer_factory.h"
+#include "balance/scorer_registry.h"
 #include "common/cidr.h"
 #include "config/url.h"
 
@@ -89,6 +90,15 @@ std::string strategy_list(bool with_policy) {
     out += name;
   }
   if (with_policy) out += ", policy";
+  return out;
+}
+
+std::string scorer_list() {
+  std::string out;
+  for (std::string_view name : known_scorers()) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
   return out;
 }
 
@@ -240,6 +250,25 @@ class Validator {
     }
   }
 
+  // [routes.pipeline]: scorer = weight, only on a pipeline route, at least one weight above 0.
+  void check_pipeline(const RouteConfig& r, const std::string& route_path) {
+    if (r.pipeline.empty()) return;
+    const std::string pipeline_path = child_path(route_path, "pipeline");
+    if (r.strategy != "pipeline") {
+      diag_.error(pipeline_path, "[routes.pipeline] applies only to strategy = \"pipeline\"");
+      return;
+    }
+    bool any_positive = false;
+    for (const PipelineScorerConfig& scorer : r.pipeline) {
+      any_positive = any_positive || scorer.weight > 0;
+      if (!is_known_scorer(scorer.name)) {
+        diag_.error(child_path(pipeline_path, scorer.name),
+                    "unknown scorer " + quoted(scorer.name) + "; known: " + scorer_list());
+      }
+    }
+    if (!any_positive) diag_.error(pipeline_path, "needs at least one scorer with weight > 0");
+  }
+
   void check_routes() {
     UniqueNames names(diag_, "route name");
     for (size_t i = 0; i < config_.routes.size(); ++i) {
@@ -285,6 +314,8 @@ class Validator {
       if (known && !strategy_reads_weights(r.strategy) && !ignored_weight_path.empty()) {
         diag_.warning(ignored_weight_path, "strategy " + r.strategy + " ignores weights");
       }
+
+      check_pipeline(r, path);
 
       std::string policy_path = child_path(path, "policy");
       if (r.policy && !policy_mode) {

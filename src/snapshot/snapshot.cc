@@ -157,9 +157,9 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     snap->providers_.push_back(std::move(provider));
   }
 
-  auto finish_pool = [&](std::unique_ptr<RoutePool> pool,
-                         const std::vector<CandidateSpec>& specs) -> const RoutePool* {
-    auto balancer = make_balancer(pool->strategy, specs, deps);
+  auto finish_pool = [&](std::unique_ptr<RoutePool> pool, const std::vector<CandidateSpec>& specs,
+                         PipelineScorers pipeline = {}) -> const RoutePool* {
+    auto balancer = make_balancer(pool->strategy, specs, deps, pipeline);
     if (!balancer) {
       errors.push_back(pool->name + ": " + balancer.error());
       return nullptr;
@@ -191,7 +191,9 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
       const auto price = tc.cost ? price_of(tc.cost) : it->second->price;
       add_candidates(*pool, specs, *it->second, tc.model, tc.weight.value_or(1.0), price, tracker);
     }
-    if (auto* built = finish_pool(std::move(pool), specs)) {
+    std::vector<std::pair<std::string, double>> pipeline;
+    for (const auto& scorer : rc.pipeline) pipeline.emplace_back(scorer.name, scorer.weight);
+    if (auto* built = finish_pool(std::move(pool), specs, pipeline)) {
       snap->routes_.emplace(rc.name, built);
       snap->model_ids_.push_back(rc.name);
     }
