@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "balance/strategies/cache_aware.h"
 #include "balance/strategies/consistent_hash.h"
 #include "balance/strategies/power_of_two.h"
 #include "balance/strategies/random.h"
@@ -48,6 +49,7 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "power_of_two") return std::make_unique<PowerOfTwoBalancer>(n, random);
   if (strategy == "weighted") return std::make_unique<WeightedBalancer>(candidates);
   if (strategy == "consistent_hash") return std::make_unique<ConsistentHashBalancer>(candidates);
+  if (strategy == "cache_aware") return std::make_unique<CacheAwareBalancer>(n, random);
   return tl::unexpected("unknown strategy \"" + std::string(strategy) +
                         "\"; known strategies: " + known_list());
 }

@@ -137,6 +137,11 @@ TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
        {287, 232, 255, 248, 263, 226, 204, 278},
        7,
        {5, 5, 0, 2, 1, 1, 4, 4, 4, 2, 7, 5, 4, 4, 7, 7}},
+      // No prompt in this run: always the least-loaded eligible candidate, ties at random.
+      {"cache_aware",
+       {255, 230, 267, 246, 265, 240, 243, 247},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 4, 5}},
   };
   for (std::string_view strategy : known_strategies()) {
     const auto answers = seeded_run(strategy, 31337);

@@ -6,8 +6,8 @@
 namespace rolter {
 namespace {
 
-constexpr std::array<std::string_view, 5> kStrategies = {
-    "round_robin", "random", "power_of_two", "weighted", "consistent_hash",
+constexpr std::array<std::string_view, 6> kStrategies = {
+    "round_robin", "random", "power_of_two", "weighted", "consistent_hash", "cache_aware",
 };
 
 }  // namespace

@@ -160,7 +160,7 @@ model = "x"
 )"),
        "routes[1].strategy",
        "unknown strategy \"fastest_ever\"; known: round_robin, random, power_of_two, weighted, "
-       "consistent_hash, policy"},
+       "consistent_hash, cache_aware, policy"},
       // R4: reported at the route's header, targets being absent.
       {minimal_plus("[[routes]]  # <-\nname = \"empty\"\n"), "routes[1].targets",
        "at least one [[routes.targets]]"},
@@ -314,7 +314,7 @@ provider = "a"
 )"),
        "provider_groups[0].strategy",
        "unknown strategy \"fastest_ever\"; known: round_robin, random, power_of_two, weighted, "
-       "consistent_hash"},
+       "consistent_hash, cache_aware"},
       // G6
       {minimal_plus("[[provider_groups]]  # <-\nslug = \"g\"\n"), "provider_groups[0].members",
        "at least one [[provider_groups.members]]"},
