@@ -47,9 +47,16 @@ void assign_bits(const uint64_t* bits, const uint64_t* minus, size_t words, size
   }
 }
 
+// The nodes one insert may add before it evicts: one split and a chain of labels.
+size_t insert_slack(size_t max_text_bytes) {
+  return 1 + (max_text_bytes + PrefixTree::kMaxLabel - 1) / PrefixTree::kMaxLabel;
+}
+
 // Indices are uint32 with UINT32_MAX as "none": the cap must leave room for the slack and root.
-PrefixTreeOptions bounded(PrefixTreeOptions options, size_t slack) {
-  const size_t limit = size_t{UINT32_MAX} - slack - 2;
+// Text is held to 1 GiB so that room exists.
+PrefixTreeOptions bounded(PrefixTreeOptions options) {
+  options.max_text_bytes = std::min(options.max_text_bytes, size_t{1} << 30);
+  const size_t limit = size_t{UINT32_MAX} - insert_slack(options.max_text_bytes) - 2;
   options.max_nodes = std::min(options.max_nodes, limit);
   return options;
 }
@@ -59,8 +66,8 @@ PrefixTreeOptions bounded(PrefixTreeOptions options, size_t slack) {
 PrefixTree::PrefixTree(size_t candidate_count, Options options)
     : count_(candidate_count),
       words_((candidate_count + 63) / 64),
-      options_(bounded(options, 1 + (options.max_text_bytes + kMaxLabel - 1) / kMaxLabel)),
-      insert_slack_(1 + (options.max_text_bytes + kMaxLabel - 1) / kMaxLabel) {
+      options_(bounded(options)),
+      insert_slack_(insert_slack(options_.max_text_bytes)) {
   nodes_.emplace_back();
   nodes_[kRoot].lru_prev = kRoot;
   nodes_[kRoot].lru_next = kRoot;

@@ -47,7 +47,8 @@ namespace rolter {
 struct PrefixTreeOptions {
   // 1,000,000 nodes (SPEC §6.6): about 64 MB of distinct text, some two thousand 32 KiB prompts.
   size_t max_nodes = 1'000'000;
-  // insert() keeps only this many leading bytes of its text; it bounds the nodes one insert adds.
+  // insert() keeps only this many leading bytes of its text (at most 1 GiB); it bounds the nodes
+  // one insert adds.
   size_t max_text_bytes = RouteContext::kPromptBound;
 };
 
