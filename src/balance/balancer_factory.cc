@@ -4,6 +4,7 @@
 #include <string>
 
 #include "balance/stacks.h"
+#include "balance/strategies/cache_aware.h"
 #include "balance/strategies/consistent_hash.h"
 #include "balance/strategies/power_of_two.h"
 #include "balance/strategies/random.h"
@@ -49,6 +50,7 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "power_of_two") return std::make_unique<PowerOfTwoBalancer>(n, random);
   if (strategy == "weighted") return std::make_unique<WeightedBalancer>(candidates);
   if (strategy == "consistent_hash") return std::make_unique<ConsistentHashBalancer>(candidates);
+  if (strategy == "cache_aware") return std::make_unique<CacheAwareBalancer>(n, random);
   if (strategy == "pipeline") return make_pipeline(candidates, deps, pipeline);
   if (strategy == "predicted_latency") return make_predicted_latency(candidates, deps);
   if (strategy == "lora_aware") return make_lora_aware(candidates, deps);

@@ -137,6 +137,35 @@ TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
        {287, 232, 255, 248, 263, 226, 204, 278},
        7,
        {5, 5, 0, 2, 1, 1, 4, 4, 4, 2, 7, 5, 4, 4, 7, 7}},
+      // No prompt in this run: always the least-loaded eligible candidate, ties at random.
+      {"cache_aware",
+       {255, 230, 267, 246, 265, 240, 243, 247},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 4, 5}},
+      // No prompt or session: static weight plus least load decide. Heavier candidates win more
+      // often; the weight-0 candidate 2 only when its lower load outweighs the others' weight.
+      {"pipeline",
+       {518, 87, 9, 255, 99, 87, 896, 42},
+       7,
+       {5, 6, 6, 0, 1, 0, 4, 6, 6, 3, 0, 6, 0, 3, 0, 6}},
+      // No price, latency sample or adapter: each primary signal is neutral, so least load
+      // decides, ties at random: the four stacks draw the same sequence.
+      {"cheapest",
+       {256, 245, 250, 249, 258, 246, 259, 230},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
+      {"fastest",
+       {256, 245, 250, 249, 258, 246, 259, 230},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
+      {"predicted_latency",
+       {256, 245, 250, 249, 258, 246, 259, 230},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
+      {"lora_aware",
+       {256, 245, 250, 249, 258, 246, 259, 230},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
   };
   for (std::string_view strategy : known_strategies()) {
     const auto answers = seeded_run(strategy, 31337);

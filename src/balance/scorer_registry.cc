@@ -7,6 +7,7 @@
 #include "balance/scorers/fastest.h"
 #include "balance/scorers/least_load.h"
 #include "balance/scorers/predicted_latency.h"
+#include "balance/scorers/prefix_affinity.h"
 #include "balance/scorers/price.h"
 #include "balance/scorers/session_affinity.h"
 #include "balance/scorers/static_weight.h"
@@ -44,8 +45,7 @@ constexpr Registration kScorers[] = {
     {"session_affinity", &from_clock<SessionAffinityScorer>},
     {"static_weight", &from_candidates<StaticWeightScorer>},
     {"least_load", &from_nothing<LeastLoadScorer>},
-    // prefix_affinity: registered by the lead when merged
-    // {"prefix_affinity", &from_candidate_count<PrefixAffinityScorer>},
+    {"prefix_affinity", &from_candidate_count<PrefixAffinityScorer>},
     {"predicted_latency", &from_candidates<PredictedLatencyScorer>},
     {"fastest", &from_candidates<LatencyScorer>},
     {"cheapest", &from_candidates<PriceScorer>},

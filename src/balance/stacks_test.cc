@@ -22,16 +22,12 @@ namespace {
 using Weights = std::vector<std::pair<std::string, double>>;
 using std::chrono::seconds;
 
-constexpr const char* kNoPrefixAffinity =
-    "prefix_affinity is not registered yet (balance/scorer_registry.cc); this test runs once it "
-    "is";
-
-// SPEC §6.7's default stack, minus prefix_affinity until that scorer is registered: the tests of
-// the other three scorers' behaviour in the pipeline do not depend on it.
+// SPEC §6.7's default stack, spelled out.
 Weights pipeline_scorers() {
-  Weights scorers = {{"session_affinity", 1.0}, {"static_weight", 1.0}, {"least_load", 1.0}};
-  if (is_known_scorer("prefix_affinity")) scorers.emplace_back("prefix_affinity", 1.0);
-  return scorers;
+  return {{"session_affinity", 1.0},
+          {"static_weight", 1.0},
+          {"least_load", 1.0},
+          {"prefix_affinity", 1.0}};
 }
 
 std::unique_ptr<LoadBalancer> pipeline(const std::vector<CandidateSpec>& candidates,
@@ -48,7 +44,6 @@ RouteContext with_session(std::string_view key) {
 }
 
 TEST(StacksTest, DefaultPipelineIsTheSpecStack) {
-  if (!is_known_scorer("prefix_affinity")) GTEST_SKIP() << kNoPrefixAffinity;
   const auto candidates = make_candidates(3);
   auto lb = make_pipeline(candidates, BalancerDeps{}, {});
   ASSERT_TRUE(lb.has_value()) << lb.error();
@@ -56,17 +51,6 @@ TEST(StacksTest, DefaultPipelineIsTheSpecStack) {
   auto* stack = dynamic_cast<ScoredStack*>(lb->get());
   ASSERT_NE(stack, nullptr);
   EXPECT_EQ(stack->size(), 4u);
-}
-
-TEST(StacksTest, StacksNeedingPrefixAffinityNameItWhileItIsMissing) {
-  if (is_known_scorer("prefix_affinity")) GTEST_SKIP() << "prefix_affinity is registered";
-  const auto candidates = make_candidates(3);
-  for (const auto& lb : {make_pipeline(candidates, BalancerDeps{}, {}),
-                         make_lora_aware(candidates, BalancerDeps{})}) {
-    ASSERT_FALSE(lb.has_value());
-    EXPECT_NE(lb.error().find("unknown scorer \"prefix_affinity\""), std::string::npos)
-        << lb.error();
-  }
 }
 
 TEST(StacksTest, StackNames) {
@@ -314,7 +298,6 @@ TEST(StacksTest, AdapterResidencyFirstThenLeastLoad) {
 }
 
 TEST(StacksTest, LoraAwareStack) {
-  if (!is_known_scorer("prefix_affinity")) GTEST_SKIP() << kNoPrefixAffinity;
   SeededRandom random(11);
   const auto candidates = make_candidates(3);
   auto lb = make_lora_aware(candidates, {.random = &random});

@@ -38,7 +38,8 @@ std::string first_defined_in_minimal(std::string_view needle) {
 //   check_routes:   R1 name = ""; R2 duplicate name; R3 unknown strategy; R4 no targets;
 //                   R5 target provider unknown; R6 target provider a decision_service;
 //                   R7 target model = ""; R8 [routes.policy] on a non-policy route;
-//                   R9 a policy route with weights on some targets only.
+//                   R9 a policy route with weights on some targets only; R10 [routes.pipeline]
+//                   on a non-pipeline route; R11 an unknown scorer; R12 no scorer weight > 0.
 //     check_decision_service: D1 provider unknown; D2 provider not of kind decision_service;
 //                   D3 criteria naming a model no target has.
 //   check_groups:   G1 slug not ^[a-z0-9][a-z0-9-]{0,62}$; G2 duplicate slug; G3 slug that is a
@@ -160,7 +161,8 @@ model = "x"
 )"),
        "routes[1].strategy",
        "unknown strategy \"fastest_ever\"; known: round_robin, random, power_of_two, weighted, "
-       "consistent_hash, policy"},
+       "consistent_hash, cache_aware, pipeline, cheapest, fastest, predicted_latency, lora_aware, "
+       "policy"},
       // R4: reported at the route's header, targets being absent.
       {minimal_plus("[[routes]]  # <-\nname = \"empty\"\n"), "routes[1].targets",
        "at least one [[routes.targets]]"},
@@ -219,6 +221,45 @@ provider = "a"
 model = "m2"
 )"),
        "routes[1].targets[1]", "weight on every target (1 of 2 have one)"},
+      // R10
+      {minimal_plus(R"(
+[[routes]]
+name = "p"
+strategy = "cache_aware"
+[[routes.targets]]
+provider = "a"
+model = "m1"
+[routes.pipeline]  # <-
+least_load = 1.0
+)"),
+       "routes[1].pipeline", "applies only to strategy = \"pipeline\""},
+      // R11
+      {minimal_plus(R"(
+[[routes]]
+name = "p"
+strategy = "pipeline"
+[[routes.targets]]
+provider = "a"
+model = "m1"
+[routes.pipeline]
+least_load = 1.0
+prefix_afinity = 1.0  # <-
+)"),
+       "routes[1].pipeline.prefix_afinity",
+       "unknown scorer \"prefix_afinity\"; known: session_affinity, static_weight, least_load, "
+       "prefix_affinity, predicted_latency, fastest, cheapest, adapter_residency"},
+      // R12
+      {minimal_plus(R"(
+[[routes]]
+name = "p"
+strategy = "pipeline"
+[[routes.targets]]
+provider = "a"
+model = "m1"
+[routes.pipeline]  # <-
+least_load = 0
+)"),
+       "routes[1].pipeline", "needs at least one scorer with weight > 0"},
       // D1
       {minimal_plus(R"(
 [[routes]]
@@ -314,7 +355,7 @@ provider = "a"
 )"),
        "provider_groups[0].strategy",
        "unknown strategy \"fastest_ever\"; known: round_robin, random, power_of_two, weighted, "
-       "consistent_hash"},
+       "consistent_hash, cache_aware, pipeline, cheapest, fastest, predicted_latency, lora_aware"},
       // G6
       {minimal_plus("[[provider_groups]]  # <-\nslug = \"g\"\n"), "provider_groups[0].members",
        "at least one [[provider_groups.members]]"},

@@ -80,10 +80,8 @@ void bm_stack(benchmark::State& state,
 
 void bm_pipeline(benchmark::State& state) {
   const BenchFleet fleet(static_cast<size_t>(state.range(0)));
-  Weights scorers = {{"session_affinity", 1.0}, {"static_weight", 1.0}, {"least_load", 1.0}};
-  if (is_known_scorer("prefix_affinity")) scorers.emplace_back("prefix_affinity", 1.0);
-  state.SetLabel(scorers.size() == 4 ? "default stack" : "default stack minus prefix_affinity");
-  auto lb = make_pipeline(fleet.candidates, BalancerDeps{}, scorers);
+  state.SetLabel("default stack");
+  auto lb = make_pipeline(fleet.candidates, BalancerDeps{}, {});
   if (!lb) {
     state.SkipWithError(lb.error().c_str());
     return;
@@ -100,12 +98,7 @@ void bm_pipeline(benchmark::State& state) {
 
 void bm_lora_aware(benchmark::State& state) {
   const BenchFleet fleet(static_cast<size_t>(state.range(0)));
-  const bool full = is_known_scorer("prefix_affinity");
-  state.SetLabel(full ? "lora_aware" : "lora_aware minus prefix_affinity");
-  auto lb = full ? make_lora_aware(fleet.candidates, BalancerDeps{})
-                 : make_pipeline(fleet.candidates, BalancerDeps{},
-                                 Weights{{"adapter_residency", kAdapterResidencyWeight},
-                                         {"least_load", kTieBreakLeastLoadWeight}});
+  auto lb = make_lora_aware(fleet.candidates, BalancerDeps{});
   if (!lb) {
     state.SkipWithError(lb.error().c_str());
     return;

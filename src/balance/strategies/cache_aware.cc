@@ -1,0 +1,190 @@
+#include "balance/strategies/cache_aware.h"
+
+#include <algorithm>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "balance/explain.h"
+
+namespace rolter {
+namespace {
+
+// Per-thread scratch for one pick. Buffers only grow: a thread pays one allocation the first time
+// it sees a larger candidate list and none afterwards.
+struct Scratch {
+  std::vector<uint32_t> matched;
+  std::vector<uint32_t> loads;
+  std::vector<char> eligible;  // char, not bool: std::vector<bool> packs bits and is slower here
+
+  void ensure(size_t n) {
+    if (matched.size() < n) {
+      matched.resize(n);
+      loads.resize(n);
+      eligible.resize(n);
+    }
+  }
+};
+
+Scratch& scratch() {
+  thread_local Scratch buffers;
+  return buffers;
+}
+
+// How a pick was decided, kept for the explanation.
+enum class Path { kNoneEligible, kEmptyPrompt, kAffinity, kOverloaded, kColdMatch };
+
+struct Decision {
+  std::optional<size_t> index;
+  Path path = Path::kNoneEligible;
+  size_t warm = 0;  // the warm candidate, for kAffinity and kOverloaded
+  uint32_t min_load = 0;
+  uint32_t best = 0;  // the longest eligible match, in bytes
+};
+
+// Asks eligible() once per candidate and reads each load once, so every later step sees the same
+// values. Returns min_load over the eligible candidates, nullopt when none is eligible.
+std::optional<uint32_t> read_candidates(Scratch& s, size_t n, const Loads& loads,
+                                        Eligible eligible) {
+  std::optional<uint32_t> min_load;
+  for (size_t i = 0; i < n; ++i) {
+    s.eligible[i] = eligible(i) ? 1 : 0;
+    s.loads[i] = loads[i];
+    if (s.eligible[i] && (!min_load || s.loads[i] < *min_load)) min_load = s.loads[i];
+  }
+  return min_load;
+}
+
+// Uniform among the eligible candidates i with value[i] == target, by reservoir sampling: the k-th
+// one replaces the choice with probability 1/k. REQUIRES: at least one such candidate.
+size_t uniform_among(const Scratch& s, const std::vector<uint32_t>& value, size_t n,
+                     uint32_t target, Random& random) {
+  size_t chosen = n;
+  size_t seen = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!s.eligible[i] || value[i] != target) continue;
+    if (++seen == 1 || random.uniform(seen) == 0) chosen = i;
+  }
+  return chosen;
+}
+
+uint32_t longest_eligible_match(const Scratch& s, size_t n) {
+  uint32_t best = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (s.eligible[i] && s.matched[i] > best) best = s.matched[i];
+  }
+  return best;
+}
+
+bool overloaded(uint32_t load, uint32_t min_load) {
+  return load > uint64_t{min_load} + CacheAwareBalancer::kOverloadSlack &&
+         load > CacheAwareBalancer::kOverloadFactor * min_load;
+}
+
+// "92%": in integers and rounded down, so a match just under half never reads as reaching it.
+std::string percent(uint32_t matched, size_t prompt_size) {
+  return std::to_string(uint64_t{matched} * 100 / prompt_size) + "%";
+}
+
+void explain_rows(Explain& explain, const Scratch& s, size_t n, size_t prompt_size) {
+  for (size_t i = 0; i < n; ++i) {
+    explain.eligible(i, s.eligible[i] != 0);
+    explain.load(i, s.loads[i]);
+    const double ratio = prompt_size == 0
+                             ? 0.0
+                             : static_cast<double>(s.matched[i]) / static_cast<double>(prompt_size);
+    explain.score(i, "prefix", ratio);
+  }
+}
+
+// Names the ineligible candidate, if any, whose match beat every eligible one.
+void explain_ineligible_match(Explain& explain, const Scratch& s, size_t n, size_t prompt_size,
+                              uint32_t best) {
+  size_t longest = n;
+  uint32_t longest_match = best;
+  for (size_t i = 0; i < n; ++i) {
+    if (!s.eligible[i] && s.matched[i] > longest_match) {
+      longest = i;
+      longest_match = s.matched[i];
+    }
+  }
+  if (longest == n) return;
+  explain.reason("ineligible candidate " + std::to_string(longest) + " matched " +
+                 percent(longest_match, prompt_size) +
+                 " of the prompt, more than any eligible candidate, and was not considered");
+}
+
+void explain_decision(Explain& explain, const Decision& d, size_t prompt_size, uint32_t warm_load) {
+  const std::string warm = std::to_string(d.warm);
+  const std::string min = std::to_string(d.min_load);
+  switch (d.path) {
+    case Path::kNoneEligible:
+      explain.reason("no candidate is eligible");
+      break;
+    case Path::kEmptyPrompt:
+      explain.reason("empty prompt: least loaded wins");
+      break;
+    case Path::kAffinity:
+      explain.reason("candidate " + warm + " matched " + percent(d.best, prompt_size) +
+                     " of the prompt (>= 50%) and keeps affinity");
+      break;
+    case Path::kOverloaded:
+      explain.reason("warm candidate " + warm + " is overloaded: load " +
+                     std::to_string(warm_load) + " > min " + min + " + 2 and > 1.5 x " + min +
+                     "; spread to the least loaded");
+      break;
+    case Path::kColdMatch:
+      explain.reason("best match " + percent(d.best, prompt_size) + " < 50%: least loaded wins");
+      break;
+  }
+}
+
+}  // namespace
+
+CacheAwareBalancer::CacheAwareBalancer(size_t candidate_count, Random& random,
+                                       PrefixTree::Options options)
+    : count_(candidate_count), random_(random), tree_(candidate_count, options) {}
+
+std::optional<size_t> CacheAwareBalancer::pick(const RouteContext& ctx, const Loads& loads) {
+  return pick_eligible(ctx, loads, [](size_t) { return true; });
+}
+
+std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx, const Loads& loads,
+                                                        Eligible eligible) {
+  // A mismatched Loads belongs to another candidate list: any index would be meaningless.
+  if (count_ == 0 || loads.size() != count_) return std::nullopt;
+  Scratch& s = scratch();
+  s.ensure(count_);
+  const std::optional<uint32_t> min_load = read_candidates(s, count_, loads, eligible);
+  std::fill_n(s.matched.begin(), count_, 0);
+  Decision d;
+  if (min_load) {
+    d.min_load = *min_load;
+    d.path = ctx.prompt.empty() ? Path::kEmptyPrompt : Path::kColdMatch;
+  }
+  if (d.path == Path::kColdMatch) {
+    tree_.match(ctx.prompt, std::span<uint32_t>(s.matched.data(), count_));
+    d.best = longest_eligible_match(s, count_);
+    const double ratio = static_cast<double>(d.best) / static_cast<double>(ctx.prompt.size());
+    if (ratio >= kMinMatchRatio) {
+      d.warm = uniform_among(s, s.matched, count_, d.best, random_);
+      d.path = overloaded(s.loads[d.warm], d.min_load) ? Path::kOverloaded : Path::kAffinity;
+    }
+  }
+  if (min_load) {
+    d.index =
+        d.path == Path::kAffinity ? d.warm : uniform_among(s, s.loads, count_, d.min_load, random_);
+  }
+  if (ctx.explain != nullptr) {
+    explain_rows(*ctx.explain, s, count_, ctx.prompt.size());
+    explain_ineligible_match(*ctx.explain, s, count_, ctx.prompt.size(), d.best);
+    explain_decision(*ctx.explain, d, ctx.prompt.size(), s.loads[d.warm]);
+  }
+  return d.index;
+}
+
+void CacheAwareBalancer::observe(size_t index, const RouteContext& ctx) {
+  if (index < count_ && !ctx.prompt.empty()) tree_.insert(ctx.prompt, index);
+}
+
+}  // namespace rolter

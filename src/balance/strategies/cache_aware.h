@@ -1,0 +1,65 @@
+// CacheAwareBalancer: SPEC §6.6, approximate prefix affinity with a load guard.
+//
+// observe() records in a PrefixTree (balance/prefix/prefix_tree.h) which candidate served which
+// conversation text. A pick sends the request to the eligible candidate that served the longest
+// prefix of its prompt (ties at random) when that prefix is at least kMinMatchRatio of the prompt,
+// unless that warm candidate is overloaded: load > min_load + kOverloadSlack and load >
+// kOverloadFactor x min_load, min_load over the eligible candidates. Otherwise, and for an empty
+// prompt, the least-loaded eligible candidate wins (ties at random).
+//
+// Honours eligibility: an ineligible candidate is never returned, its match never wins and its
+// load does not set min_load; nullopt when none is eligible. With ctx.explain set, it records each
+// candidate's eligibility, load and "prefix" score (its match ratio) and why the pick went the way
+// it did; without, it computes nothing for it.
+//
+// Thread-safety: every method may be called concurrently. A pick holds the tree's shared lock for
+// one match, so picks never block each other; observe() holds its exclusive lock for one insert.
+// Per-pick scratch lives in thread_local buffers that only grow, so after a thread's first pick at
+// a given candidate count a pick allocates nothing (unless it is asked to explain).
+//
+//   CacheAwareBalancer lb(candidates.size(), default_random());
+//   auto idx = lb.pick_eligible(ctx, loads, eligible);
+//   lb.observe(*idx, ctx);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "balance/load_balancer.h"
+#include "balance/prefix/prefix_tree.h"
+#include "common/random.h"
+
+namespace rolter {
+
+class CacheAwareBalancer final : public LoadBalancer {
+ public:
+  // 0.5: with at least half the prompt likely in the warm replica's KV cache, the prefill it saves
+  // outweighs a modest queue; below that a cold but idle replica is the better bet.
+  static constexpr double kMinMatchRatio = 0.5;
+  // +2 and 1.5x: a warm replica keeps affinity until clearly overloaded; the absolute part keeps
+  // near-idle replicas (2 vs 0) warm, the relative part keeps busy ones (40 vs 30) warm.
+  static constexpr uint32_t kOverloadSlack = 2;
+  static constexpr double kOverloadFactor = 1.5;
+
+  // `random` breaks ties and must outlive the balancer.
+  CacheAwareBalancer(size_t candidate_count, Random& random, PrefixTree::Options options = {});
+
+  std::string_view name() const override { return "cache_aware"; }
+  // Same as pick_eligible() with every candidate eligible.
+  std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
+  std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
+                                      Eligible eligible) override;
+  // Inserts ctx.prompt into the tree under `index`; an index out of range is ignored.
+  void observe(size_t index, const RouteContext& ctx) override;
+
+  const PrefixTree& tree() const { return tree_; }
+
+ private:
+  const size_t count_;
+  Random& random_;
+  PrefixTree tree_;
+};
+
+}  // namespace rolter
