@@ -137,7 +137,9 @@ void EngineModel::admit_waiting(double now_ms) {
     const double prefill =
         params_.prefill_ms_base +
         params_.prefill_ms_per_token * static_cast<double>(prompt - seq.cached_tokens);
-    seq.next_ms = now_ms + scaled(load + prefill);
+    const double prefill_start = std::max(now_ms + scaled(load), prefill_free_ms_);
+    seq.next_ms = prefill_start + scaled(prefill);
+    prefill_free_ms_ = seq.next_ms;
     const uint64_t id = seq.request.id;
     due_.emplace(std::make_pair(seq.next_ms, seq.order), id);
     running_.emplace(id, std::move(seq));

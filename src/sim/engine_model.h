@@ -14,6 +14,11 @@
 //     If it names a LoRA adapter that is not among the `max_loras` most recently used ones, it
 //     first pays `lora_load_ms`. Then prefill costs `prefill_ms_base` + `prefill_ms_per_token` per
 //     UNCACHED prompt token; the first output token is emitted when prefill ends.
+//   - Prefill is compute-bound, so an engine prefills one sequence at a time, in admission order:
+//     a sequence's prefill starts when the previous one's ends. Concurrent prefills on a GPU share
+//     its compute, so together they take as long as one after another; this is why a cache hit
+//     shortens the wait of every request queued behind it, not only its own. (A cancelled
+//     sequence keeps the prefill time it was given.)
 //   - Decode: each later token follows the previous one by
 //     `decode_ms_base + decode_ms_per_seq * running()` (batch size taken when the previous token
 //     was emitted), so a fuller batch decodes every sequence more slowly.
@@ -155,6 +160,7 @@ class EngineModel {
   EngineModelParams params_;
   KvCache cache_;
   double clock_ms_ = 0;
+  double prefill_free_ms_ = 0;  // when the engine's prefill compute is next free
   uint64_t next_order_ = 0;
   std::deque<Sequence> waiting_;
   std::unordered_map<uint64_t, Sequence> running_;

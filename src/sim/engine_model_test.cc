@@ -72,6 +72,25 @@ TEST(EngineModel, SecondIdenticalPromptHitsTheCacheAndStartsSooner) {
   EXPECT_DOUBLE_EQ(model.occupancy(), 10.0 / 64);
 }
 
+TEST(EngineModel, PrefillsRunOneAfterAnotherSoAHitShortensTheQueueBehindIt) {
+  EngineModel model(small_params());
+  // Two distinct 20-token prompts admitted at once: the second prefill starts when the first
+  // ends (1 + 0.5 * 20 = 11 ms each).
+  model.submit(0, {.id = 1, .tokens = seq_tokens(100, 20), .output_tokens = 1});
+  model.submit(0, {.id = 2, .tokens = seq_tokens(200, 20), .output_tokens = 1});
+  const auto events = drain(model);
+  EXPECT_DOUBLE_EQ(find(events, 1, ModelEvent::Kind::kFirstToken)->at_ms, 11);
+  EXPECT_DOUBLE_EQ(find(events, 2, ModelEvent::Kind::kFirstToken)->at_ms, 22);
+
+  // The same two again, now cached (all 5 blocks of each): each prefill is 1 ms, so the second
+  // request waits 1 ms instead of 11.
+  model.submit(100, {.id = 3, .tokens = seq_tokens(100, 20), .output_tokens = 1});
+  model.submit(100, {.id = 4, .tokens = seq_tokens(200, 20), .output_tokens = 1});
+  const auto cached = drain(model);
+  EXPECT_DOUBLE_EQ(find(cached, 3, ModelEvent::Kind::kFirstToken)->at_ms, 101);
+  EXPECT_DOUBLE_EQ(find(cached, 4, ModelEvent::Kind::kFirstToken)->at_ms, 102);
+}
+
 TEST(EngineModel, SharedPrefixHitsTheBlocksItShares) {
   EngineModel model(small_params());
   const auto a = words("you are a helpful assistant answer briefly please . what is two plus two");

@@ -68,6 +68,27 @@ size_t uniform_among(const Scratch& s, const std::vector<uint32_t>& value, size_
   return chosen;
 }
 
+// The least-loaded eligible candidate; among several at min_load, the one that has served the
+// fewest requests, and among those uniformly at random.
+size_t least_loaded(const Scratch& s, size_t n, uint32_t min_load,
+                    const std::atomic<uint64_t>* served, Random& random) {
+  size_t chosen = n;
+  size_t seen = 0;
+  uint64_t fewest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!s.eligible[i] || s.loads[i] != min_load) continue;
+    const uint64_t count = served[i].load(std::memory_order_relaxed);
+    if (chosen == n || count < fewest) {
+      chosen = i;
+      fewest = count;
+      seen = 1;
+    } else if (count == fewest && random.uniform(++seen) == 0) {
+      chosen = i;
+    }
+  }
+  return chosen;
+}
+
 uint32_t longest_eligible_match(const Scratch& s, size_t n) {
   uint32_t best = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -143,7 +164,10 @@ void explain_decision(Explain& explain, const Decision& d, size_t prompt_size, u
 
 CacheAwareBalancer::CacheAwareBalancer(size_t candidate_count, Random& random,
                                        PrefixTree::Options options)
-    : count_(candidate_count), random_(random), tree_(candidate_count, options) {}
+    : count_(candidate_count),
+      random_(random),
+      tree_(candidate_count, options),
+      served_(std::make_unique<std::atomic<uint64_t>[]>(candidate_count)) {}
 
 std::optional<size_t> CacheAwareBalancer::pick(const RouteContext& ctx, const Loads& loads) {
   return pick_eligible(ctx, loads, [](size_t) { return true; });
@@ -173,7 +197,7 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
   }
   if (min_load) {
     d.index =
-        d.path == Path::kAffinity ? d.warm : uniform_among(s, s.loads, count_, d.min_load, random_);
+        d.path == Path::kAffinity ? d.warm : least_loaded(s, count_, d.min_load, served_.get(), random_);
   }
   if (ctx.explain != nullptr) {
     explain_rows(*ctx.explain, s, count_, ctx.prompt.size());
@@ -184,7 +208,9 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
 }
 
 void CacheAwareBalancer::observe(size_t index, const RouteContext& ctx) {
-  if (index < count_ && !ctx.prompt.empty()) tree_.insert(ctx.prompt, index);
+  if (index >= count_) return;
+  served_[index].fetch_add(1, std::memory_order_relaxed);
+  if (!ctx.prompt.empty()) tree_.insert(ctx.prompt, index);
 }
 
 }  // namespace rolter

@@ -22,8 +22,10 @@
 //   lb.observe(*idx, ctx);
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -60,6 +62,11 @@ class CacheAwareBalancer final : public LoadBalancer {
   const size_t count_;
   Random& random_;
   PrefixTree tree_;
+  // Requests each candidate served through this balancer (observe()). Breaking load ties by it
+  // spreads new conversations evenly even when in-flight counts are all equal, as they mostly
+  // are at low load: then the random tie-break of SPEC §6.6's "least loaded" would let the
+  // engines' shares drift apart, window after window.
+  std::unique_ptr<std::atomic<uint64_t>[]> served_;
 };
 
 }  // namespace rolter

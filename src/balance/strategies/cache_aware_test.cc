@@ -107,12 +107,31 @@ TEST(CacheAwareTest, TiesAreRandom) {
   for (int i = 0; i < kPicks; ++i) ++counts[*lb.pick(context(kStored), warm_loads.view())];
   EXPECT_EQ(counts[2], 0);
   EXPECT_NEAR(counts[0] / static_cast<double>(kPicks), 0.5, 0.02);
-  // An empty prompt: the least loaded, ties at random.
+  // An empty prompt: the least loaded; among equally loaded ones that have served as many
+  // requests, at random.
+  CacheAwareBalancer fresh(3, random);
   LoadsFixture loads({1, 0, 0});
   counts.assign(3, 0);
-  for (int i = 0; i < kPicks; ++i) ++counts[*lb.pick(context(""), loads.view())];
+  for (int i = 0; i < kPicks; ++i) ++counts[*fresh.pick(context(""), loads.view())];
   EXPECT_EQ(counts[0], 0);
   EXPECT_NEAR(counts[1] / static_cast<double>(kPicks), 0.5, 0.02);
+}
+
+TEST(CacheAwareTest, LoadTiesGoToTheCandidateThatServedFewest) {
+  SeededRandom random(5);
+  CacheAwareBalancer lb(3, random);
+  LoadsFixture loads({0, 0, 0});
+  // Served counts 2, 1, 0: equal loads, so the one that served fewest wins, every time.
+  lb.observe(0, context(""));
+  lb.observe(0, context(""));
+  lb.observe(1, context(""));
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(lb.pick(context(""), loads.view()), 2u);
+  // Load still comes first: candidate 2 busier than the others loses despite serving fewest.
+  loads.set(2, 1);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(lb.pick(context(query(30)), loads.view()), 1u);
+  // Counts served through observe() only; a pick alone changes nothing.
+  loads.set(2, 0);
+  EXPECT_EQ(lb.pick(context(""), loads.view()), 2u);
 }
 
 TEST(CacheAwareTest, NeverPicksIneligible) {
