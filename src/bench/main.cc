@@ -23,10 +23,11 @@ namespace rb = rolter::bench;
 
 namespace {
 
-// The strategies that need nothing but candidates and loads (no KV events, telemetry or
-// policy): the default set for a replay.
-constexpr std::string_view kSimpleStrategies[] = {"round_robin", "random", "consistent_hash",
-                                                  "power_of_two", "weighted"};
+// The default set for a replay: every strategy that needs nothing the replay cannot give it (no
+// KV events, telemetry or policy service): what the gateway sees itself and learns from answers.
+constexpr std::string_view kDefaultStrategies[] = {
+    "round_robin", "random",   "power_of_two",      "weighted",   "consistent_hash", "cache_aware",
+    "pipeline",    "cheapest", "predicted_latency", "lora_aware", "fastest"};
 
 struct ReplayArgs {
   std::string trace_path;
@@ -137,7 +138,7 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
 
   std::vector<std::string> strategies = split_list(a.strategies);
   if (strategies.empty())
-    strategies.assign(std::begin(kSimpleStrategies), std::end(kSimpleStrategies));
+    strategies.assign(std::begin(kDefaultStrategies), std::end(kDefaultStrategies));
   for (const auto& s : strategies) {
     if (!rolter::is_known_strategy(s)) {
       std::fprintf(stderr, "rolter-bench: unknown strategy \"%s\"\n", s.c_str());
@@ -256,8 +257,8 @@ int main(int argc, char** argv) {
   std::string known;
   for (auto s : rolter::known_strategies()) known += (known.empty() ? "" : ", ") + std::string(s);
   replay->add_option("--strategies", a.strategies,
-                     "Comma-separated strategies, one replay each (default: round_robin,random,"
-                     "consistent_hash,power_of_two,weighted). Known: " +
+                     "Comma-separated strategies, one replay each (default: every strategy that "
+                     "needs no KV events, telemetry or policy service). Known: " +
                          known);
   replay->add_option("--seed", a.seed,
                      "Seed for the balancer's randomness, the synthetic "
