@@ -185,6 +185,49 @@ TEST_P(AllocationTest, ScoreStackStrategiesDoNotAllocatePerPick) {
   }
 }
 
+TEST_P(AllocationTest, PromptAwareStrategiesDoNotAllocatePerPick) {
+  // cache_aware and the stacks with prefix affinity, over a warm tree of 32 KiB conversations,
+  // picking for warm prompts, prompts that leave the tree mid-edge, and an adapter.
+  const size_t n = GetParam();
+  const auto candidates = make_candidates(n);
+  std::vector<std::string> prompts;
+  for (int c = 0; c < 8; ++c) {
+    std::string text = "system prompt shared by every conversation. ";
+    while (text.size() < RouteContext::kPromptBound)
+      text += "turn " + std::to_string(c * 7919 + text.size()) + " ";
+    prompts.push_back(text.substr(0, RouteContext::kPromptBound));
+  }
+  std::vector<std::string> novel = prompts;
+  for (auto& text : novel) text[text.size() / 2] = '#';
+  SeededRandom random(5);
+  const BalancerDeps deps{.random = &random};
+  for (std::string_view strategy : {"cache_aware", "pipeline", "lora_aware"}) {
+    auto lb = make_balancer(strategy, candidates, deps);
+    ASSERT_TRUE(lb.has_value()) << lb.error();
+    RouteContext ctx;
+    ctx.adapter = "adapter-a";
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      ctx.prompt = prompts[i];
+      (*lb)->observe(i % n, ctx);
+    }
+    LoadsFixture loads(n);
+    auto picks = [&](int count) {
+      for (int i = 0; i < count; ++i) {
+        loads.set(static_cast<size_t>(i) % n, static_cast<uint32_t>(i % 5));
+        const auto& set = i % 2 == 0 ? prompts : novel;
+        ctx.prompt = set[static_cast<size_t>(i) % set.size()];
+        (void)(*lb)->pick_eligible(ctx, loads.view(), [](size_t c) { return c % 5 != 1; });
+      }
+    };
+    picks(kWarmUpPicks);
+    g_allocations.store(0);
+    g_counting.store(true);
+    picks(2000);
+    g_counting.store(false);
+    EXPECT_EQ(g_allocations.load(), 0) << strategy << " with " << n;
+  }
+}
+
 TEST(AllocationCounterTest, CountsAllocations) {
   // The counter itself works: otherwise every test above would pass vacuously.
   g_allocations.store(0);

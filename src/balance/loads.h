@@ -28,8 +28,8 @@ struct LoadSignals {
   InFlightCounter in_flight{0};
   std::atomic<uint64_t> sent_total{0};  // requests this gateway has sent the instance, ever
   std::atomic<bool> engine_fresh{false};
-  std::atomic<uint32_t> engine_load{0};       // running + waiting at the last good scrape
-  std::atomic<uint64_t> sent_at_scrape{0};    // sent_total when that scrape was sent
+  std::atomic<uint32_t> engine_load{0};     // running + waiting at the last good scrape
+  std::atomic<uint64_t> sent_at_scrape{0};  // sent_total when that scrape was sent
 
   // The load strategies compare.
   uint32_t current() const {

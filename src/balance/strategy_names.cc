@@ -7,8 +7,9 @@ namespace rolter {
 namespace {
 
 constexpr std::array<std::string_view, 11> kStrategies = {
-    "round_robin", "random",   "power_of_two", "weighted",          "consistent_hash", "cache_aware",
-    "pipeline",    "cheapest", "fastest",      "predicted_latency", "lora_aware",
+    "round_robin", "random",   "power_of_two", "weighted", "consistent_hash",
+    "cache_aware", "pipeline", "cheapest",     "fastest",  "predicted_latency",
+    "lora_aware",
 };
 
 }  // namespace

@@ -26,7 +26,7 @@ struct InFlight {
   double arrival_ms = 0;
   uint32_t output_tokens = 0;
   uint32_t engine = 0;
-  uint32_t queue_depth = 0;     // the engine's load before this request joined it
+  uint32_t queue_depth = 0;  // the engine's load before this request joined it
   double prompt_ktokens = 0;
 };
 

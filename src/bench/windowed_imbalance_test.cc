@@ -35,8 +35,8 @@ TEST(WindowedImbalance, EmptyWindowsAndStrayInputAreSkipped) {
   w.add(0, 1);
   w.add(5500, 0);  // windows 1..4 stay empty
   w.add(5600, 1);
-  w.add(100, 7);   // no such engine
-  w.add(-1, 0);    // before the replay
+  w.add(100, 7);  // no such engine
+  w.add(-1, 0);   // before the replay
   EXPECT_EQ(w.per_window().size(), 2u);
   EXPECT_DOUBLE_EQ(w.median(), 1.0);
   EXPECT_DOUBLE_EQ(WindowedImbalance(3).median(), 0.0);

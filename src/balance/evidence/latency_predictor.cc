@@ -6,8 +6,7 @@
 namespace rolter {
 
 void LatencyPredictor::record(double queue_depth, double prompt_ktokens, double latency_ms) {
-  if (!std::isfinite(queue_depth) || !std::isfinite(prompt_ktokens) ||
-      !std::isfinite(latency_ms)) {
+  if (!std::isfinite(queue_depth) || !std::isfinite(prompt_ktokens) || !std::isfinite(latency_ms)) {
     return;
   }
   const double x[3] = {1.0, queue_depth, prompt_ktokens};

@@ -196,8 +196,9 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
     }
   }
   if (min_load) {
-    d.index =
-        d.path == Path::kAffinity ? d.warm : least_loaded(s, count_, d.min_load, served_.get(), random_);
+    d.index = d.path == Path::kAffinity
+                  ? d.warm
+                  : least_loaded(s, count_, d.min_load, served_.get(), random_);
   }
   if (ctx.explain != nullptr) {
     explain_rows(*ctx.explain, s, count_, ctx.prompt.size());
