@@ -74,6 +74,8 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   in.read("api_key_env", out.api_key_env);
   in.read("max_loras", out.max_loras);  // 0 = an engine without LoRA adapters
   in.read("health_path", out.health_path);
+  in.read("load_source", out.load_source);
+  in.read("metrics_interval_ms", out.metrics_interval_ms, kAtLeastOne);
   if (const toml::table* t = in.table("cost")) {
     TableReader cost_in(*t, in.key_path("cost"), diag);
     CostConfig cost;
