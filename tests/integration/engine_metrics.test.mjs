@@ -3,6 +3,10 @@
 // With local in-flight counts alone, each gateway sees only the requests it sent itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startRolter, configFor } from '../lib/rolter.mjs';
 import { startSimFor } from '../lib/sim.mjs';
 import { startEchoUpstream } from '../lib/echo_upstream.mjs';
@@ -21,6 +25,18 @@ async function scrapeText(rolter) {
   const r = await settle(await fetchWithin(`${rolter.url}/metrics`));
   assert.equal(r.status, 200, r.text);
   return r.text;
+}
+
+// Runs `promtool check metrics` on an exposition; resolves with its exit code and output.
+async function promtool(t, text) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-engine-metrics-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'metrics.txt');
+  writeFileSync(file, text);
+  return new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', `promtool check metrics < ${file}`], { timeout: 10000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? (error.code ?? error.signal) : 0, out: stdout + stderr }));
+  });
 }
 
 // The value of `metric` for provider `provider`'s instance, or undefined when absent.
@@ -165,4 +181,8 @@ test('an engine whose /metrics fails is balanced on local in-flight', async (t) 
   assert.equal(instanceValue(text, 'rolter_engine_load_fresh', 'engine-1'), 0);
   assert.ok(instanceValue(text, 'rolter_engine_scrape_failures_total', 'engine-1') >= 10, 'it kept trying');
   assert.equal(instanceValue(text, 'rolter_engine_load_fresh', 'engine-0'), 1);
+  assert.ok(instanceValue(text, 'rolter_engine_load', 'engine-0') >= 0);
+  // The engine series pass the same lint as the rest of the exposition.
+  const lint = await promtool(t, text);
+  assert.equal(lint.code, 0, lint.out);
 });
