@@ -14,6 +14,9 @@
 //   timeout       min(I, 1 s), at least 50 ms: one scrape ends before the next is due (a loopback
 //                 engine answers in a millisecond; 50 ms keeps a tiny I from failing every scrape)
 //   stale after   max(3 I, I + timeout) without a good scrape: two scrapes in a row were lost
+// The timeout covers connect, request and response; a host name is resolved by the system
+// resolver without it, and a scrape stuck there is caught by the stale bound instead. A scrape
+// never overlaps the next: one still running when the next is due delays it.
 //
 // The pieces: read_engine_sample() reads a /metrics body; ScrapedEngine is the pure decision logic
 // for one engine (when to scrape, what an outcome or its absence does to the signals), driven by
