@@ -19,6 +19,7 @@
 #include "balance/balancer_factory.h"
 #include "config/loader.h"
 #include "config/url.h"
+#include "fleet/engine_metrics/engine_scraper.h"
 #include "health/health_checker.h"
 #include "server/server.h"
 
@@ -98,6 +99,8 @@ int run_serve(const std::string& path, const std::string& listen_override,
   server.start();
   HealthChecker health(store);
   health.start();
+  EngineScraper engine_metrics(store);
+  engine_metrics.start();
   const std::string shown_host =
       address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
   spdlog::info("rolter listening on http://{}:{} ({} routes, config version {})", shown_host, *port,
@@ -149,6 +152,7 @@ int run_serve(const std::string& path, const std::string& listen_override,
         server.drain(std::chrono::milliseconds(store.current()->config().server.drain_timeout_ms));
     if (left > 0) spdlog::warn("drain timeout: {} request(s) cut", left);
     health.stop();
+    engine_metrics.stop();
     server.stop();
     spdlog::info("stopped");
   });

@@ -72,6 +72,11 @@ struct ProviderConfig {
   std::string api_key_env;      // empty = none
   uint32_t max_loras = 8;
   std::string health_path;  // empty = no active health check
+  // Where balancers read an instance's load (SPEC §6.15): "local" = this gateway's in-flight
+  // count; "engine_metrics" = the engine's running + waiting, scraped from {base_url}/metrics
+  // every metrics_interval_ms, plus what this gateway sent since.
+  std::string load_source = "local";
+  uint64_t metrics_interval_ms = 250;
   std::optional<CostConfig> cost;
   // Always at least one: `base_url` becomes a single instance, with the provider-level
   // kv_events / lmcache tables attached to it.

@@ -86,6 +86,8 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   in.read("api_key_env", out.api_key_env);
   in.read("max_loras", out.max_loras);  // 0 = an engine without LoRA adapters
   in.read("health_path", out.health_path);
+  in.read("load_source", out.load_source);
+  in.read("metrics_interval_ms", out.metrics_interval_ms, kAtLeastOne);
   out.cost = read_cost(in, diag);
 
   // One deployment is either a single base_url (with the provider-level kv_events / lmcache

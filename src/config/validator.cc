@@ -228,6 +228,11 @@ class Validator {
                       "duplicate instance " + quoted(p.instances[j].base_url));
         }
       }
+      if (p.load_source != "local" && p.load_source != "engine_metrics") {
+        diag_.error(
+            child_path(path, "load_source"),
+            "unknown load_source " + quoted(p.load_source) + "; expected local or engine_metrics");
+      }
     }
   }
 

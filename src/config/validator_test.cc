@@ -35,6 +35,7 @@ std::string first_defined_in_minimal(std::string_view needle) {
 //                   instances[j].base_url; P9 tcp:// endpoint with a bad host:port; P10 endpoint
 //                   neither tcp://host:port nor ipc://path; P11 bad replay_endpoint (checked only
 //                   when set); P12 bad lmcache endpoint.
+//                   P13 load_source neither local nor engine_metrics.
 //   check_routes:   R1 name = ""; R2 duplicate name; R3 unknown strategy; R4 no targets;
 //                   R5 target provider unknown; R6 target provider a decision_service;
 //                   R7 target model = ""; R8 [routes.policy] on a non-policy route;
@@ -132,6 +133,14 @@ base_url = "http://a:1"
 endpoint = "localhost:9000"  # <-
 )"),
        "providers[0].lmcache.endpoint", "bad URL"},
+      // P13: the message names the allowed values; the case must match.
+      {provider_plus("base_url = \"http://a:1\"\nload_source = \"prometheus\"  # <-\n"),
+       "providers[0].load_source",
+       "unknown load_source \"prometheus\"; expected local or engine_metrics"},
+      {provider_plus("base_url = \"http://a:1\"\nload_source = \"Engine_Metrics\"  # <-\n"),
+       "providers[0].load_source", "expected local or engine_metrics"},
+      {provider_plus("base_url = \"http://a:1\"\nload_source = \"\"  # <-\n"),
+       "providers[0].load_source", "unknown load_source \"\""},
       // R1
       {minimal_plus(R"(
 [[routes]]
@@ -435,6 +444,15 @@ TEST(Validator, AcceptedForms) {
 name = "b"
 base_url = "http://b:1"
 kv_events = { endpoint = "ipc:///run/kv.sock", replay_endpoint = "tcp://b:5558" }
+)"),
+      minimal_plus(
+          "[[providers]]\nname = \"b\"\nbase_url = \"http://b:1\"\nload_source = \"local\"\n"),
+      minimal_plus(R"(
+[[providers]]
+name = "b"
+base_url = "http://b:1"
+load_source = "engine_metrics"
+metrics_interval_ms = 1
 )"),
   };
   for (const auto& text : texts) {

@@ -97,7 +97,27 @@ struct Metrics::Families {
                         .Name("rolter_connections")
                         .Help("Open client connections")
                         .Register(r)
-                        .Add({})) {}
+                        .Add({})),
+        engine_load(prometheus::BuildGauge()
+                        .Name("rolter_engine_load")
+                        .Help("Requests running plus waiting on the engine at its last good scrape "
+                              "of /metrics")
+                        .Register(r)),
+        engine_fresh(
+            prometheus::BuildGauge()
+                .Name("rolter_engine_load_fresh")
+                .Help("1 while the engine's scraped load is fresh and used for balancing; "
+                      "0 when the last scrape failed or is stale (local in-flight is used)")
+                .Register(r)),
+        engine_cache(prometheus::BuildGauge()
+                         .Name("rolter_engine_gpu_cache_usage")
+                         .Help("The engine's KV-cache usage (0 to 1) at its last good scrape")
+                         .Register(r)),
+        engine_failures(prometheus::BuildCounter()
+                            .Name("rolter_engine_scrape_failures_total")
+                            .Help("Scrapes of the engine's /metrics that failed (connect, timeout, "
+                                  "status, or a metric missing or unreadable)")
+                            .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -116,6 +136,10 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& auth_failures;
   prometheus::Family<prometheus::Counter>& accept_errors;
   prometheus::Gauge& connections;
+  prometheus::Family<prometheus::Gauge>& engine_load;
+  prometheus::Family<prometheus::Gauge>& engine_fresh;
+  prometheus::Family<prometheus::Gauge>& engine_cache;
+  prometheus::Family<prometheus::Counter>& engine_failures;
 };
 
 Metrics::Metrics()
@@ -147,6 +171,15 @@ Metrics::CandidateInstruments Metrics::candidate(std::string_view route, std::st
                                                {"code", kCodeClasses[i]}});
   }
   return c;
+}
+
+Metrics::EngineInstruments Metrics::engine(std::string_view instance) {
+  const prometheus::Labels labels = {{"instance", std::string(instance)}};
+  families_->engine_fresh.Add(labels);  // marks the instance as scraped, for render()
+  return EngineInstruments{
+      .gpu_cache_usage = &families_->engine_cache.Add(labels),
+      .scrape_failures = &families_->engine_failures.Add(labels),
+  };
 }
 
 void Metrics::park(std::string_view instance, std::string_view reason) {
@@ -196,6 +229,15 @@ void Metrics::observe_seconds(prometheus::Histogram* h, double seconds) {
   if (h != nullptr) h->Observe(seconds);
 }
 
+void Metrics::count_engine_scrape(const EngineInstruments& e, bool ok,
+                                  std::optional<double> gpu_cache_usage) {
+  if (!ok) {
+    if (e.scrape_failures != nullptr) e.scrape_failures->Increment();
+  } else if (gpu_cache_usage && e.gpu_cache_usage != nullptr) {
+    e.gpu_cache_usage->Set(*gpu_cache_usage);
+  }
+}
+
 std::string Metrics::render(const LoadTracker& tracker) {
   const auto now = default_clock().now();
   tracker.for_each([&](const InstanceState& state) {
@@ -208,6 +250,12 @@ std::string Metrics::render(const LoadTracker& tracker) {
                                               now.time_since_epoch().count()
                                           ? 1
                                           : 0);
+    if (families_->engine_fresh.Has(labels)) {
+      families_->engine_load.Add(labels).Set(
+          state.load.engine_load.load(std::memory_order_relaxed));
+      families_->engine_fresh.Add(labels).Set(
+          state.load.engine_fresh.load(std::memory_order_relaxed) ? 1 : 0);
+    }
   });
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }

@@ -23,6 +23,12 @@
 //   accept_errors_total{reason}             failed accepts (emfile, enfile, other): the listener
 //                                           backs off instead of spinning
 //   connections                             open client connections
+//   engine_load{instance}                   running + waiting at the last good scrape of the
+//                                           engine's /metrics (load_source = "engine_metrics")
+//   engine_load_fresh{instance}             1 while that scrape is fresh and the balancers use
+//                                           it; 0 when failed or stale (local in-flight is used)
+//   engine_gpu_cache_usage{instance}        the engine's KV-cache usage (0..1) at that scrape
+//   engine_scrape_failures_total{instance}  scrapes that failed (connect, timeout, status, body)
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -37,6 +43,7 @@
 
 namespace prometheus {
 class Counter;
+class Gauge;
 class Histogram;
 class Registry;
 }  // namespace prometheus
@@ -61,6 +68,10 @@ class Metrics {
     prometheus::Counter* picks = nullptr;
     StatusCounters responses{};
   };
+  struct EngineInstruments {
+    prometheus::Gauge* gpu_cache_usage = nullptr;
+    prometheus::Counter* scrape_failures = nullptr;
+  };
 
   Metrics();
   ~Metrics();
@@ -68,6 +79,9 @@ class Metrics {
   RouteInstruments route(std::string_view route);
   CandidateInstruments candidate(std::string_view route, std::string_view strategy,
                                  std::string_view target);
+  // An instance whose engine is scraped: from now on render() also shows its engine_load and
+  // engine_load_fresh, read from the LoadTracker.
+  EngineInstruments engine(std::string_view instance);
 
   void park(std::string_view instance, std::string_view reason);
   void auth_failure(std::string_view reason);
@@ -83,6 +97,9 @@ class Metrics {
   static void count_tokens(const RouteInstruments& r, std::optional<uint64_t> in,
                            std::optional<uint64_t> out);
   static void observe_seconds(prometheus::Histogram* h, double seconds);
+  // One scrape of an engine's /metrics: a failure, or a success with the cache usage it read.
+  static void count_engine_scrape(const EngineInstruments& e, bool ok,
+                                  std::optional<double> gpu_cache_usage);
 
   // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.
   std::string render(const LoadTracker& tracker);
