@@ -55,19 +55,6 @@ std::optional<uint32_t> read_candidates(Scratch& s, size_t n, const Loads& loads
   return min_load;
 }
 
-// Uniform among the eligible candidates i with value[i] == target, by reservoir sampling: the k-th
-// one replaces the choice with probability 1/k. REQUIRES: at least one such candidate.
-size_t uniform_among(const Scratch& s, const std::vector<uint32_t>& value, size_t n,
-                     uint32_t target, Random& random) {
-  size_t chosen = n;
-  size_t seen = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (!s.eligible[i] || value[i] != target) continue;
-    if (++seen == 1 || random.uniform(seen) == 0) chosen = i;
-  }
-  return chosen;
-}
-
 // The least-loaded eligible candidate; among several at min_load, the one that has served the
 // fewest requests, and among those uniformly at random.
 size_t least_loaded(const Scratch& s, size_t n, uint32_t min_load,
@@ -83,6 +70,23 @@ size_t least_loaded(const Scratch& s, size_t n, uint32_t min_load,
       fewest = count;
       seen = 1;
     } else if (count == fewest && random.uniform(++seen) == 0) {
+      chosen = i;
+    }
+  }
+  return chosen;
+}
+
+// Among the eligible candidates whose match is `best`, the least loaded (the conversation may have
+// been spread to several replicas before); exact ties uniformly at random.
+size_t least_loaded_match(const Scratch& s, size_t n, uint32_t best, Random& random) {
+  size_t chosen = n;
+  size_t seen = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!s.eligible[i] || s.matched[i] != best) continue;
+    if (chosen == n || s.loads[i] < s.loads[chosen]) {
+      chosen = i;
+      seen = 1;
+    } else if (s.loads[i] == s.loads[chosen] && random.uniform(++seen) == 0) {
       chosen = i;
     }
   }
@@ -191,7 +195,7 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
     d.best = longest_eligible_match(s, count_);
     const double ratio = static_cast<double>(d.best) / static_cast<double>(ctx.prompt.size());
     if (ratio >= kMinMatchRatio) {
-      d.warm = uniform_among(s, s.matched, count_, d.best, random_);
+      d.warm = least_loaded_match(s, count_, d.best, random_);
       d.path = overloaded(s.loads[d.warm], d.min_load) ? Path::kOverloaded : Path::kAffinity;
     }
   }

@@ -2,10 +2,15 @@
 //
 // observe() records in a PrefixTree (balance/prefix/prefix_tree.h) which candidate served which
 // conversation text. A pick sends the request to the eligible candidate that served the longest
-// prefix of its prompt (ties at random) when that prefix is at least kMinMatchRatio of the prompt,
-// unless that warm candidate is overloaded: load > min_load + kOverloadSlack and load >
-// kOverloadFactor x min_load, min_load over the eligible candidates. Otherwise, and for an empty
-// prompt, the least-loaded eligible candidate wins (ties at random).
+// prefix of its prompt when that prefix is at least kMinMatchRatio of the prompt, unless that warm
+// candidate is overloaded: load > min_load + kOverloadSlack and load > kOverloadFactor x min_load,
+// min_load over the eligible candidates. Otherwise, and for an empty prompt, the least-loaded
+// eligible candidate wins.
+//
+// SPEC §6.6 leaves ties open; they are broken so that load stays even: among equally long
+// matches the less loaded warm candidate keeps the conversation, and among equally loaded
+// candidates the one that has served the fewest requests takes it; what is still tied goes at
+// random.
 //
 // Honours eligibility: an ineligible candidate is never returned, its match never wins and its
 // load does not set min_load; nullopt when none is eligible. With ctx.explain set, it records each

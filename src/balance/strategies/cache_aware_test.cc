@@ -117,6 +117,16 @@ TEST(CacheAwareTest, TiesAreRandom) {
   EXPECT_NEAR(counts[1] / static_cast<double>(kPicks), 0.5, 0.02);
 }
 
+TEST(CacheAwareTest, AmongEqualMatchesTheLessLoadedKeepsAffinity) {
+  SeededRandom random(6);
+  CacheAwareBalancer lb(3, random);
+  lb.observe(0, context(kStored));
+  lb.observe(1, context(kStored));
+  // Both hold the whole prompt; candidate 1 is less loaded, and neither is overloaded (min 0).
+  LoadsFixture loads({2, 1, 0});
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(lb.pick(context(kStored), loads.view()), 1u);
+}
+
 TEST(CacheAwareTest, LoadTiesGoToTheCandidateThatServedFewest) {
   SeededRandom random(5);
   CacheAwareBalancer lb(3, random);
