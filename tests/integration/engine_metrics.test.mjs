@@ -3,14 +3,11 @@
 // With local in-flight counts alone, each gateway sees only the requests it sent itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { startRolter, configFor } from '../lib/rolter.mjs';
 import { startSimFor } from '../lib/sim.mjs';
 import { startEchoUpstream } from '../lib/echo_upstream.mjs';
-import { chat, fetchWithin, settle, sleep, waitUntil } from '../lib/http.mjs';
+import { chat, sleep, waitUntil } from '../lib/http.mjs';
+import { instanceValue, promtool, scrapeMetrics } from '../lib/metrics.mjs';
 
 // A request of 20 tokens stays in flight for about 400 ms: 20 ms to the first token, then 19 more
 // at 20 ms each, whatever the batch (no per-sequence slowdown), so placement alone decides the
@@ -21,34 +18,10 @@ const kRequestMs = 400;
 const kIntervalMs = 50;  // the scrape interval: a few scrapes per request lifetime
 const kEngineMetrics = { load_source: 'engine_metrics', metrics_interval_ms: kIntervalMs };
 
-async function scrapeText(rolter) {
-  const r = await settle(await fetchWithin(`${rolter.url}/metrics`));
-  assert.equal(r.status, 200, r.text);
-  return r.text;
-}
-
-// Runs `promtool check metrics` on an exposition; resolves with its exit code and output.
-async function promtool(t, text) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-engine-metrics-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'metrics.txt');
-  writeFileSync(file, text);
-  return new Promise((resolve) => {
-    execFile('/bin/sh', ['-c', `promtool check metrics < ${file}`], { timeout: 10000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (error.code ?? error.signal) : 0, out: stdout + stderr }));
-  });
-}
-
-// The value of `metric` for provider `provider`'s instance, or undefined when absent.
-function instanceValue(text, metric, provider) {
-  const m = text.match(new RegExp(`^${metric}\\{instance="${provider}@[^"]*"\\} (\\S+)$`, 'm'));
-  return m ? Number(m[1]) : undefined;
-}
-
 // Resolves once every named provider's instance reads a fresh engine load on `rolter`.
 function allFresh(rolter, providers) {
   return waitUntil(async () => {
-    const text = await scrapeText(rolter);
+    const text = await scrapeMetrics(rolter);
     return providers.every((p) => instanceValue(text, 'rolter_engine_load_fresh', p) === 1);
   }, { timeoutMs: 10000, intervalMs: 50, what: `fresh engine loads for ${providers.join(', ')}` });
 }
@@ -159,7 +132,7 @@ test('an engine whose /metrics fails is balanced on local in-flight', async (t) 
   t.after(() => rolter.stop());
 
   await waitUntil(async () => {
-    const text = await scrapeText(rolter);
+    const text = await scrapeMetrics(rolter);
     return instanceValue(text, 'rolter_engine_load_fresh', 'engine-0') === 1 &&
       instanceValue(text, 'rolter_engine_load_fresh', 'engine-1') === 0 &&
       instanceValue(text, 'rolter_engine_scrape_failures_total', 'engine-1') >= 1;
@@ -177,7 +150,7 @@ test('an engine whose /metrics fails is balanced on local in-flight', async (t) 
   t.diagnostic(report);
   assert.ok(share > 0.3, report);
 
-  const text = await scrapeText(rolter);
+  const text = await scrapeMetrics(rolter);
   assert.equal(instanceValue(text, 'rolter_engine_load_fresh', 'engine-1'), 0);
   assert.ok(instanceValue(text, 'rolter_engine_scrape_failures_total', 'engine-1') >= 10, 'it kept trying');
   assert.equal(instanceValue(text, 'rolter_engine_load_fresh', 'engine-0'), 1);

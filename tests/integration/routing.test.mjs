@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { configFor, startFleet } from '../lib/rolter.mjs';
-import { fetchWithin, postJson, settle, waitUntil, withDeadline } from '../lib/http.mjs';
+import { postJson, settle, waitUntil, withDeadline } from '../lib/http.mjs';
+import { instanceValue, scrapeMetrics } from '../lib/metrics.mjs';
 
 const kEngines = 4;
 
@@ -47,12 +48,9 @@ function decisionOf(res) {
   return header ? JSON.parse(header) : undefined;
 }
 
-// The gateway's own in-flight count on a provider's instance, from its /metrics.
-async function inFlight(rolterUrl, target) {
-  const provider = target.split('/')[0];
-  const text = await (await fetchWithin(`${rolterUrl}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('rolter_in_flight{') && l.includes(`"${provider}@`));
-  return line ? Number(line.split(' ').pop()) : 0;
+// The gateway's own in-flight count on the instance of `target`'s provider, from its /metrics.
+async function inFlight(rolter, target) {
+  return instanceValue(await scrapeMetrics(rolter), 'rolter_in_flight', target.split('/')[0]) ?? 0;
 }
 
 function cacheAwareFleet(t, simArgs = ['--time-scale', '0']) {
@@ -119,7 +117,7 @@ test('cache_aware spreads away from a warm engine once both parts of the load gu
     held.push({ controller, target: res.headers.get('x-rolter-target') });
   };
   // Every step waits until the gateway's count agrees, so no probe races a request's end.
-  const settled = (n) => waitUntil(async () => (await inFlight(rolter.url, warm)) === n,
+  const settled = (n) => waitUntil(async () => (await inFlight(rolter, warm)) === n,
     { timeoutMs: 10000, what: `${n} requests in flight on ${warm}` });
   const probe = async (conv) => {
     const res = await settle(await postJson(`${rolter.url}/v1/chat/completions`, conv.body('m'),
