@@ -10,18 +10,10 @@
 #include "balance/strategies/random.h"
 #include "balance/strategies/round_robin.h"
 #include "balance/strategies/weighted.h"
+#include "common/join.h"
 
 namespace rolter {
 namespace {
-
-std::string known_list() {
-  std::string list;
-  for (std::string_view name : known_strategies()) {
-    if (!list.empty()) list += ", ";
-    list += name;
-  }
-  return list;
-}
 
 // Weights are checked for every strategy, not only those that read them: a bad weight is a config
 // error wherever it appears, and a strategy change must not turn it into a silent one.
@@ -39,8 +31,8 @@ std::optional<std::string> check_weights(std::span<const CandidateSpec> candidat
 }  // namespace
 
 tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
-    std::string_view strategy, std::span<const CandidateSpec> candidates,
-    const BalancerDeps& deps, PipelineScorers pipeline) {
+    std::string_view strategy, std::span<const CandidateSpec> candidates, const BalancerDeps& deps,
+    PipelineScorers pipeline) {
   if (auto problem = check_weights(candidates)) return tl::unexpected(std::move(*problem));
   Random& random = deps.random != nullptr ? *deps.random : default_random();
   const size_t n = candidates.size();
@@ -57,7 +49,7 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "cheapest") return make_cheapest(candidates, deps);
   if (strategy == "fastest") return make_fastest(candidates, deps);
   return tl::unexpected("unknown strategy \"" + std::string(strategy) +
-                        "\"; known strategies: " + known_list());
+                        "\"; known strategies: " + join(known_strategies()));
 }
 
 }  // namespace rolter

@@ -7,6 +7,7 @@
 
 #include "balance/scored_stack.h"
 #include "balance/scorer_registry.h"
+#include "common/join.h"
 
 namespace rolter {
 namespace {
@@ -41,15 +42,6 @@ constexpr Layer kFastest[] = {
     {"least_load", kTieBreakLeastLoadWeight},
 };
 
-std::string known_list() {
-  std::string list;
-  for (std::string_view name : known_scorers()) {
-    if (!list.empty()) list += ", ";
-    list += name;
-  }
-  return list;
-}
-
 // The first problem with a stack's layers, or nullopt when it can be built.
 std::optional<std::string> check_layers(std::span<const Layer> layers) {
   bool any_positive = false;
@@ -57,7 +49,7 @@ std::optional<std::string> check_layers(std::span<const Layer> layers) {
     const Layer& layer = layers[i];
     const std::string name(layer.scorer);
     if (!is_known_scorer(layer.scorer)) {
-      return "unknown scorer \"" + name + "\"; known scorers: " + known_list();
+      return "unknown scorer \"" + name + "\"; known scorers: " + join(known_scorers());
     }
     for (size_t j = 0; j < i; ++j) {
       if (layers[j].scorer == layer.scorer) return "scorer \"" + name + "\" is listed twice";

@@ -18,6 +18,7 @@
 #include "bench/spawn.h"
 #include "bench/synthetic.h"
 #include "bench/trace.h"
+#include "common/join.h"
 
 namespace rb = rolter::bench;
 
@@ -254,8 +255,7 @@ int main(int argc, char** argv) {
   replay->add_option("--limit", a.limit, "Replay only the first N requests (0 = all)");
   replay->add_option("--speedup", a.speedup, "Divide arrival times by X (compress time)")
       ->check(CLI::PositiveNumber);
-  std::string known;
-  for (auto s : rolter::known_strategies()) known += (known.empty() ? "" : ", ") + std::string(s);
+  const std::string known = rolter::join(rolter::known_strategies());
   replay->add_option("--strategies", a.strategies,
                      "Comma-separated strategies, one replay each (default: every strategy that "
                      "needs no KV events, telemetry or policy service). Known: " +

@@ -7,6 +7,7 @@
 #include "balance/balancer_factory.h"
 #include "balance/scorer_registry.h"
 #include "common/cidr.h"
+#include "common/join.h"
 #include "config/url.h"
 
 namespace rolter::config_internal {
@@ -84,22 +85,7 @@ std::string quoted_url(std::string_view url) {
 }
 
 std::string strategy_list(bool with_policy) {
-  std::string out;
-  for (std::string_view name : known_strategies()) {
-    if (!out.empty()) out += ", ";
-    out += name;
-  }
-  if (with_policy) out += ", policy";
-  return out;
-}
-
-std::string scorer_list() {
-  std::string out;
-  for (std::string_view name : known_scorers()) {
-    if (!out.empty()) out += ", ";
-    out += name;
-  }
-  return out;
+  return join(known_strategies()) + (with_policy ? ", policy" : "");
 }
 
 // Remembers the first path of each name and reports later duplicates.
@@ -268,7 +254,7 @@ class Validator {
       any_positive = any_positive || scorer.weight > 0;
       if (!is_known_scorer(scorer.name)) {
         diag_.error(child_path(pipeline_path, scorer.name),
-                    "unknown scorer " + quoted(scorer.name) + "; known: " + scorer_list());
+                    "unknown scorer " + quoted(scorer.name) + "; known: " + join(known_scorers()));
       }
     }
     if (!any_positive) diag_.error(pipeline_path, "needs at least one scorer with weight > 0");
