@@ -35,6 +35,14 @@ struct RouteContext {
   // they picked (balance/explain.h). Null otherwise, and then nothing is computed for it.
   Explain* explain = nullptr;
 
+  // The prompt's size in thousands of tokens, as the latency models read it (SPEC §6.11): the
+  // token count when the request carries token ids, else its byte length / 4 (about 4 bytes per
+  // token: the usual rule of thumb for English text under BPE tokenizers).
+  double prompt_ktokens() const {
+    if (token_ids) return static_cast<double>(token_ids->size()) / 1000;
+    return static_cast<double>(prompt_len) / 4 / 1000;
+  }
+
   // 32 KiB: enough prefix for affinity decisions while bounding per-request memory and trie depth.
   static constexpr size_t kPromptBound = 32 * 1024;
 };

@@ -179,7 +179,7 @@ class Replay {
                             .output_tokens = req.output_length,
                             .engine = static_cast<uint32_t>(*pick),
                             .queue_depth = loads[*pick],
-                            .prompt_ktokens = static_cast<double>(tokens.size()) / 1000.0};
+                            .prompt_ktokens = ctx.prompt_ktokens()};
     counters_[*pick].in_flight.fetch_add(1, std::memory_order_relaxed);
     sim::ModelRequest mr;
     mr.id = i;

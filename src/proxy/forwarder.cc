@@ -154,9 +154,7 @@ void record_evidence(const AttemptReport& report, const Candidate& candidate,
   const auto first = report.first_token.value_or(std::chrono::steady_clock::now());
   const double latency_ms =
       std::chrono::duration<double, std::milli>(first - attempt_started).count();
-  const double prompt_ktokens = ctx.token_ids ? static_cast<double>(ctx.token_ids->size()) / 1000.0
-                                              : static_cast<double>(ctx.prompt_len) / 4.0 / 1000.0;
-  candidate.state->evidence.record_success(queue_depth, prompt_ktokens, latency_ms);
+  candidate.state->evidence.record_success(queue_depth, ctx.prompt_ktokens(), latency_ms);
 }
 
 // Metrics and the log line of a relayed response. A client that left before the end is logged and

@@ -12,16 +12,9 @@ PredictedLatencyScorer::PredictedLatencyScorer(std::span<const CandidateSpec> ca
   for (const CandidateSpec& c : candidates) evidence_.push_back(c.evidence);
 }
 
-double PredictedLatencyScorer::prompt_ktokens(const RouteContext& ctx) {
-  // ~4 bytes per token: the usual rule of thumb for English text under BPE tokenizers.
-  constexpr double kBytesPerToken = 4;
-  if (ctx.token_ids) return static_cast<double>(ctx.token_ids->size()) / 1000;
-  return static_cast<double>(ctx.prompt_len) / kBytesPerToken / 1000;
-}
-
 void PredictedLatencyScorer::score(const RouteContext& ctx, const Loads& loads, Eligible eligible,
                                    std::span<double> out) {
-  const double ktokens = prompt_ktokens(ctx);
+  const double ktokens = ctx.prompt_ktokens();
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] = std::numeric_limits<double>::quiet_NaN();
     if (i >= evidence_.size() || evidence_[i] == nullptr || !eligible(i)) continue;

@@ -29,10 +29,6 @@ class PredictedLatencyScorer final : public Scorer {
   void score(const RouteContext& ctx, const Loads& loads, Eligible eligible,
              std::span<double> out) override;
 
-  // The prompt's size in thousands of tokens: the token count when the request carries token
-  // ids, else its byte length / 4 (SPEC §6.11's estimate).
-  static double prompt_ktokens(const RouteContext& ctx);
-
  private:
   std::vector<const InstanceEvidence*> evidence_;
 };

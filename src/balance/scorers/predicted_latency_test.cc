@@ -70,7 +70,7 @@ TEST(PredictedLatencyScorerTest, PromptKtokens) {
     RouteContext ctx;
     ctx.prompt_len = c.prompt_len;
     if (c.with_tokens) ctx.token_ids = std::span<const uint32_t>(tokens);
-    EXPECT_DOUBLE_EQ(PredictedLatencyScorer::prompt_ktokens(ctx), c.expected) << c.name;
+    EXPECT_DOUBLE_EQ(ctx.prompt_ktokens(), c.expected) << c.name;
   }
 }
 
