@@ -40,6 +40,10 @@ bool is_known_strategy(std::string_view strategy);
 // Whether the strategy reads candidate weights (SPEC §6: weighted, pipeline, adaptive, policy).
 bool strategy_reads_weights(std::string_view strategy);
 
+// Whether the strategy scores the request's token ids (SPEC §6.8, §6.14: precise_cache_aware,
+// kv_cost), so a request without them is worth tokenising first (SPEC §6.15, tokenize = "engine").
+bool strategy_reads_token_ids(std::string_view strategy);
+
 // The known strategy names, for error messages and --help.
 std::span<const std::string_view> known_strategies();
 

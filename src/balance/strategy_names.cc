@@ -26,6 +26,10 @@ bool strategy_reads_weights(std::string_view strategy) {
          strategy == "policy";
 }
 
+bool strategy_reads_token_ids(std::string_view strategy) {
+  return strategy == "precise_cache_aware" || strategy == "kv_cost";
+}
+
 std::span<const std::string_view> known_strategies() { return kStrategies; }
 
 }  // namespace rolter
