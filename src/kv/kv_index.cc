@@ -1,10 +1,11 @@
 // Storage: a slab of KvNodes (one per held engine block, 24 bytes, reused through a free list)
 // threaded on an intrusive LRU list by 32-bit indices, and two open-addressing tables
-// (kv/kv_index_tables.h). About 50-60 bytes per held block in all; kv_bench.cc measures it.
+// (kv/kv_index_tables.h): 24 bytes + 4/3 x (8 + 4) bytes = 40 bytes per block when full, more
+// while the slab and tables are still doubling; kv_bench.cc measures it.
 //
 // One engine block is one node. When two engine hashes carry the same rolter key (the engine
-// hashed something rolter does not see, such as a cache salt), each is its own node and the key is
-// counted twice: removing one engine hash keeps the key held through the other.
+// hashed something rolter does not see, such as a cache salt), each is its own node and the key
+// is in the key set twice: removing one engine hash keeps the key held through the other.
 #include "kv/kv_index.h"
 
 #include <algorithm>
@@ -25,7 +26,14 @@ size_t bound(size_t max_blocks) { return std::clamp<size_t>(max_blocks, 1, kMaxB
 }  // namespace
 
 struct KvIndex::Impl {
-  explicit Impl(size_t max) : max_blocks(bound(max)) {}
+  explicit Impl(size_t max) { set_max_blocks(max); }
+
+  void set_max_blocks(size_t max) {
+    max_blocks = bound(max);
+    engines.set_limit(max_blocks);
+    keys.set_limit(max_blocks);
+    evict_to(max_blocks, nullptr);
+  }
 
   void apply_stored(const KvBlockStored& event, uint32_t block_size, KvApplyStats& stats);
   void apply_removed(const KvBlockRemoved& event, KvApplyStats& stats);
@@ -38,14 +46,14 @@ struct KvIndex::Impl {
   void clear();
 
   mutable std::shared_mutex mutex;
-  size_t max_blocks;
+  size_t max_blocks = 0;
   std::vector<KvNode> nodes;  // slab; a free node is chained from free_head through `next`
   uint32_t free_head = kKvNil;
   uint32_t lru_head = kKvNil;  // most recently stored
   uint32_t lru_tail = kKvNil;  // least recently stored: evicted first
   size_t held = 0;
   KvEngineSlots engines;
-  KvKeyCounts keys;
+  KvKeySet keys;
 };
 
 void KvIndex::Impl::apply_stored(const KvBlockStored& event, uint32_t block_size,
@@ -188,8 +196,7 @@ void KvIndex::clear() {
 
 void KvIndex::set_max_blocks(size_t max_blocks) {
   std::unique_lock lock(impl_->mutex);
-  impl_->max_blocks = bound(max_blocks);
-  impl_->evict_to(impl_->max_blocks, nullptr);
+  impl_->set_max_blocks(max_blocks);
 }
 
 size_t KvIndex::leading_blocks(std::span<const uint64_t> keys) const {
