@@ -37,12 +37,15 @@ std::vector<uint8_t> realistic_payload(bool map_events) {
     const uint64_t hash = parent + 1;
     const std::vector<uint32_t> tokens = prompt_tokens(kBlockSize, 1000 + i * kBlockSize);
     if (map_events) {
-      events.push_back({{"type", "BlockStored"}, {"block_hashes", {hash}},
-                        {"parent_block_hash", parent}, {"token_ids", tokens},
-                        {"block_size", kBlockSize}, {"medium", "GPU"}});
+      events.push_back({{"type", "BlockStored"},
+                        {"block_hashes", {hash}},
+                        {"parent_block_hash", parent},
+                        {"token_ids", tokens},
+                        {"block_size", kBlockSize},
+                        {"medium", "GPU"}});
     } else {
-      events.push_back(json::array({"BlockStored", json::array({hash}), parent, tokens,
-                                    kBlockSize, nullptr, "GPU", nullptr}));
+      events.push_back(json::array({"BlockStored", json::array({hash}), parent, tokens, kBlockSize,
+                                    nullptr, "GPU", nullptr}));
     }
     parent = hash;
   }
@@ -142,7 +145,10 @@ void BM_MemoryPerMillionBlocks(benchmark::State& state) {
   state.counters["bytes_per_million_blocks"] =
       static_cast<double>(bytes) / static_cast<double>(held) * 1e6;
 }
-BENCHMARK(BM_MemoryPerMillionBlocks)->Arg(300'000)->Arg(1'000'000)->Iterations(1)
+BENCHMARK(BM_MemoryPerMillionBlocks)
+    ->Arg(300'000)
+    ->Arg(1'000'000)
+    ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -170,7 +170,9 @@ bool Decoder::block_stored(const EventView& view, KvEventRecord& record) {
   }
   if (!token_ids(view.field(pos::kTokenIds, "token_ids"), stored.token_ids)) return false;
   if (const json* size = view.field(pos::kBlockSize, "block_size")) {
-    if (!read_u32(*size, stored.block_size)) return fail("block_size is not an integer in [0, 2^32)");
+    if (!read_u32(*size, stored.block_size)) {
+      return fail("block_size is not an integer in [0, 2^32)");
+    }
   }
   if (const json* lora_id = view.field(pos::kLoraId, "lora_id")) {
     if (!lora_id->is_number_integer()) return fail("lora_id is not an integer");

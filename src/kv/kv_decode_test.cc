@@ -26,9 +26,9 @@ json removed_array() { return json::array({"BlockRemoved", json::array({11}), "G
 json cleared_array() { return json::array({"AllBlocksCleared"}); }
 
 json stored_map() {
-  return {{"type", "BlockStored"}, {"block_hashes", {11, 12}}, {"parent_block_hash", 10},
-          {"token_ids", {1, 2, 3, 4}}, {"block_size", 2}, {"lora_id", nullptr},
-          {"medium", "GPU"}, {"lora_name", "adapter"}};
+  return {{"type", "BlockStored"},     {"block_hashes", {11, 12}}, {"parent_block_hash", 10},
+          {"token_ids", {1, 2, 3, 4}}, {"block_size", 2},          {"lora_id", nullptr},
+          {"medium", "GPU"},           {"lora_name", "adapter"}};
 }
 json removed_map() { return {{"type", "BlockRemoved"}, {"block_hashes", {11}}, {"medium", "GPU"}}; }
 json cleared_map() { return {{"type", "AllBlocksCleared"}}; }
@@ -59,8 +59,8 @@ void expect_three_events(const DecodedKvBatch& decoded) {
 }
 
 TEST(KvDecode, ArrayBatchOfArrayEvents) {
-  const DecodedKvBatch decoded =
-      decode_ok(json::array({1.5, json::array({stored_array(), removed_array(), cleared_array()}), 3}));
+  const DecodedKvBatch decoded = decode_ok(
+      json::array({1.5, json::array({stored_array(), removed_array(), cleared_array()}), 3}));
   EXPECT_DOUBLE_EQ(decoded.batch.ts, 1.5);
   EXPECT_EQ(decoded.batch.data_parallel_rank, std::optional<int64_t>(3));
   expect_three_events(decoded);
@@ -75,19 +75,20 @@ TEST(KvDecode, ArrayBatchOfMapEventsWithoutRank) {
 }
 
 TEST(KvDecode, MapBatchOfMapEvents) {
-  const DecodedKvBatch decoded = decode_ok({{"ts", 2.25},
-                                            {"events", {stored_map(), removed_map(), cleared_map()}},
-                                            {"data_parallel_rank", 1}});
+  const DecodedKvBatch decoded =
+      decode_ok({{"ts", 2.25},
+                 {"events", {stored_map(), removed_map(), cleared_map()}},
+                 {"data_parallel_rank", 1}});
   EXPECT_DOUBLE_EQ(decoded.batch.ts, 2.25);
   EXPECT_EQ(decoded.batch.data_parallel_rank, std::optional<int64_t>(1));
   expect_three_events(decoded);
 }
 
 TEST(KvDecode, MapBatchOfArrayEventsWithNilRank) {
-  const DecodedKvBatch decoded = decode_ok(
-      {{"ts", 0},
-       {"events", json::array({stored_array(), removed_array(), cleared_array()})},
-       {"data_parallel_rank", nullptr}});
+  const DecodedKvBatch decoded =
+      decode_ok({{"ts", 0},
+                 {"events", json::array({stored_array(), removed_array(), cleared_array()})},
+                 {"data_parallel_rank", nullptr}});
   EXPECT_FALSE(decoded.batch.data_parallel_rank.has_value());
   expect_three_events(decoded);
 }
@@ -128,8 +129,8 @@ TEST(KvDecode, HashForms) {
   constexpr uint64_t kLarge = 0xFEDCBA9876543210ULL;  // > 2^63
   const std::vector<uint8_t> bytes = {0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x02, 0x03, 0x04};
   const std::string text(bytes.begin(), bytes.end());
-  const json event = json::array({"BlockRemoved", json::array({kLarge, UINT64_MAX, -1, -2,
-                                                               json::binary(bytes), text, 0})});
+  const json event = json::array(
+      {"BlockRemoved", json::array({kLarge, UINT64_MAX, -1, -2, json::binary(bytes), text, 0})});
   const DecodedKvBatch decoded = decode_ok(json::array({1, json::array({event})}));
   ASSERT_EQ(decoded.batch.events.size(), 1u);
   const uint64_t folded = XXH3_64bits(bytes.data(), bytes.size());
@@ -214,13 +215,12 @@ TEST(KvDecode, MalformedBatchesFailWithAMessage) {
       {"string token", pack(batch_of(with(stored_map(), "token_ids", {"a"}))), "token_ids[0]"},
       {"tokens not array", pack(batch_of(with(stored_map(), "token_ids", "abc"))),
        "token_ids is not an array"},
-      {"negative block size", pack(batch_of(with(stored_map(), "block_size", -16))),
-       "block_size"},
+      {"negative block size", pack(batch_of(with(stored_map(), "block_size", -16))), "block_size"},
       {"string lora id", pack(batch_of(with(stored_map(), "lora_id", "x"))), "lora_id"},
       {"integer medium", pack(batch_of(with(stored_map(), "medium", 1))), "medium is not a string"},
       {"integer lora name", pack(batch_of(with(stored_map(), "lora_name", 1))), "lora_name"},
-      {"array removed medium", pack(batch_of(json::array({"BlockRemoved", json::array({1}), json::array()}))),
-       "medium"},
+      {"array removed medium",
+       pack(batch_of(json::array({"BlockRemoved", json::array({1}), json::array()}))), "medium"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -231,9 +231,10 @@ TEST(KvDecode, MalformedBatchesFailWithAMessage) {
 }
 
 TEST(KvDecode, EveryTruncationFailsCleanly) {
-  const std::vector<uint8_t> valid = pack(
-      {{"ts", 1.25}, {"events", {stored_map(), removed_array(), cleared_map()}},
-       {"data_parallel_rank", 0}});
+  const std::vector<uint8_t> valid =
+      pack({{"ts", 1.25},
+            {"events", {stored_map(), removed_array(), cleared_map()}},
+            {"data_parallel_rank", 0}});
   ASSERT_TRUE(decode_kv_batch(valid).has_value());
   for (size_t n = 0; n < valid.size(); ++n) {
     const std::vector<uint8_t> cut(valid.begin(), valid.begin() + n);

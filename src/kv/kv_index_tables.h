@@ -42,7 +42,9 @@ class KvProbe {
   }
   size_t next(size_t i) const { return i + 1 == slots_ ? 0 : i + 1; }
   // Steps from `from` forward to `to`, wrapping.
-  size_t distance(size_t from, size_t to) const { return to >= from ? to - from : to + slots_ - from; }
+  size_t distance(size_t from, size_t to) const {
+    return to >= from ? to - from : to + slots_ - from;
+  }
   // Whether one more entry would need more slots than there are.
   bool full(size_t size) const { return (size + 1) * 4 > slots_ * 3; }
   // The next size for `size` entries and one more: double, but no more than `limit` entries need

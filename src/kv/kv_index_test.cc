@@ -74,8 +74,8 @@ TEST(KvIndex, LeadingBlocksFollowTheChainFromParents) {
   EXPECT_EQ(index.size(), 3u);
   EXPECT_EQ(index.leading_blocks(keys_of(tokens(0, 14))), 3u);  // 3 full blocks + 2 tokens
   EXPECT_EQ(index.leading_blocks(keys_of(tokens(0, 6))), 1u);
-  EXPECT_EQ(index.leading_blocks(keys_of(tokens(0, 20))), 3u);   // a 4th block nobody stored
-  EXPECT_EQ(index.leading_blocks(keys_of(tokens(4, 8))), 0u);    // block 2 alone is not a prefix
+  EXPECT_EQ(index.leading_blocks(keys_of(tokens(0, 20))), 3u);  // a 4th block nobody stored
+  EXPECT_EQ(index.leading_blocks(keys_of(tokens(4, 8))), 0u);   // block 2 alone is not a prefix
   EXPECT_EQ(index.leading_blocks({}), 0u);
   std::vector<uint32_t> diverged = tokens(0, 12);
   diverged[5] = 999;
@@ -103,8 +103,8 @@ TEST(KvIndex, UnknownParentIsSkipped) {
 
 TEST(KvIndex, OnlyBlocksTheTokensCoverAreKeyed) {
   KvIndex index(100);
-  const KvApplyStats stats = index.apply(batch({stored({1, 2, 3}, std::nullopt, tokens(0, 10))}),
-                                         kBlock);
+  const KvApplyStats stats =
+      index.apply(batch({stored({1, 2, 3}, std::nullopt, tokens(0, 10))}), kBlock);
   EXPECT_EQ(stats.stored, 2u);
   EXPECT_EQ(stats.unchained, 1u);
   EXPECT_EQ(index.leading_blocks(keys_of(tokens(0, 12))), 2u);
@@ -150,8 +150,8 @@ TEST(KvIndex, MaxBlocksHoldsAndTheMostRecentSurvive) {
   KvIndex index(kMax);
   size_t evicted = 0;
   for (uint32_t i = 0; i < 10 * kMax; ++i) {
-    evicted += index.apply(batch({stored({i}, std::nullopt, tokens(i * 10, kBlock))}), kBlock)
-                   .evicted;
+    evicted +=
+        index.apply(batch({stored({i}, std::nullopt, tokens(i * 10, kBlock))}), kBlock).evicted;
     ASSERT_LE(index.size(), kMax);
   }
   EXPECT_EQ(index.size(), kMax);
@@ -165,7 +165,7 @@ TEST(KvIndex, RestoringABlockMakesItTheMostRecent) {
   KvIndex index(2);
   index.apply(batch({stored({1}, std::nullopt, tokens(0, 4))}), kBlock);
   index.apply(batch({stored({2}, std::nullopt, tokens(10, 4))}), kBlock);
-  index.apply(batch({stored({1}, std::nullopt, tokens(0, 4))}), kBlock);  // refresh
+  index.apply(batch({stored({1}, std::nullopt, tokens(0, 4))}), kBlock);   // refresh
   index.apply(batch({stored({3}, std::nullopt, tokens(20, 4))}), kBlock);  // evicts 2
   EXPECT_TRUE(index.contains(keys_of(tokens(0, 4))[0]));
   EXPECT_FALSE(index.contains(keys_of(tokens(10, 4))[0]));
@@ -188,9 +188,9 @@ TEST(KvIndex, SetMaxBlocksEvictsTheLeastRecentAtOnce) {
 
 TEST(KvIndex, AKeyUnderTwoEngineHashesStaysUntilBothAreRemoved) {
   KvIndex index(10);
-  index.apply(batch({stored({1}, std::nullopt, tokens(0, 4)),
-                     stored({2}, std::nullopt, tokens(0, 4))}),
-              kBlock);
+  index.apply(
+      batch({stored({1}, std::nullopt, tokens(0, 4)), stored({2}, std::nullopt, tokens(0, 4))}),
+      kBlock);
   const uint64_t key = keys_of(tokens(0, 4))[0];
   EXPECT_EQ(index.size(), 2u);
   index.apply(batch({removed({1})}), kBlock);
