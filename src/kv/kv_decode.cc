@@ -1,5 +1,5 @@
-// Reads the msgpack into nlohmann's DOM (its non-throwing mode), then walks it into a KvBatch. The
-// DOM costs an allocation per value, but a batch is small and arrives off the request path; see
+// Reads the msgpack into nlohmann's DOM (non-throwing, depth-bounded), then walks it into a
+// KvBatch. The DOM costs allocations, but a batch is small and arrives off the request path; see
 // kv_bench.cc for the rate.
 #include "kv/kv_decode.h"
 
@@ -15,6 +15,37 @@ namespace {
 
 using nlohmann::json;
 using Value = json::value_t;
+
+// nlohmann's DOM builder (what from_msgpack uses, in its non-throwing mode), refusing to nest
+// deeper than kMaxDepth: the reader recurses once per level, so a few kilobytes of one-element
+// arrays would otherwise overflow the stack. A batch nests 4 deep (batch, events, event, hashes);
+// the bound leaves room for the fields newer engines add. json_sax_dom_parser is in nlohmann's
+// detail namespace, but it is the documented from_msgpack's own builder.
+class BoundedDom : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  static constexpr size_t kMaxDepth = 32;
+
+  explicit BoundedDom(json& root) : json_sax_dom_parser(root, /*allow_exceptions_=*/false) {}
+
+  bool start_object(size_t size) { return enter() && json_sax_dom_parser::start_object(size); }
+  bool end_object() { return leave() && json_sax_dom_parser::end_object(); }
+  bool start_array(size_t size) { return enter() && json_sax_dom_parser::start_array(size); }
+  bool end_array() { return leave() && json_sax_dom_parser::end_array(); }
+  bool too_deep() const { return too_deep_; }
+
+ private:
+  bool enter() {
+    too_deep_ = ++depth_ > kMaxDepth;
+    return !too_deep_;
+  }
+  bool leave() {
+    --depth_;
+    return true;
+  }
+
+  size_t depth_ = 0;
+  bool too_deep_ = false;
+};
 
 // Positions of the array-like encoding (vLLM's msgspec structs with array_like=True, tag first).
 namespace stored_pos {
@@ -249,12 +280,15 @@ bool Decoder::optional_string(const json* value, const char* name, std::string& 
 }  // namespace
 
 tl::expected<DecodedKvBatch, std::string> decode_kv_batch(std::span<const uint8_t> payload) {
-  // The parser's non-throwing mode reports an error as a discarded value; the catch is a guard at
-  // the boundary (allocation failure, or a throw nlohmann did not document).
+  // The parser's non-throwing mode reports an error through the SAX builder; the catch is a guard
+  // at the boundary (allocation failure, or a throw nlohmann did not document).
   try {
-    const json root = json::from_msgpack(payload.begin(), payload.end(), /*strict=*/true,
-                                         /*allow_exceptions=*/false);
-    if (root.is_discarded()) return tl::unexpected(std::string("payload is not msgpack"));
+    json root;
+    BoundedDom dom(root);
+    const bool parsed = json::sax_parse(payload.begin(), payload.end(), &dom,
+                                        json::input_format_t::msgpack, /*strict=*/true);
+    if (dom.too_deep()) return tl::unexpected(std::string("payload nests too deep"));
+    if (!parsed || dom.is_errored()) return tl::unexpected(std::string("payload is not msgpack"));
     return Decoder().run(root);
   } catch (const std::exception& e) {
     return tl::unexpected(std::string("payload cannot be read: ") + e.what());

@@ -230,6 +230,27 @@ TEST(KvDecode, MalformedBatchesFailWithAMessage) {
   }
 }
 
+// The reader recurses per level: a deep payload must fail, not overflow the stack.
+TEST(KvDecode, DeepNestingFailsInsteadOfOverflowingTheStack) {
+  for (uint8_t open : {uint8_t{0x91}, uint8_t{0x81}}) {  // one-element arrays, or maps {"": ...}
+    std::vector<uint8_t> payload = {0x92, 0x01};
+    for (int i = 0; i < 200'000; ++i) {
+      payload.push_back(open);
+      if (open == 0x81) payload.push_back(0xa0);  // the key ""
+    }
+    payload.push_back(0xc0);
+    auto decoded = decode_kv_batch(payload);
+    ASSERT_FALSE(decoded.has_value());
+    EXPECT_EQ(decoded.error(), "payload nests too deep");
+  }
+  // Nesting that a batch can have still reads: an unknown event with nested fields.
+  json nested = json::array({1});
+  for (int i = 0; i < 20; ++i) nested = json::array({nested});
+  const DecodedKvBatch decoded =
+      decode_ok(json::array({1, json::array({json::array({"Future", nested})})}));
+  EXPECT_EQ(decoded.skipped_events, 1u);
+}
+
 TEST(KvDecode, EveryTruncationFailsCleanly) {
   const std::vector<uint8_t> valid =
       pack({{"ts", 1.25},
