@@ -11,6 +11,7 @@
 namespace rolter {
 
 struct InstanceEvidence;
+struct KvResidency;
 
 struct CandidateSpec {
   // Stable identity of the candidate across reloads: "<provider>/<model>@<base_url>". Ring
@@ -28,6 +29,10 @@ struct CandidateSpec {
   // LoadTracker and outlives the balancer; null when there is none (then those signals are
   // neutral).
   const InstanceEvidence* evidence = nullptr;
+  // What the instance's KV-event stream says it holds (SPEC §6.8). Owned by the LoadTracker; null
+  // when the gateway keeps none (then KV scores are neutral and every prompt token counts as
+  // uncached).
+  const KvResidency* kv = nullptr;
 };
 
 }  // namespace rolter

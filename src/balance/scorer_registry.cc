@@ -5,6 +5,7 @@
 
 #include "balance/scorers/adapter_residency.h"
 #include "balance/scorers/fastest.h"
+#include "balance/scorers/kv_residency.h"
 #include "balance/scorers/least_load.h"
 #include "balance/scorers/predicted_latency.h"
 #include "balance/scorers/prefix_affinity.h"
@@ -50,6 +51,7 @@ constexpr Registration kScorers[] = {
     {"fastest", &from_candidates<LatencyScorer>},
     {"cheapest", &from_candidates<PriceScorer>},
     {"adapter_residency", &from_candidates<AdapterResidencyScorer>},
+    {"kv_residency", &from_candidates<KvResidencyScorer>},
 };
 
 constexpr auto kNames = [] {

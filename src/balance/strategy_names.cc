@@ -6,10 +6,11 @@
 namespace rolter {
 namespace {
 
-constexpr std::array<std::string_view, 11> kStrategies = {
-    "round_robin", "random",   "power_of_two", "weighted", "consistent_hash",
-    "cache_aware", "pipeline", "cheapest",     "fastest",  "predicted_latency",
-    "lora_aware",
+constexpr std::array<std::string_view, 13> kStrategies = {
+    "round_robin",       "random",     "power_of_two", "weighted",
+    "consistent_hash",   "cache_aware", "pipeline",    "cheapest",
+    "fastest",           "predicted_latency", "lora_aware", "precise_cache_aware",
+    "kv_cost",
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "balance/evidence/instance_evidence.h"
 #include "balance/loads.h"
 #include "fleet/availability.h"
+#include "kv/kv_residency.h"
 
 namespace rolter {
 
@@ -31,6 +32,9 @@ struct InstanceState {
   const uint32_t id;           // dense, stable for the process: indexes per-worker pools
   LoadSignals load;
   InstanceEvidence evidence;
+  // What the instance's KV-event stream says its cache holds (SPEC §6.8); written only by its
+  // subscriber (fleet/kv_events/).
+  KvResidency kv;
   // Whether the instance can take traffic: parking, circuit breaker, active health (SPEC §8).
   // Read and updated through fleet/availability.h.
   InstanceHealth health;
