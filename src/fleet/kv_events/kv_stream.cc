@@ -69,7 +69,8 @@ std::optional<uint64_t> KvStream::on_replay(const KvReplayResult& result) {
   const uint64_t gap_seq = pending_.front().seq;
   // The reply must start at `from` (the buffer reaches back past the gap), grow strictly, and go
   // at least as far as the batch before the gap message.
-  std::string problem = result.complete ? "" : result.error;
+  std::string problem;
+  if (!result.complete) problem = result.error.empty() ? "no end marker" : result.error;
   if (problem.empty() && (result.batches.empty() || result.batches.front().seq != from)) {
     problem = result.batches.empty()
                   ? "the publisher's buffer is empty"

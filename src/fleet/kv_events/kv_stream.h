@@ -26,6 +26,9 @@
 // message and the live messages that arrived meanwhile. On a failed reply (timeout, no end
 // marker, or a buffer that no longer reaches back to `last`) the index is cleared and rebuilt
 // from the gap message on. While the replay is pending the state is kGap and picks are neutral.
+// A seq missing inside a reply is taken as one the publisher never sent (the simulator's skip
+// fault): a vLLM publisher sends every seq, and a ROUTER that drops replies at its high-water mark
+// drops the tail of its burst, end marker included, which fails the replay instead.
 //
 // The stream writes the instance's KvResidency: its state, its index and its counters (events
 // counts the decoded events applied, from live messages and replays).

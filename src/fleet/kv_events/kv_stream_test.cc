@@ -128,6 +128,7 @@ TEST_F(KvStreamTest, FailedReplayClearsAndRebuildsFromTheGapMessage) {
       {"buffer no longer reaches back", {.batches = {{3, stored(3)}, {4, stored(4, true)}},
                                          .complete = true}},
       {"empty buffer", {.batches = {}, .complete = true}},
+      {"no end marker, no reason given", {.batches = {{1, stored(1)}, {4, stored(4)}}}},
       {"end marker before the needed seq", {.batches = {{1, stored(1)}, {2, stored(2)}},
                                             .complete = true}},
       {"seqs out of order", {.batches = {{1, stored(1)}, {3, stored(3)}, {2, stored(2)}},

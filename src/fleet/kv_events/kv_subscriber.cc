@@ -79,6 +79,9 @@ KvReplayResult ask_replay(zmq::context_t& context, const KvSubscriberOptions& op
   try {
     zmq::socket_t dealer(context, zmq::socket_type::dealer);
     dealer.set(zmq::sockopt::linger, 0);
+    // A whole replay buffer (vLLM keeps 10,000 batches) may come at once; a ROUTER drops what a
+    // full pipe cannot take, so this side takes everything.
+    dealer.set(zmq::sockopt::rcvhwm, 0);
     dealer.connect(options.replay_endpoint);
     // The empty delimiter makes the ROUTER answer as it answers a REQ, as vLLM's does.
     dealer.send(zmq::message_t(), zmq::send_flags::sndmore);
