@@ -22,8 +22,8 @@ namespace {
 constexpr std::chrono::milliseconds kTick{200};
 
 bool same_config(const KvEventsConfig& a, const KvEventsConfig& b) {
-  return a.endpoint == b.endpoint && a.replay_endpoint == b.replay_endpoint &&
-         a.topic == b.topic && a.block_size == b.block_size && a.max_blocks == b.max_blocks &&
+  return a.endpoint == b.endpoint && a.replay_endpoint == b.replay_endpoint && a.topic == b.topic &&
+         a.block_size == b.block_size && a.max_blocks == b.max_blocks &&
          a.stale_secs == b.stale_secs;
 }
 
@@ -51,7 +51,7 @@ struct KvEventService::Impl {
   std::shared_ptr<const Snapshot> seen;
   mutable std::mutex mu;
   std::condition_variable wake;
-  bool stopping = false;                               // guarded by mu
+  bool stopping = false;                                 // guarded by mu
   std::map<InstanceState*, Subscription> subscriptions;  // guarded by mu (written by the thread)
 
   void run();

@@ -38,15 +38,17 @@ std::optional<uint64_t> KvStream::on_message(uint64_t seq, std::span<const uint8
   } else if (seq > *last_seq_ + 1) {
     residency_.gaps.fetch_add(1, std::memory_order_relaxed);
     if (options_.replay) {
-      spdlog::warn("kv events: {}: gap after seq {} (got {}); asking for a replay",
-                   options_.name, *last_seq_, seq);
+      spdlog::warn("kv events: {}: gap after seq {} (got {}); asking for a replay", options_.name,
+                   *last_seq_, seq);
       set_state(KvStreamState::kGap);
       replay_from_ = *last_seq_;
       pending_.push_back(Pending{seq, std::vector<uint8_t>(payload.begin(), payload.end())});
       return replay_from_;
     }
-    spdlog::warn("kv events: {}: gap after seq {} (got {}); no replay endpoint, rebuilding from "
-                 "live events", options_.name, *last_seq_, seq);
+    spdlog::warn(
+        "kv events: {}: gap after seq {} (got {}); no replay endpoint, rebuilding from "
+        "live events",
+        options_.name, *last_seq_, seq);
     residency_.index.clear();
   } else if (seq <= *last_seq_) {
     ++restarts_;
@@ -59,9 +61,7 @@ std::optional<uint64_t> KvStream::on_message(uint64_t seq, std::span<const uint8
   return std::nullopt;
 }
 
-void KvStream::on_malformed() {
-  residency_.decode_errors.fetch_add(1, std::memory_order_relaxed);
-}
+void KvStream::on_malformed() { residency_.decode_errors.fetch_add(1, std::memory_order_relaxed); }
 
 std::optional<uint64_t> KvStream::on_replay(const KvReplayResult& result) {
   const uint64_t from = *replay_from_;
@@ -72,11 +72,10 @@ std::optional<uint64_t> KvStream::on_replay(const KvReplayResult& result) {
   std::string problem;
   if (!result.complete) problem = result.error.empty() ? "no end marker" : result.error;
   if (problem.empty() && (result.batches.empty() || result.batches.front().seq != from)) {
-    problem = result.batches.empty()
-                  ? "the publisher's buffer is empty"
-                  : "the publisher's buffer starts at seq " +
-                        std::to_string(result.batches.front().seq) + ", after " +
-                        std::to_string(from);
+    problem = result.batches.empty() ? "the publisher's buffer is empty"
+                                     : "the publisher's buffer starts at seq " +
+                                           std::to_string(result.batches.front().seq) + ", after " +
+                                           std::to_string(from);
   }
   for (size_t i = 1; problem.empty() && i < result.batches.size(); ++i) {
     if (result.batches[i].seq <= result.batches[i - 1].seq) problem = "seqs out of order";
@@ -93,8 +92,8 @@ std::optional<uint64_t> KvStream::on_replay(const KvReplayResult& result) {
   }
   for (const KvReplayedBatch& batch : result.batches) {
     if (batch.seq <= from || batch.seq >= gap_seq) continue;
-    apply(batch.seq, std::span(reinterpret_cast<const uint8_t*>(batch.payload.data()),
-                               batch.payload.size()));
+    apply(batch.seq,
+          std::span(reinterpret_cast<const uint8_t*>(batch.payload.data()), batch.payload.size()));
   }
   spdlog::info("kv events: {}: gap repaired by replay (seq {} to {})", options_.name, from,
                gap_seq);

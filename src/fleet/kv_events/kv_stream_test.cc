@@ -49,9 +49,9 @@ std::vector<uint64_t> keys(uint32_t n) {
 class KvStreamTest : public ::testing::Test {
  protected:
   KvStream make(bool replay) {
-    return KvStream(kv_, clock_,
-                    {.block_size = kBlockSize, .stale_after = seconds(10), .replay = replay,
-                     .name = "test"});
+    return KvStream(
+        kv_, clock_,
+        {.block_size = kBlockSize, .stale_after = seconds(10), .replay = replay, .name = "test"});
   }
   // Feeds seq with block `block`, expecting no replay request.
   void feed(KvStream& stream, uint64_t seq, uint32_t block) {
@@ -123,16 +123,16 @@ TEST_F(KvStreamTest, FailedReplayClearsAndRebuildsFromTheGapMessage) {
     KvReplayResult reply;
   };
   const Case cases[] = {
-      {"timed out", {.batches = {{1, stored(1)}, {2, stored(2)}}, .complete = false,
-                     .error = "timeout"}},
-      {"buffer no longer reaches back", {.batches = {{3, stored(3)}, {4, stored(4, true)}},
-                                         .complete = true}},
+      {"timed out",
+       {.batches = {{1, stored(1)}, {2, stored(2)}}, .complete = false, .error = "timeout"}},
+      {"buffer no longer reaches back",
+       {.batches = {{3, stored(3)}, {4, stored(4, true)}}, .complete = true}},
       {"empty buffer", {.batches = {}, .complete = true}},
       {"no end marker, no reason given", {.batches = {{1, stored(1)}, {4, stored(4)}}}},
-      {"end marker before the needed seq", {.batches = {{1, stored(1)}, {2, stored(2)}},
-                                            .complete = true}},
-      {"seqs out of order", {.batches = {{1, stored(1)}, {3, stored(3)}, {2, stored(2)}},
-                             .complete = true}},
+      {"end marker before the needed seq",
+       {.batches = {{1, stored(1)}, {2, stored(2)}}, .complete = true}},
+      {"seqs out of order",
+       {.batches = {{1, stored(1)}, {3, stored(3)}, {2, stored(2)}}, .complete = true}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);

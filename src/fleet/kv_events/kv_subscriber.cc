@@ -92,8 +92,8 @@ KvReplayResult ask_replay(zmq::context_t& context, const KvSubscriberOptions& op
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
-        result.error = "no end marker within " + std::to_string(options.replay_timeout.count()) +
-                       " ms";
+        result.error =
+            "no end marker within " + std::to_string(options.replay_timeout.count()) + " ms";
         return result;
       }
       zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
@@ -140,8 +140,9 @@ void KvSubscriber::run() {
                   e.what());
     return;
   }
-  spdlog::info("kv events: {}: subscribed to {}{}", options_.name, options_.endpoint,
-               options_.replay_endpoint.empty() ? "" : " (replay " + options_.replay_endpoint + ")");
+  spdlog::info(
+      "kv events: {}: subscribed to {}{}", options_.name, options_.endpoint,
+      options_.replay_endpoint.empty() ? "" : " (replay " + options_.replay_endpoint + ")");
   std::vector<zmq::message_t> frames;
   while (!stop_) {
     try {

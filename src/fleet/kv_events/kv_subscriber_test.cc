@@ -22,12 +22,12 @@
 namespace rolter {
 namespace {
 
-using std::chrono::milliseconds;
-using std::chrono::seconds;
 using sim::KvEvent;
 using sim::KvEventPublisher;
 using sim::KvFaults;
 using sim::KvFormat;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
 
 constexpr uint32_t kBlockSize = 4;
 
@@ -74,8 +74,8 @@ constexpr uint32_t kSeq = 1000;      // the sequence the tests store
 
 std::unique_ptr<KvEventPublisher> make_publisher(zmq::context_t& context, KvFormat format,
                                                  bool replay) {
-  auto publisher = KvEventPublisher::create(
-      context, {.host = "127.0.0.1", .replay = replay, .format = format});
+  auto publisher =
+      KvEventPublisher::create(context, {.host = "127.0.0.1", .replay = replay, .format = format});
   EXPECT_TRUE(publisher) << publisher.error();
   return publisher ? std::move(*publisher) : nullptr;
 }
@@ -89,13 +89,12 @@ class KvSubscriberTest : public ::testing::Test {
     ASSERT_NE(publisher_, nullptr);
     subscriber_ = std::make_unique<KvSubscriber>(
         context_, kv_, clock_,
-        KvSubscriberOptions{
-            .endpoint = address(publisher_->port()),
-            .replay_endpoint = replay ? address(publisher_->replay_port()) : "",
-            .block_size = kBlockSize,
-            .stale_after = stale_after,
-            .poll = milliseconds(10),
-            .name = "test"});
+        KvSubscriberOptions{.endpoint = address(publisher_->port()),
+                            .replay_endpoint = replay ? address(publisher_->replay_port()) : "",
+                            .block_size = kBlockSize,
+                            .stale_after = stale_after,
+                            .poll = milliseconds(10),
+                            .name = "test"});
     subscriber_->start();
     join();
   }
@@ -278,8 +277,8 @@ class KvEventServiceTest : public ::testing::Test {
 TEST_F(KvEventServiceTest, SubscribesFollowsReloadsAndExportsMetrics) {
   auto publisher = make_publisher(context_, KvFormat::kArray, /*replay=*/false);
   ASSERT_NE(publisher, nullptr);
-  KvEventsConfig config{.endpoint = address(publisher->port()), .block_size = kBlockSize,
-                        .max_blocks = 100};
+  KvEventsConfig config{
+      .endpoint = address(publisher->port()), .block_size = kBlockSize, .max_blocks = 100};
   publish(config);
   KvEventService service(store_);
   service.start();
