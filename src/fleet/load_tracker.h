@@ -3,7 +3,8 @@
 // Keyed by stable instance identity (provider name + base_url). Snapshots hold raw pointers to
 // InstanceState; states are never destroyed while the tracker lives, so a pointer taken by any
 // snapshot stays valid across reloads. Per instance it keeps the load signals (local in-flight and
-// engine-reported load), the learned latency evidence, and availability (parking, breaker, health).
+// engine-reported load), the learned latency evidence, availability (parking, breaker, health) and
+// the KV residency read from its KV-event stream.
 //
 // Thread-safety: instance() takes a mutex and is called only while building a snapshot. The
 // InstanceState fields are atomics, read and written by worker threads without locks.
@@ -38,6 +39,9 @@ struct InstanceState {
   // Whether the instance can take traffic: parking, circuit breaker, active health (SPEC §8).
   // Read and updated through fleet/availability.h.
   InstanceHealth health;
+  // What the instance's KV cache holds, from its KV-event stream (SPEC §6.8); written by its
+  // subscriber (fleet/kv_events/), read by the precise cache-aware picks.
+  KvResidency kv;
 };
 
 class LoadTracker {
