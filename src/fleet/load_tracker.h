@@ -39,9 +39,6 @@ struct InstanceState {
   // Whether the instance can take traffic: parking, circuit breaker, active health (SPEC §8).
   // Read and updated through fleet/availability.h.
   InstanceHealth health;
-  // What the instance's KV cache holds, from its KV-event stream (SPEC §6.8); written by its
-  // subscriber (fleet/kv_events/), read by the precise cache-aware picks.
-  KvResidency kv;
 };
 
 class LoadTracker {
