@@ -38,11 +38,16 @@ double clamp_score(double value) {
 }  // namespace
 
 ScoredStack::ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries,
-                         Random& random)
+                         Random& random, TieBreak tie_break)
     : name_(std::move(name)),
       count_(candidate_count),
       entries_(std::move(entries)),
-      random_(random) {}
+      random_(random),
+      tie_break_(tie_break) {
+  if (tie_break_ == TieBreak::kFewestServed) {
+    served_ = std::make_unique<std::atomic<uint64_t>[]>(count_);
+  }
+}
 
 std::optional<size_t> ScoredStack::pick(const RouteContext& ctx, const Loads& loads) {
   return pick_eligible(ctx, loads, [](size_t) { return true; });
@@ -83,15 +88,20 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
   }
 
   // Argmax with reservoir sampling over exact ties: the k-th tied candidate replaces the current
-  // choice with probability 1/k, which leaves each of them chosen with probability 1/ties.
+  // choice with probability 1/k, which leaves each of them chosen with probability 1/ties. With
+  // kFewestServed a tie on the total is first settled by the served count.
+  const auto served = [this](size_t i) {
+    return served_ ? served_[i].load(std::memory_order_relaxed) : uint64_t{0};
+  };
   size_t best = count_;
   size_t ties = 0;
   for (size_t i = 0; i < count_; ++i) {
     if (!s.eligible[i]) continue;
-    if (best == count_ || s.totals[i] > s.totals[best]) {
+    if (best == count_ || s.totals[i] > s.totals[best] ||
+        (s.totals[i] == s.totals[best] && served(i) < served(best))) {
       best = i;
       ties = 1;
-    } else if (s.totals[i] == s.totals[best]) {
+    } else if (s.totals[i] == s.totals[best] && served(i) == served(best)) {
       ++ties;
       if (random_.uniform(ties) == 0) best = i;
     }
@@ -101,6 +111,7 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
 
 void ScoredStack::observe(size_t index, const RouteContext& ctx) {
   for (const Entry& entry : entries_) entry.scorer->observe(index, ctx);
+  if (served_ && index < count_) served_[index].fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace rolter

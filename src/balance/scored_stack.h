@@ -1,11 +1,11 @@
 // ScoredStack: a LoadBalancer made of weighted scorers (SPEC §6.7): drop ineligible candidates,
 // sum weight x score over the scorers, return the argmax; exact ties are broken uniformly at
-// random. Later strategies (pipeline, cache_aware, predicted_latency, ...) are built as stacks.
+// random, or first by the fewest requests served through the stack (TieBreak::kFewestServed). Later strategies (pipeline, cache_aware, predicted_latency, ...) are built as stacks.
 // Asked to explain (ctx.explain), it records each scorer's weighted contribution per eligible
 // candidate under the scorer's name, and the total.
 //
-// Thread-safety: every method may be called concurrently; the stack itself holds no mutable
-// state, and each scorer guards its own. Per-pick scratch (scores and eligibility) lives in
+// Thread-safety: every method may be called concurrently; the stack's only mutable state is its
+// served counters (relaxed atomics), and each scorer guards its own. Per-pick scratch (scores and eligibility) lives in
 // thread_local buffers that only grow, so after a thread's first pick at a given candidate count a
 // pick makes no allocation of its own.
 // REQUIRES: a scorer must not call back into a ScoredStack on the same thread (the scratch buffers
@@ -17,7 +17,9 @@
 //   ScoredStack stack("pipeline", candidates.size(), std::move(entries), default_random());
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,8 +40,15 @@ class ScoredStack final : public LoadBalancer {
     double weight = 1.0;
   };
 
+  // How exact ties are broken. kFewestServed prefers, among the tied, the candidate that has
+  // served the fewest requests through this stack (observe()), then picks at random: when a
+  // stack's scores are all equal, as they are for new conversations on an idle fleet, a random
+  // draw lets the engines' shares drift apart window after window; counting keeps them even.
+  enum class TieBreak { kRandom, kFewestServed };
+
   // `random` breaks ties and must outlive the stack.
-  ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries, Random& random);
+  ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries, Random& random,
+              TieBreak tie_break = TieBreak::kRandom);
 
   std::string_view name() const override { return name_; }
   // Same as pick_eligible() with every candidate eligible.
@@ -47,7 +56,7 @@ class ScoredStack final : public LoadBalancer {
   // Never returns an ineligible index; nullopt when no candidate is eligible.
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;
-  // Forwards to every scorer.
+  // Forwards to every scorer (and counts the request for kFewestServed).
   void observe(size_t index, const RouteContext& ctx) override;
 
   size_t size() const { return entries_.size(); }
@@ -57,6 +66,8 @@ class ScoredStack final : public LoadBalancer {
   const size_t count_;
   const std::vector<Entry> entries_;
   Random& random_;
+  const TieBreak tie_break_;
+  std::unique_ptr<std::atomic<uint64_t>[]> served_;  // by candidate; kFewestServed only
 };
 
 }  // namespace rolter

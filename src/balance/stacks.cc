@@ -69,7 +69,8 @@ std::optional<std::string> check_layers(std::span<const Layer> layers) {
 }
 
 StackResult build_stack(std::string name, std::span<const CandidateSpec> candidates,
-                        const BalancerDeps& deps, std::span<const Layer> layers) {
+                        const BalancerDeps& deps, std::span<const Layer> layers,
+                        ScoredStack::TieBreak tie_break = ScoredStack::TieBreak::kRandom) {
   if (auto problem = check_layers(layers)) return tl::unexpected(std::move(*problem));
   Random& random = deps.random != nullptr ? *deps.random : default_random();
   const ScorerDeps scorer_deps{.candidates = candidates, .random = &random, .clock = deps.clock};
@@ -84,7 +85,7 @@ StackResult build_stack(std::string name, std::span<const CandidateSpec> candida
     entries.push_back({std::move(scorer), layer.weight});
   }
   return std::make_unique<ScoredStack>(std::move(name), candidates.size(), std::move(entries),
-                                       random);
+                                       random, tie_break);
 }
 
 }  // namespace
@@ -117,7 +118,10 @@ StackResult make_fastest(std::span<const CandidateSpec> candidates, const Balanc
 
 StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,
                                      const BalancerDeps& deps) {
-  return build_stack("precise_cache_aware", candidates, deps, kPreciseCacheAware);
+  // Ties (a new conversation on an idle fleet) go to the engine that served the fewest, as in
+  // cache_aware: random draws would let the engines' shares drift apart.
+  return build_stack("precise_cache_aware", candidates, deps, kPreciseCacheAware,
+                     ScoredStack::TieBreak::kFewestServed);
 }
 
 }  // namespace rolter

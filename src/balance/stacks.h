@@ -59,7 +59,8 @@ StackResult make_lora_aware(std::span<const CandidateSpec> candidates, const Bal
 StackResult make_cheapest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
 // `fastest` (SPEC §6.13): fastest 1.0 + least_load 0.25.
 StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
-// `precise_cache_aware` (SPEC §6.8): kv_residency 1.0 + least_load 0.25.
+// `precise_cache_aware` (SPEC §6.8): kv_residency 1.0 + least_load 0.25; exact ties go to the
+// candidate that served the fewest requests, then at random.
 StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,
                                      const BalancerDeps& deps);
 

@@ -1,6 +1,7 @@
 #include "balance/strategies/kv_cost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -27,21 +28,24 @@ Scratch& scratch(size_t n) {
   return s;
 }
 
-// The eligible index with the smallest key(i); equal keys share the pick uniformly at random.
-// n when none is eligible.
-template <typename Key>
-size_t smallest(const Scratch& s, size_t n, Key key, Random& random) {
+// Among the eligible candidates with in_tie(i), the least loaded, then the one that served the
+// fewest; what is still tied goes at random. n when none qualifies.
+template <typename InTie>
+size_t settle_tie(const Scratch& s, size_t n, InTie in_tie, const std::atomic<uint64_t>* served,
+                  Random& random) {
   size_t chosen = n;
   size_t ties = 0;
-  double best = 0;
+  uint32_t load = 0;
+  uint64_t count = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (!s.eligible[i]) continue;
-    const double k = key(i);
-    if (chosen == n || k < best) {
+    if (!s.eligible[i] || !in_tie(i)) continue;
+    const uint64_t c = served[i].load(std::memory_order_relaxed);
+    if (chosen == n || s.loads[i] < load || (s.loads[i] == load && c < count)) {
       chosen = i;
-      best = k;
+      load = s.loads[i];
+      count = c;
       ties = 1;
-    } else if (k == best && random.uniform(++ties) == 0) {
+    } else if (s.loads[i] == load && c == count && random.uniform(++ties) == 0) {
       chosen = i;
     }
   }
@@ -51,9 +55,13 @@ size_t smallest(const Scratch& s, size_t n, Key key, Random& random) {
 }  // namespace
 
 KvCostBalancer::KvCostBalancer(std::span<const CandidateSpec> candidates, Random& random)
-    : random_(random) {
+    : random_(random), served_(std::make_unique<std::atomic<uint64_t>[]>(candidates.size())) {
   instances_.reserve(candidates.size());
   for (const CandidateSpec& c : candidates) instances_.push_back({c.evidence, c.kv});
+}
+
+void KvCostBalancer::observe(size_t index, const RouteContext& /*ctx*/) {
+  if (index < instances_.size()) served_[index].fetch_add(1, std::memory_order_relaxed);
 }
 
 std::optional<size_t> KvCostBalancer::pick(const RouteContext& ctx, const Loads& loads) {
@@ -85,9 +93,15 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
   }
   if (!any) return std::nullopt;
 
-  const size_t chosen =
-      warm ? smallest(s, n, [&](size_t i) { return s.estimate[i]; }, random_)
-           : smallest(s, n, [&](size_t i) { return static_cast<double>(s.loads[i]); }, random_);
+  double lowest = std::numeric_limits<double>::infinity();
+  if (warm) {
+    for (size_t i = 0; i < n; ++i) {
+      if (s.eligible[i]) lowest = std::min(lowest, s.estimate[i]);
+    }
+  }
+  const double cutoff = lowest + kTieTolerance * std::abs(lowest);
+  const size_t chosen = settle_tie(
+      s, n, [&](size_t i) { return !warm || s.estimate[i] <= cutoff; }, served_.get(), random_);
 
   if (ctx.explain != nullptr) {
     Explain& explain = *ctx.explain;
@@ -98,7 +112,7 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
       explain.score(i, "uncached_ktokens", s.uncached[i]);
       if (s.estimate[i] == s.estimate[i]) explain.score(i, "ttft_ms", s.estimate[i]);
     }
-    explain.reason(warm ? "lowest estimated time to first token wins"
+    explain.reason(warm ? "lowest estimated time to first token wins (within 10%: least loaded)"
                         : "a candidate has fewer than 8 samples: least loaded wins");
   }
   return chosen;

@@ -20,9 +20,13 @@
 // and learns an average cache benefit, kv_cost sees what each instance actually holds, so it
 // trades a longer queue for a larger cache hit exactly when the prefill saved is worth more.
 //
-// Pick: when every eligible candidate has an estimate, the lowest estimate wins (ties at
-// random). Until then (some eligible candidate has fewer than 8 samples) the least-loaded
-// eligible candidate wins (ties at random), which also warms the cold ones. Honours eligibility:
+// Pick: when every eligible candidate has an estimate, the lowest estimate wins. Estimates within
+// kTieTolerance of the lowest are a tie: each instance learns its own model, so two identical
+// idle engines estimate a new prompt a few percent apart, and an exact comparison would send every
+// new conversation to whichever learned the lower intercept. Ties go to the least loaded, then to
+// the one that served the fewest requests (observe()), then at random. Until every eligible
+// candidate is warm (some has fewer than 8 samples) the least-loaded eligible candidate wins, with
+// the same tie-breaks, which also warms the cold ones. Honours eligibility:
 // an ineligible candidate is never returned and never makes the pick cold. With ctx.explain set it
 // records per candidate "ttft_ms" (the estimate) and "uncached_ktokens".
 //
@@ -32,7 +36,10 @@
 // allocates nothing (unless asked to explain).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -53,6 +60,11 @@ class KvCostBalancer final : public LoadBalancer {
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;
+  // Counts the request for the served tie-break; an index out of range is ignored.
+  void observe(size_t index, const RouteContext& ctx) override;
+
+  // Estimates this close to the lowest (relative) are a tie.
+  static constexpr double kTieTolerance = 0.10;
 
  private:
   struct Instance {
@@ -61,6 +73,7 @@ class KvCostBalancer final : public LoadBalancer {
   };
   std::vector<Instance> instances_;
   Random& random_;
+  std::unique_ptr<std::atomic<uint64_t>[]> served_;
 };
 
 }  // namespace rolter
