@@ -17,9 +17,12 @@ bool may_fill(const KvProbe& probe, size_t hole, size_t j, size_t home) {
 
 KvProbe KvProbe::grown(const KvProbe& now, size_t size, size_t limit) {
   const size_t needed = (size + 1) * 4 / 3 + 1;  // the fewest slots that keep 3/4
+  const size_t doubled = std::max(now.slots_ * 2, kMinSlots);
   const size_t capped = limit == 0 ? SIZE_MAX : limit * 4 / 3 + 1;  // `limit` entries at 3/4
   KvProbe next;
-  next.slots_ = std::max({needed, kMinSlots, std::min(now.slots_ * 2, capped)});
+  // Past the limit (more entries than it said) keep doubling: growing by a slot at a time
+  // would rehash on every insert.
+  next.slots_ = std::max(needed, needed <= capped ? std::min(doubled, capped) : doubled);
   return next;
 }
 

@@ -257,8 +257,8 @@ TEST(KvIndex, ReadersSeeWholeBatchesWhileAWriterApplies) {
 // deletes shift entries back, the easy place for a probing bug), with the key 0 among them.
 class KvIndexTables : public testing::TestWithParam<size_t> {};
 
-// Limit 0 doubles without bound; 1500 caps the slots at 2001, which the entries outgrow one slot at
-// a time, so both the doubling and the not-a-power-of-two sizes are exercised.
+// Limit 0 doubles without bound; 1500 caps the doubling at 2001 slots, which the entries outgrow,
+// so both power-of-two and other sizes are exercised.
 INSTANTIATE_TEST_SUITE_P(Limits, KvIndexTables, testing::Values(0, 1500));
 
 TEST_P(KvIndexTables, KeySetAgreesWithAReferenceMap) {
