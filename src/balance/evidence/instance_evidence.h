@@ -10,6 +10,7 @@
 
 #include "balance/evidence/latency_ewma.h"
 #include "balance/evidence/latency_predictor.h"
+#include "balance/evidence/ttft_model.h"
 
 namespace rolter {
 
@@ -17,9 +18,8 @@ struct InstanceEvidence {
   LatencyEwma latency;
   LatencyPredictor predictor;
   // kv_cost's model: ttft_ms ≈ c + b · queue_depth + a · uncached_ktokens, where uncached_ktokens
-  // is the part of the prompt the instance's KV index did not hold when the request was sent. The
-  // same learner as `predictor`, fed the uncached part instead of the whole prompt.
-  LatencyPredictor ttft;
+  // is the part of the prompt the instance's KV index did not hold when the request was sent.
+  TtftModel ttft;
 
   // A successful request: queue depth before its own increment, prompt size and its uncached part
   // in thousands of tokens, and its latency (time to first token) in ms.

@@ -73,25 +73,35 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
   const size_t n = std::min(instances_.size(), loads.size());
   Scratch& s = scratch(n);
   RequestBlockKeys keys(ctx);
+  // First pass: eligibility, loads, uncached tokens, and whether every eligible model is warm.
   bool warm = true;
-  bool any = false;
+  size_t eligible_count = 0;
+  double pooled[3] = {0, 0, 0};
   for (size_t i = 0; i < n; ++i) {
     s.eligible[i] = eligible(i) ? 1 : 0;
     s.loads[i] = loads[i];
     s.estimate[i] = std::numeric_limits<double>::quiet_NaN();
     if (!s.eligible[i]) continue;
-    any = true;
+    ++eligible_count;
     const Instance& inst = instances_[i];
     s.uncached[i] = uncached_ktokens(ctx, inst.kv, keys);
-    std::optional<double> estimate;
-    if (inst.evidence != nullptr) estimate = inst.evidence->ttft.predict(s.loads[i], s.uncached[i]);
-    if (estimate) {
-      s.estimate[i] = *estimate;
-    } else {
+    if (inst.evidence == nullptr || inst.evidence->ttft.samples() < TtftModel::kMinSamples) {
       warm = false;
+      continue;
+    }
+    const auto w = inst.evidence->ttft.coefficients();
+    for (int k = 0; k < 3; ++k) pooled[k] += w[k];
+  }
+  if (eligible_count == 0) return std::nullopt;
+  if (warm) {
+    for (double& w : pooled) w /= static_cast<double>(eligible_count);
+    const double c = pooled[0];
+    const double b = std::max(0.0, pooled[1]);
+    const double a = std::max(0.0, pooled[2]);
+    for (size_t i = 0; i < n; ++i) {
+      if (s.eligible[i]) s.estimate[i] = std::max(0.0, c + b * s.loads[i] + a * s.uncached[i]);
     }
   }
-  if (!any) return std::nullopt;
 
   double lowest = std::numeric_limits<double>::infinity();
   if (warm) {
@@ -99,9 +109,8 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
       if (s.eligible[i]) lowest = std::min(lowest, s.estimate[i]);
     }
   }
-  const double cutoff = lowest + kTieTolerance * std::abs(lowest);
   const size_t chosen = settle_tie(
-      s, n, [&](size_t i) { return !warm || s.estimate[i] <= cutoff; }, served_.get(), random_);
+      s, n, [&](size_t i) { return !warm || s.estimate[i] == lowest; }, served_.get(), random_);
 
   if (ctx.explain != nullptr) {
     Explain& explain = *ctx.explain;
@@ -112,7 +121,7 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
       explain.score(i, "uncached_ktokens", s.uncached[i]);
       if (s.estimate[i] == s.estimate[i]) explain.score(i, "ttft_ms", s.estimate[i]);
     }
-    explain.reason(warm ? "lowest estimated time to first token wins (within 10%: least loaded)"
+    explain.reason(warm ? "lowest estimated time to first token wins"
                         : "a candidate has fewer than 8 samples: least loaded wins");
   }
   return chosen;

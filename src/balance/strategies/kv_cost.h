@@ -1,9 +1,9 @@
 // KvCostBalancer: SPEC §6.14, kv_cost: send each request where its time to first token is
 // estimated lowest.
 //
-// The model, per candidate i (learned in InstanceEvidence::ttft, balance/evidence/):
+// The model, per candidate i:
 //
-//   ttft_i ≈ c_i + b_i · queue_i + a_i · uncached_ktokens_i
+//   ttft_i ≈ c + b · queue_i + a · uncached_ktokens_i
 //
 //   uncached_ktokens_i  the request's tokens not among the leading blocks instance i's KV-event
 //                       index holds (balance/kv_match.h), in thousands: the prefill it would do.
@@ -11,24 +11,30 @@
 //   queue_i             the candidate's load as every strategy reads it (balance/loads.h): the
 //                       engine-reported running + waiting with load_source = "engine_metrics",
 //                       else this gateway's in-flight count; the work queued ahead.
-//   a, b, c             per-token prefill cost, per-request queue cost and fixed cost, learned
-//                       online by normalised LMS from the TTFT of every successful answer
-//                       (balance/evidence/latency_predictor.h: coefficients clamped to
-//                       ±600,000 ms, and no estimate below 8 samples).
+//   a, b, c             per-token prefill cost, per-request queue cost and fixed cost. Each
+//                       instance learns its own by recursive least squares from the TTFT of every
+//                       successful answer (balance/evidence/ttft_model.h); a pick uses their mean
+//                       over the eligible candidates, with a and b never below 0.
+//
+// Why pooled costs: the candidates of one route serve one model, usually on one kind of
+// hardware, and what tells them apart for one request is its state, not their speed: how much of
+// the prompt each holds and how much is queued there. Per-instance fits of a noisy signal differ by
+// tens of percent between identical engines; compared directly, they send every long uncached
+// prompt to whichever engine happened to learn the lowest prefill cost (measured: 60 s window
+// imbalance 1.50 instead of 1.06 on the conversation trace). A fleet of unlike engines is better
+// served by predicted_latency or fastest, which compare the instances themselves.
 //
 // It is the KV-event counterpart of predicted_latency: predicted_latency sees the whole prompt
 // and learns an average cache benefit, kv_cost sees what each instance actually holds, so it
 // trades a longer queue for a larger cache hit exactly when the prefill saved is worth more.
 //
-// Pick: when every eligible candidate has an estimate, the lowest estimate wins. Estimates within
-// kTieTolerance of the lowest are a tie: each instance learns its own model, so two identical
-// idle engines estimate a new prompt a few percent apart, and an exact comparison would send every
-// new conversation to whichever learned the lower intercept. Ties go to the least loaded, then to
-// the one that served the fewest requests (observe()), then at random. Until every eligible
-// candidate is warm (some has fewer than 8 samples) the least-loaded eligible candidate wins, with
-// the same tie-breaks, which also warms the cold ones. Honours eligibility:
-// an ineligible candidate is never returned and never makes the pick cold. With ctx.explain set it
-// records per candidate "ttft_ms" (the estimate) and "uncached_ktokens".
+// Pick: when every eligible candidate is warm (8 samples), the lowest estimate wins; equal
+// estimates (the same state on every engine, e.g. a new conversation on an idle fleet) go to the
+// least loaded, then to the one that served the fewest requests (observe()), then at random. Until
+// every eligible candidate is warm the least-loaded eligible candidate wins, with the same
+// tie-breaks, which also warms the cold ones. Honours eligibility: an ineligible candidate is never
+// returned and never makes the pick cold. With ctx.explain set it records per candidate "ttft_ms"
+// (the estimate) and "uncached_ktokens".
 //
 // Thread-safety: every method may be called concurrently; the models are read lock-free and the
 // indexes under their shared locks. Per-pick scratch lives in thread_local buffers that only
@@ -62,9 +68,6 @@ class KvCostBalancer final : public LoadBalancer {
                                       Eligible eligible) override;
   // Counts the request for the served tie-break; an index out of range is ignored.
   void observe(size_t index, const RouteContext& ctx) override;
-
-  // Estimates this close to the lowest (relative) are a tie.
-  static constexpr double kTieTolerance = 0.10;
 
  private:
   struct Instance {
