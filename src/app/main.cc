@@ -20,6 +20,7 @@
 #include "config/loader.h"
 #include "config/url.h"
 #include "fleet/engine_metrics/engine_scraper.h"
+#include "fleet/lmcache/lmcache_poller.h"
 #include "health/health_checker.h"
 #include "server/server.h"
 
@@ -101,6 +102,8 @@ int run_serve(const std::string& path, const std::string& listen_override,
   health.start();
   EngineScraper engine_metrics(store);
   engine_metrics.start();
+  LmcachePoller lmcache(store);
+  lmcache.start();
   const std::string shown_host =
       address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
   spdlog::info("rolter listening on http://{}:{} ({} routes, config version {})", shown_host, *port,
@@ -153,6 +156,7 @@ int run_serve(const std::string& path, const std::string& listen_override,
     if (left > 0) spdlog::warn("drain timeout: {} request(s) cut", left);
     health.stop();
     engine_metrics.stop();
+    lmcache.stop();
     server.stop();
     spdlog::info("stopped");
   });

@@ -48,6 +48,7 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "lora_aware") return make_lora_aware(candidates, deps);
   if (strategy == "cheapest") return make_cheapest(candidates, deps);
   if (strategy == "fastest") return make_fastest(candidates, deps);
+  if (strategy == "lmcache_aware") return make_lmcache_aware(candidates, deps);
   return tl::unexpected("unknown strategy \"" + std::string(strategy) +
                         "\"; known strategies: " + join(known_strategies()));
 }

@@ -11,6 +11,7 @@
 namespace rolter {
 
 struct InstanceEvidence;
+struct LmcacheSignal;
 
 struct CandidateSpec {
   // Stable identity of the candidate across reloads: "<provider>/<model>@<base_url>". Ring
@@ -28,6 +29,9 @@ struct CandidateSpec {
   // LoadTracker and outlives the balancer; null when there is none (then those signals are
   // neutral).
   const InstanceEvidence* evidence = nullptr;
+  // The instance's LMCache occupancy, kept fresh by a background poller (SPEC §6.9). Owned by the
+  // LoadTracker and outlives the balancer; null when there is none (then that signal is neutral).
+  const LmcacheSignal* lmcache = nullptr;
 };
 
 }  // namespace rolter

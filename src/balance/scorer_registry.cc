@@ -6,6 +6,7 @@
 #include "balance/scorers/adapter_residency.h"
 #include "balance/scorers/fastest.h"
 #include "balance/scorers/least_load.h"
+#include "balance/scorers/lmcache_headroom.h"
 #include "balance/scorers/predicted_latency.h"
 #include "balance/scorers/prefix_affinity.h"
 #include "balance/scorers/price.h"
@@ -50,6 +51,7 @@ constexpr Registration kScorers[] = {
     {"fastest", &from_candidates<LatencyScorer>},
     {"cheapest", &from_candidates<PriceScorer>},
     {"adapter_residency", &from_candidates<AdapterResidencyScorer>},
+    {"lmcache_headroom", &from_candidates<LmcacheHeadroomScorer>},
 };
 
 constexpr auto kNames = [] {

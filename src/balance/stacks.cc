@@ -41,6 +41,10 @@ constexpr Layer kFastest[] = {
     {"fastest", kLatencyWeight},
     {"least_load", kTieBreakLeastLoadWeight},
 };
+constexpr Layer kLmcacheAware[] = {
+    {"lmcache_headroom", kLmcacheHeadroomWeight},
+    {"least_load", kTieBreakLeastLoadWeight},
+};
 
 // The first problem with a stack's layers, or nullopt when it can be built.
 std::optional<std::string> check_layers(std::span<const Layer> layers) {
@@ -109,6 +113,11 @@ StackResult make_cheapest(std::span<const CandidateSpec> candidates, const Balan
 
 StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
   return build_stack("fastest", candidates, deps, kFastest);
+}
+
+StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates,
+                               const BalancerDeps& deps) {
+  return build_stack("lmcache_aware", candidates, deps, kLmcacheAware);
 }
 
 }  // namespace rolter

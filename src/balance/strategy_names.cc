@@ -6,10 +6,10 @@
 namespace rolter {
 namespace {
 
-constexpr std::array<std::string_view, 11> kStrategies = {
+constexpr std::array<std::string_view, 12> kStrategies = {
     "round_robin", "random",   "power_of_two", "weighted", "consistent_hash",
     "cache_aware", "pipeline", "cheapest",     "fastest",  "predicted_latency",
-    "lora_aware",
+    "lora_aware",  "lmcache_aware",
 };
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <limits>
+
 #include "fleet/load_tracker.h"
 
 namespace rolter {
@@ -117,7 +119,19 @@ struct Metrics::Families {
                             .Name("rolter_engine_scrape_failures_total")
                             .Help("Scrapes of the engine's /metrics that failed (connect, timeout, "
                                   "status, or a metric missing or unreadable)")
-                            .Register(r)) {}
+                            .Register(r)),
+        lmcache_occupancy(
+            prometheus::BuildGauge()
+                .Name("rolter_lmcache_occupancy")
+                .Help("The instance's LMCache occupancy (0 to 1) at its last good poll, while "
+                      "lmcache_aware may use it; NaN when the poll failed, is stale or the cache "
+                      "is unavailable")
+                .Register(r)),
+        lmcache_failures(prometheus::BuildCounter()
+                             .Name("rolter_lmcache_poll_failures_total")
+                             .Help("Polls of the instance's LMCache endpoint that failed (connect, "
+                                   "timeout, status, or an unreadable body)")
+                             .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -140,6 +154,8 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Gauge>& engine_fresh;
   prometheus::Family<prometheus::Gauge>& engine_cache;
   prometheus::Family<prometheus::Counter>& engine_failures;
+  prometheus::Family<prometheus::Gauge>& lmcache_occupancy;
+  prometheus::Family<prometheus::Counter>& lmcache_failures;
 };
 
 Metrics::Metrics()
@@ -180,6 +196,12 @@ Metrics::EngineInstruments Metrics::engine(std::string_view instance) {
       .gpu_cache_usage = &families_->engine_cache.Add(labels),
       .scrape_failures = &families_->engine_failures.Add(labels),
   };
+}
+
+Metrics::LmcacheInstruments Metrics::lmcache(std::string_view instance) {
+  const prometheus::Labels labels = {{"instance", std::string(instance)}};
+  families_->lmcache_occupancy.Add(labels);  // marks the instance as polled, for render()
+  return LmcacheInstruments{.poll_failures = &families_->lmcache_failures.Add(labels)};
 }
 
 void Metrics::park(std::string_view instance, std::string_view reason) {
@@ -238,6 +260,10 @@ void Metrics::count_engine_scrape(const EngineInstruments& e, bool ok,
   }
 }
 
+void Metrics::count_lmcache_failure(const LmcacheInstruments& l) {
+  if (l.poll_failures != nullptr) l.poll_failures->Increment();
+}
+
 std::string Metrics::render(const LoadTracker& tracker) {
   const auto now = default_clock().now();
   tracker.for_each([&](const InstanceState& state) {
@@ -255,6 +281,10 @@ std::string Metrics::render(const LoadTracker& tracker) {
           state.load.engine_load.load(std::memory_order_relaxed));
       families_->engine_fresh.Add(labels).Set(
           state.load.engine_fresh.load(std::memory_order_relaxed) ? 1 : 0);
+    }
+    if (families_->lmcache_occupancy.Has(labels)) {
+      families_->lmcache_occupancy.Add(labels).Set(state.lmcache.usable_occupancy().value_or(
+          std::numeric_limits<double>::quiet_NaN()));
     }
   });
   return prometheus::TextSerializer().Serialize(registry_->Collect());

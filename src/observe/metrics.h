@@ -29,6 +29,11 @@
 //                                           it; 0 when failed or stale (local in-flight is used)
 //   engine_gpu_cache_usage{instance}        the engine's KV-cache usage (0..1) at that scrape
 //   engine_scrape_failures_total{instance}  scrapes that failed (connect, timeout, status, body)
+//   lmcache_occupancy{instance}             the instance's LMCache occupancy (0..1) at its last
+//                                           good poll of lmcache.endpoint, while lmcache_aware
+//                                           may use it; NaN when it may not (failed, stale,
+//                                           cache_available false)
+//   lmcache_poll_failures_total{instance}   polls that failed (connect, timeout, status, body)
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -72,6 +77,9 @@ class Metrics {
     prometheus::Gauge* gpu_cache_usage = nullptr;
     prometheus::Counter* scrape_failures = nullptr;
   };
+  struct LmcacheInstruments {
+    prometheus::Counter* poll_failures = nullptr;
+  };
 
   Metrics();
   ~Metrics();
@@ -82,6 +90,9 @@ class Metrics {
   // An instance whose engine is scraped: from now on render() also shows its engine_load and
   // engine_load_fresh, read from the LoadTracker.
   EngineInstruments engine(std::string_view instance);
+  // An instance whose LMCache endpoint is polled: from now on render() also shows its
+  // lmcache_occupancy, read from the LoadTracker.
+  LmcacheInstruments lmcache(std::string_view instance);
 
   void park(std::string_view instance, std::string_view reason);
   void auth_failure(std::string_view reason);
@@ -100,6 +111,8 @@ class Metrics {
   // One scrape of an engine's /metrics: a failure, or a success with the cache usage it read.
   static void count_engine_scrape(const EngineInstruments& e, bool ok,
                                   std::optional<double> gpu_cache_usage);
+  // One failed poll of an LMCache endpoint.
+  static void count_lmcache_failure(const LmcacheInstruments& l);
 
   // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.
   std::string render(const LoadTracker& tracker);

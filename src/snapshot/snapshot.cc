@@ -65,7 +65,8 @@ void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Pr
                      .weight = per_instance,
                      .price = price,
                      .max_loras = provider.max_loras,
-                     .evidence = &c.state->evidence});
+                     .evidence = &c.state->evidence,
+                     .lmcache = &c.state->lmcache});
     pool.counters.push_back(&c.state->load);
     pool.candidates.push_back(std::move(c));
   }
