@@ -179,8 +179,7 @@ TEST_P(AllocationTest, ScoreStackStrategiesDoNotAllocatePerPick) {
   using Make = StackResult (*)(std::span<const CandidateSpec>, const BalancerDeps&);
   std::vector<StackResult> stacks;
   stacks.push_back(make_pipeline(candidates, deps, pipeline));
-  for (Make make :
-       {&make_predicted_latency, &make_cheapest, &make_fastest, &make_lmcache_aware}) {
+  for (Make make : {&make_predicted_latency, &make_cheapest, &make_fastest, &make_lmcache_aware}) {
     stacks.push_back(make(candidates, deps));
   }
   RouteContext session;

@@ -60,7 +60,6 @@ StackResult make_cheapest(std::span<const CandidateSpec> candidates, const Balan
 // `fastest` (SPEC §6.13): fastest 1.0 + least_load 0.25.
 StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
 // `lmcache_aware` (SPEC §6.9): lmcache_headroom 1.0 + least_load 0.25.
-StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates,
-                               const BalancerDeps& deps);
+StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
 
 }  // namespace rolter

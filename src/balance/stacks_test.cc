@@ -329,8 +329,9 @@ TEST(StacksTest, LmcacheAwareHeadroomFirstThenLeastLoad) {
       // 0.5 + 0 against 0.4 + 0.25: a headroom gap under 0.25 yields to the idle candidate.
       {"near tie: least load", {0.5, 0.6}, {4, 0}, 1},
       {"no usable value: least load", {kNone, kNone, kNone}, {3, 1, 2}, 1},
-      // Empty (0) and saturated (1) are neutral, so the partly filled cache wins.
-      {"empty and saturated neutral", {0, 0.9, 1}, {0, 2, 0}, 1},
+      // Empty (0) and saturated (1) are neutral: 0 + 0.25 each against 0.5 + 0 for the partly
+      // filled cache.
+      {"empty and saturated neutral", {0, 0.5, 1}, {0, 1, 0}, 1},
       {"failed one neutral", {kNone, 0.7}, {0, 1}, 1},
   };
   for (const Case& c : cases) {

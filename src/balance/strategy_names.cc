@@ -7,8 +7,8 @@ namespace rolter {
 namespace {
 
 constexpr std::array<std::string_view, 12> kStrategies = {
-    "round_robin", "random",   "power_of_two", "weighted", "consistent_hash",
-    "cache_aware", "pipeline", "cheapest",     "fastest",  "predicted_latency",
+    "round_robin", "random",        "power_of_two", "weighted", "consistent_hash",
+    "cache_aware", "pipeline",      "cheapest",     "fastest",  "predicted_latency",
     "lora_aware",  "lmcache_aware",
 };
 

@@ -283,8 +283,8 @@ std::string Metrics::render(const LoadTracker& tracker) {
           state.load.engine_fresh.load(std::memory_order_relaxed) ? 1 : 0);
     }
     if (families_->lmcache_occupancy.Has(labels)) {
-      families_->lmcache_occupancy.Add(labels).Set(state.lmcache.usable_occupancy().value_or(
-          std::numeric_limits<double>::quiet_NaN()));
+      families_->lmcache_occupancy.Add(labels).Set(
+          state.lmcache.usable_occupancy().value_or(std::numeric_limits<double>::quiet_NaN()));
     }
   });
   return prometheus::TextSerializer().Serialize(registry_->Collect());

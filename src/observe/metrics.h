@@ -32,7 +32,8 @@
 //   lmcache_occupancy{instance}             the instance's LMCache occupancy (0..1) at its last
 //                                           good poll of lmcache.endpoint, while lmcache_aware
 //                                           may use it; NaN when it may not (failed, stale,
-//                                           cache_available false)
+//                                           cache_available false; prometheus-cpp
+//                                           writes it "Nan")
 //   lmcache_poll_failures_total{instance}   polls that failed (connect, timeout, status, body)
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the

@@ -80,6 +80,7 @@ test('the engine with more free LMCache wins while loads are equal', async (t) =
   const light = await warm(sim.engines[1], 1, 'b');
   assert.ok(full >= 0.6 && full < 1, `engine-0 occupancy ${full}`);
   assert.ok(light > 0 && light <= 0.4, `engine-1 occupancy ${light}`);
+  t.diagnostic(`occupancy: engine-0 ${full}, engine-1 ${light}`);
 
   const rolter = await startRolter({
     config: lmcacheConfig(sim.engines, sim.engines.map((e) => `${e.url}/occupancy`)),
@@ -93,37 +94,37 @@ test('the engine with more free LMCache wins while loads are equal', async (t) =
   assert.deepEqual(await targets(rolter, kPicks), { 'engine-1/sim-model': kPicks });
 });
 
-test('a failed LMCache endpoint is neutral at once, and no usable value falls to least load',
-  async (t) => {
-    const sim = await startSimFor(t, { engines: 2, args: kSimArgs });
-    const engine1 = await warm(sim.engines[1], 3, 'c');
-    assert.ok(engine1 >= 0.6 && engine1 < 1, `engine-1 occupancy ${engine1}`);
-    // engine-0's endpoint is a stub: first a quarter full (more headroom than engine-1), then
-    // failing.
-    const stub = await startEchoUpstream();
-    t.after(() => stub.close());
-    stub.setReply({ body: { occupancy: 0.25, cache_available: true } });
+test('a failed LMCache endpoint is neutral at once', async (t) => {
+  const sim = await startSimFor(t, { engines: 2, args: kSimArgs });
+  const engine1 = await warm(sim.engines[1], 3, 'c');
+  assert.ok(engine1 >= 0.6 && engine1 < 1, `engine-1 occupancy ${engine1}`);
+  // engine-0's endpoint is a stub: first a quarter full (more headroom than engine-1), then
+  // failing.
+  const stub = await startEchoUpstream();
+  t.after(() => stub.close());
+  stub.setReply({ body: { occupancy: 0.25, cache_available: true } });
 
-    const rolter = await startRolter({
-      config: lmcacheConfig(sim.engines, [`${stub.url}/occupancy`, `${sim.engines[1].url}/occupancy`]),
-    });
-    t.after(() => rolter.stop());
-    await waitForOccupancy(rolter, (occ) => occ(0) === 0.25 && occ(1) === engine1,
-      'both occupancies polled');
-    assert.deepEqual(await targets(rolter, kPicks), { 'engine-0/sim-model': kPicks });
-
-    // The stub fails: engine-0 is neutral with its next poll (not kept at its last good value), so
-    // engine-1's little headroom now wins every pick.
-    stub.setReply({ status: 500, body: { error: 'lmcache is down' } });
-    await waitForOccupancy(rolter, (occ) => Number.isNaN(occ(0)) && occ(1) === engine1,
-      'engine-0 failing its polls');
-    assert.deepEqual(await targets(rolter, kPicks), { 'engine-1/sim-model': kPicks });
-    const failures = instanceValue(await scrapeMetrics(rolter), 'rolter_lmcache_poll_failures_total', 'engine-0');
-    assert.ok(failures >= 1, `engine-0 poll failures ${failures}`);
+  const rolter = await startRolter({
+    config: lmcacheConfig(sim.engines, [`${stub.url}/occupancy`, `${sim.engines[1].url}/occupancy`]),
   });
+  t.after(() => rolter.stop());
+  await waitForOccupancy(rolter, (occ) => occ(0) === 0.25 && occ(1) === engine1,
+    'both occupancies polled');
+  assert.deepEqual(await targets(rolter, kPicks), { 'engine-0/sim-model': kPicks });
+
+  // The stub fails: engine-0 is neutral with its next poll (not kept at its last good value), so
+  // engine-1's little headroom now wins every pick.
+  stub.setReply({ status: 500, body: { error: 'lmcache is down' } });
+  await waitForOccupancy(rolter, (occ) => Number.isNaN(occ(0)) && occ(1) === engine1,
+    'engine-0 failing its polls');
+  assert.deepEqual(await targets(rolter, kPicks), { 'engine-1/sim-model': kPicks });
+  const failures = instanceValue(await scrapeMetrics(rolter), 'rolter_lmcache_poll_failures_total', 'engine-0');
+  assert.ok(failures >= 1, `engine-0 poll failures ${failures}`);
+});
 
 test('with no usable occupancy (failed, unavailable) least load decides', async (t) => {
   const sim = await startSimFor(t, { engines: 2, args: kSimArgs });
+  // engine-0 holds some cache, which would win were its endpoint read: it is not.
   await warm(sim.engines[0], 1, 'd');
   // engine-0's endpoint refuses connections (nothing listens on port 1); engine-1's answers but
   // reports its cache unavailable.

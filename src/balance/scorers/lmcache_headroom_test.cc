@@ -36,7 +36,8 @@ std::vector<double> score(const std::vector<Signal>& signals) {
   LmcacheHeadroomScorer scorer(candidates);
   LoadsFixture loads(n);
   std::vector<double> out(n, -1);
-  scorer.score({}, loads.view(), [](size_t) { return true; }, out);
+  scorer.score(
+      {}, loads.view(), [](size_t) { return true; }, out);
   return out;
 }
 
@@ -49,7 +50,7 @@ TEST(LmcacheHeadroomScorerTest, HeadroomOfUsableCachesNeutralOtherwise) {
   const Case cases[] = {
       {"partly filled", {.occupancy = 0.42}, 0.58},
       {"nearly empty", {.occupancy = 0.01}, 0.99},
-      {"nearly full", {.occupancy = 0.99}, 0.01},
+      {"three quarters full", {.occupancy = 0.75}, 0.25},
       {"empty: neutral", {.occupancy = 0}, 0},
       {"below empty: neutral", {.occupancy = -0.5}, 0},
       {"saturated: neutral", {.occupancy = 1}, 0},
@@ -79,8 +80,10 @@ TEST(LmcacheHeadroomScorerTest, EachCandidateOnItsOwnValue) {
 }
 
 TEST(LmcacheHeadroomScorerTest, NoUsableValueIsAllNeutral) {
-  const auto out = score({{.occupancy = 0}, {.available = false, .occupancy = 0.5},
-                          {.fresh = false, .occupancy = 0.5}, {.occupancy = 1}});
+  const auto out = score({{.occupancy = 0},
+                          {.available = false, .occupancy = 0.5},
+                          {.fresh = false, .occupancy = 0.5},
+                          {.occupancy = 1}});
   EXPECT_EQ(out, std::vector<double>(4, 0.0));
 }
 

@@ -1,6 +1,5 @@
 #include "fleet/lmcache/lmcache_poller.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -10,6 +9,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <nlohmann/json.hpp>
 #include <tl/expected.hpp>
 
 #include <algorithm>
@@ -163,8 +163,8 @@ Task<Body> fetch(const Endpoint& endpoint, uint32_t instance_id, asio::ssl::cont
 tl::expected<LmcacheReading, std::string> reading_of(const Body& body) {
   if (!body) return tl::unexpected(body.error());
   if (auto reading = read_lmcache_reading(*body)) return *reading;
-  return tl::unexpected(std::string(
-      "the body is not {\"occupancy\": <number>, \"cache_available\": <bool>}"));
+  return tl::unexpected(
+      std::string("the body is not {\"occupancy\": <number>, \"cache_available\": <bool>}"));
 }
 
 // The Endpoint to dial for an lmcache.endpoint URL; nullopt when it does not parse (the
@@ -280,7 +280,8 @@ void LmcachePoller::Impl::refresh() {
   for (auto& [url, w] : wanted) {
     auto& target = targets[url];
     if (!target) {
-      target = std::make_shared<Target>(clock, PollTiming::for_config(w.refresh_secs, w.stale_secs));
+      target =
+          std::make_shared<Target>(clock, PollTiming::for_config(w.refresh_secs, w.stale_secs));
       spdlog::info("lmcache: polling {} every {} s", url, w.refresh_secs);
     }
     update(*target, w, snapshot->metrics());
@@ -301,9 +302,9 @@ Task<void> LmcachePoller::Impl::run() {
     refresh();
     for (const auto& [url, target] : targets) {
       if (target->cache.check_stale()) {
-        spdlog::warn("lmcache: {}: no good poll for {} s; its occupancy is not used", url,
-                     std::chrono::duration_cast<seconds>(target->cache.timing().stale_after)
-                         .count());
+        spdlog::warn(
+            "lmcache: {}: no good poll for {} s; its occupancy is not used", url,
+            std::chrono::duration_cast<seconds>(target->cache.timing().stale_after).count());
       }
       if (target->cache.due()) {
         target->cache.begin();  // here, not in the coroutine: it is due no more from now on

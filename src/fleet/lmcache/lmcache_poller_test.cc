@@ -46,17 +46,17 @@ TEST(ReadLmcacheReading, Table) {
       {"unavailable", R"({"occupancy": 0.1, "cache_available": false})", true, 0.1, false},
       {"an integer occupancy", R"({"occupancy": 1, "cache_available": true})", true, 1, true},
       {"out of range is read, the scorer judges it", R"({"occupancy": 1.7, "cache_available":
-       true})", true, 1.7, true},
-      {"other members ignored", R"({"cache_available": true, "x": [1, {}], "occupancy": 0})",
-       true, 0, true},
+       true})",
+       true, 1.7, true},
+      {"other members ignored", R"({"cache_available": true, "x": [1, {}], "occupancy": 0})", true,
+       0, true},
       {"occupancy missing", R"({"cache_available": true})", false, 0, false},
       {"cache_available missing", R"({"occupancy": 0.5})", false, 0, false},
       {"occupancy a string", R"({"occupancy": "0.5", "cache_available": true})", false, 0, false},
       {"occupancy null", R"({"occupancy": null, "cache_available": true})", false, 0, false},
-      {"cache_available a number", R"({"occupancy": 0.5, "cache_available": 1})", false, 0,
-       false},
-      {"occupancy overflows to infinity", R"({"occupancy": 1e400, "cache_available": true})",
-       false, 0, false},
+      {"cache_available a number", R"({"occupancy": 0.5, "cache_available": 1})", false, 0, false},
+      {"occupancy overflows to infinity", R"({"occupancy": 1e400, "cache_available": true})", false,
+       0, false},
       {"an array", R"([0.5, true])", false, 0, false},
       {"a bare number", "0.5", false, 0, false},
       {"truncated", R"({"occupancy": 0.5, "cache_avail)", false, 0, false},
@@ -353,8 +353,8 @@ ProviderConfig provider(std::string name, std::string base_url, std::string lmca
   p.name = std::move(name);
   InstanceConfig instance{.base_url = std::move(base_url)};
   if (!lmcache_url.empty()) {
-    instance.lmcache = LmcacheConfig{.endpoint = std::move(lmcache_url), .refresh_secs = 1,
-                                     .stale_secs = 3};
+    instance.lmcache =
+        LmcacheConfig{.endpoint = std::move(lmcache_url), .refresh_secs = 1, .stale_secs = 3};
   }
   p.instances.push_back(std::move(instance));
   return p;
@@ -414,12 +414,12 @@ TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
   EXPECT_EQ(rendered().find("rolter_lmcache_occupancy{instance=\"r@"), std::string::npos)
       << "not polled";
 
-  // A 500 fails the poll at once.
+  // A 500 fails the poll at once. prometheus-cpp writes NaN as "Nan", which Prometheus reads.
   server_.answer(http::status::internal_server_error, "{}");
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return !fresh("p", base_p_) && !fresh("q", base_q_); }));
   EXPECT_EQ(server_.requests(), 2);
-  EXPECT_NE(rendered().find("rolter_lmcache_occupancy" + instance + " NaN\n"), std::string::npos)
+  EXPECT_NE(rendered().find("rolter_lmcache_occupancy" + instance + " Nan\n"), std::string::npos)
       << rendered();
   EXPECT_NE(rendered().find("rolter_lmcache_poll_failures_total" + instance + " 1\n"),
             std::string::npos);
@@ -442,7 +442,7 @@ TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return fresh("p", base_p_); }));
   EXPECT_EQ(signal("p", base_p_).usable_occupancy(), std::nullopt);
-  EXPECT_NE(rendered().find("rolter_lmcache_occupancy" + instance + " NaN\n"), std::string::npos);
+  EXPECT_NE(rendered().find("rolter_lmcache_occupancy" + instance + " Nan\n"), std::string::npos);
 
   // A reload that drops p's lmcache table: p stops being polled and is cleared at once.
   server_.answer(http::status::ok, R"({"occupancy": 0.5, "cache_available": true})");
