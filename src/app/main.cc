@@ -20,6 +20,7 @@
 #include "config/loader.h"
 #include "config/url.h"
 #include "fleet/engine_metrics/engine_scraper.h"
+#include "fleet/kv_events/kv_event_service.h"
 #include "fleet/lmcache/lmcache_poller.h"
 #include "health/health_checker.h"
 #include "server/server.h"
@@ -102,6 +103,8 @@ int run_serve(const std::string& path, const std::string& listen_override,
   health.start();
   EngineScraper engine_metrics(store);
   engine_metrics.start();
+  KvEventService kv_events(store);
+  kv_events.start();
   LmcachePoller lmcache(store);
   lmcache.start();
   const std::string shown_host =
@@ -156,6 +159,7 @@ int run_serve(const std::string& path, const std::string& listen_override,
     if (left > 0) spdlog::warn("drain timeout: {} request(s) cut", left);
     health.stop();
     engine_metrics.stop();
+    kv_events.stop();
     lmcache.stop();
     server.stop();
     spdlog::info("stopped");

@@ -18,6 +18,7 @@
 #include "balance/scorers/static_weight.h"
 #include "balance/stacks.h"
 #include "balance/testing/candidates_fixture.h"
+#include "balance/testing/kv_fixture.h"
 #include "balance/testing/loads_fixture.h"
 
 namespace {
@@ -223,6 +224,44 @@ TEST_P(AllocationTest, PromptAwareStrategiesDoNotAllocatePerPick) {
         loads.set(static_cast<size_t>(i) % n, static_cast<uint32_t>(i % 5));
         const auto& set = i % 2 == 0 ? prompts : novel;
         ctx.prompt = set[static_cast<size_t>(i) % set.size()];
+        (void)(*lb)->pick_eligible(ctx, loads.view(), [](size_t c) { return c % 5 != 1; });
+      }
+    };
+    picks(kWarmUpPicks);
+    g_allocations.store(0);
+    g_counting.store(true);
+    picks(2000);
+    g_counting.store(false);
+    EXPECT_EQ(g_allocations.load(), 0) << strategy << " with " << n;
+  }
+}
+
+TEST_P(AllocationTest, KvStrategiesDoNotAllocatePerPick) {
+  // precise_cache_aware and kv_cost over live KV indexes that hold different shares of 2,000-token
+  // prompts, with warm kv_cost models.
+  const size_t n = GetParam();
+  auto kv = std::make_unique<KvResidency[]>(n);
+  auto evidence = std::make_unique<InstanceEvidence[]>(n);
+  auto candidates = make_candidates(n);
+  std::vector<std::vector<uint32_t>> prompts;
+  for (uint32_t p = 0; p < 4; ++p) prompts.push_back(token_run(p * 100000, 2000));
+  for (size_t i = 0; i < n; ++i) {
+    store_blocks(kv[i], std::span(prompts[i % 4]).first((i * 37) % 2000), 1000 * (i + 1));
+    candidates[i].kv = &kv[i];
+    candidates[i].evidence = &evidence[i];
+    for (int s = 0; s < 16; ++s) evidence[i].ttft.record(s % 4, s % 3, 100.0 + 10.0 * i + s);
+  }
+  SeededRandom random(9);
+  const BalancerDeps deps{.random = &random};
+  for (std::string_view strategy : {"precise_cache_aware", "kv_cost"}) {
+    auto lb = make_balancer(strategy, candidates, deps);
+    ASSERT_TRUE(lb.has_value()) << lb.error();
+    LoadsFixture loads(n);
+    RouteContext ctx;
+    auto picks = [&](int count) {
+      for (int i = 0; i < count; ++i) {
+        loads.set(static_cast<size_t>(i) % n, static_cast<uint32_t>(i % 5));
+        ctx.token_ids = std::span<const uint32_t>(prompts[static_cast<size_t>(i) % 4]);
         (void)(*lb)->pick_eligible(ctx, loads.view(), [](size_t c) { return c % 5 != 1; });
       }
     };

@@ -6,6 +6,7 @@
 #include "balance/stacks.h"
 #include "balance/strategies/cache_aware.h"
 #include "balance/strategies/consistent_hash.h"
+#include "balance/strategies/kv_cost.h"
 #include "balance/strategies/power_of_two.h"
 #include "balance/strategies/random.h"
 #include "balance/strategies/round_robin.h"
@@ -48,6 +49,8 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "lora_aware") return make_lora_aware(candidates, deps);
   if (strategy == "cheapest") return make_cheapest(candidates, deps);
   if (strategy == "fastest") return make_fastest(candidates, deps);
+  if (strategy == "precise_cache_aware") return make_precise_cache_aware(candidates, deps);
+  if (strategy == "kv_cost") return std::make_unique<KvCostBalancer>(candidates, random);
   if (strategy == "lmcache_aware") return make_lmcache_aware(candidates, deps);
   return tl::unexpected("unknown strategy \"" + std::string(strategy) +
                         "\"; known strategies: " + join(known_strategies()));

@@ -166,6 +166,16 @@ TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
        {256, 245, 250, 249, 258, 246, 259, 230},
        7,
        {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
+      // No token ids and no KV index: the KV score is neutral and least load decides.
+      {"precise_cache_aware",
+       {256, 245, 250, 249, 258, 246, 259, 230},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
+      // No latency sample: every model is cold, so least load decides, ties at random.
+      {"kv_cost",
+       {256, 245, 250, 249, 258, 246, 259, 230},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
       // No LMCache signal on the fixtures: headroom is neutral, the same least-load sequence.
       {"lmcache_aware",
        {256, 245, 250, 249, 258, 246, 259, 230},

@@ -11,6 +11,7 @@
 namespace rolter {
 
 struct InstanceEvidence;
+struct KvResidency;
 struct LmcacheSignal;
 
 struct CandidateSpec {
@@ -29,6 +30,10 @@ struct CandidateSpec {
   // LoadTracker and outlives the balancer; null when there is none (then those signals are
   // neutral).
   const InstanceEvidence* evidence = nullptr;
+  // What the instance's KV-event stream says it holds (SPEC §6.8). Owned by the LoadTracker; null
+  // when the gateway keeps none (then KV scores are neutral and every prompt token counts as
+  // uncached).
+  const KvResidency* kv = nullptr;
   // The instance's LMCache occupancy, kept fresh by a background poller (SPEC §6.9). Owned by the
   // LoadTracker and outlives the balancer; null when there is none (then that signal is neutral).
   const LmcacheSignal* lmcache = nullptr;

@@ -5,6 +5,7 @@
 
 #include "balance/scorers/adapter_residency.h"
 #include "balance/scorers/fastest.h"
+#include "balance/scorers/kv_residency.h"
 #include "balance/scorers/least_load.h"
 #include "balance/scorers/lmcache_headroom.h"
 #include "balance/scorers/predicted_latency.h"
@@ -51,6 +52,7 @@ constexpr Registration kScorers[] = {
     {"fastest", &from_candidates<LatencyScorer>},
     {"cheapest", &from_candidates<PriceScorer>},
     {"adapter_residency", &from_candidates<AdapterResidencyScorer>},
+    {"kv_residency", &from_candidates<KvResidencyScorer>},
     {"lmcache_headroom", &from_candidates<LmcacheHeadroomScorer>},
 };
 

@@ -37,6 +37,10 @@ constexpr Layer kCheapest[] = {
     {"cheapest", kPriceWeight},
     {"least_load", kTieBreakLeastLoadWeight},
 };
+constexpr Layer kPreciseCacheAware[] = {
+    {"kv_residency", kKvResidencyWeight},
+    {"least_load", kTieBreakLeastLoadWeight},
+};
 constexpr Layer kFastest[] = {
     {"fastest", kLatencyWeight},
     {"least_load", kTieBreakLeastLoadWeight},
@@ -113,6 +117,11 @@ StackResult make_cheapest(std::span<const CandidateSpec> candidates, const Balan
 
 StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
   return build_stack("fastest", candidates, deps, kFastest);
+}
+
+StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,
+                                     const BalancerDeps& deps) {
+  return build_stack("precise_cache_aware", candidates, deps, kPreciseCacheAware);
 }
 
 StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates,

@@ -36,9 +36,11 @@ inline constexpr double kLoraPrefixAffinityWeight = 0.5;
 // SPEC §6.13: price (cheapest) or latency EWMA (fastest) 1.0 + least load 0.25.
 inline constexpr double kPriceWeight = 1.0;
 inline constexpr double kLatencyWeight = 1.0;
+// SPEC §6.8: KV residency 1.0 + least load 0.25.
+inline constexpr double kKvResidencyWeight = 1.0;
 // SPEC §6.9: LMCache headroom 1.0 + least load 0.25.
 inline constexpr double kLmcacheHeadroomWeight = 1.0;
-// SPEC §6.9, §6.11-§6.13: the least load share of every stack but the pipeline.
+// SPEC §6.8, §6.9, §6.11-§6.13: the least load share of every stack but the pipeline.
 inline constexpr double kTieBreakLeastLoadWeight = 0.25;
 
 using StackResult = tl::expected<std::unique_ptr<LoadBalancer>, std::string>;
@@ -59,6 +61,9 @@ StackResult make_lora_aware(std::span<const CandidateSpec> candidates, const Bal
 StackResult make_cheapest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
 // `fastest` (SPEC §6.13): fastest 1.0 + least_load 0.25.
 StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
+// `precise_cache_aware` (SPEC §6.8): kv_residency 1.0 + least_load 0.25.
+StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,
+                                     const BalancerDeps& deps);
 // `lmcache_aware` (SPEC §6.9): lmcache_headroom 1.0 + least_load 0.25.
 StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
 

@@ -2,16 +2,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <vector>
 
 #include "balance/balancer_factory.h"
 #include "balance/evidence/instance_evidence.h"
+#include "balance/kv_match.h"
 #include "bench/block_text.h"
 #include "bench/progress.h"
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/random.h"
+#include "kv/kv_decode.h"
+#include "kv/kv_residency.h"
+#include "sim/kv_publisher.h"
 
 namespace rolter::bench {
 namespace {
@@ -28,6 +33,45 @@ struct InFlight {
   uint32_t engine = 0;
   uint32_t queue_depth = 0;  // the engine's load before this request joined it
   double prompt_ktokens = 0;
+  double uncached_ktokens = 0;  // what the engine's KV index did not hold at the pick
+};
+
+// One engine's KV events on their way to the gateway: each batch encoded as the simulator's
+// publisher sends it, and delivered to the engine's KV index `delay_ms` after it happened.
+class KvFeed final : public sim::KvEventSink {
+ public:
+  KvFeed(KvResidency& kv, double delay_ms) : kv_(kv), delay_ms_(delay_ms) {}
+
+  void on_kv_events(double at_ms, std::span<const sim::KvEvent> events) override {
+    pending_.push_back({at_ms + delay_ms_, sim::encode_kv_batch(at_ms / 1000, events,
+                                                                sim::KvFormat::kArray)});
+  }
+
+  // Applies every batch due by `now_ms`, in order. Returns the number that failed to decode.
+  size_t deliver_until(double now_ms) {
+    size_t errors = 0;
+    while (!pending_.empty() && pending_.front().due_ms <= now_ms) {
+      const std::string& payload = pending_.front().payload;
+      auto decoded = decode_kv_batch(std::span(
+          reinterpret_cast<const uint8_t*>(payload.data()), payload.size()));
+      if (decoded) {
+        kv_.index.apply(decoded->batch, kv_.block_size.load(std::memory_order_relaxed));
+      } else {
+        ++errors;
+      }
+      pending_.pop_front();
+    }
+    return errors;
+  }
+
+ private:
+  struct Batch {
+    double due_ms;
+    std::string payload;
+  };
+  KvResidency& kv_;
+  double delay_ms_;
+  std::deque<Batch> pending_;
 };
 
 class Replay {
@@ -36,6 +80,7 @@ class Replay {
       : trace_(trace),
         options_(o),
         rng_(o.seed),
+        kv_(std::make_unique<KvResidency[]>(o.engines)),
         counters_(std::make_unique<LoadSignals[]>(o.engines)),
         evidence_(std::make_unique<InstanceEvidence[]>(o.engines)),
         requests_(trace.size()) {
@@ -46,11 +91,16 @@ class Replay {
     // Only first-token and finished events matter here; per-token events would be most of the work.
     params.token_events = false;
     for (size_t i = 0; i < o.engines; ++i) {
-      engines_.push_back(std::make_unique<sim::EngineModel>(params));
+      kv_[i].block_size.store(static_cast<uint32_t>(o.block_size));
+      kv_[i].index.set_max_blocks(params.kv_blocks);
+      kv_[i].state.store(KvStreamState::kLive);
+      feeds_.push_back(std::make_unique<KvFeed>(kv_[i], o.kv_event_delay_ms));
+      engines_.push_back(std::make_unique<sim::EngineModel>(params, feeds_.back().get()));
       candidates_.push_back(
           {.identity = "engine-" + std::to_string(i) + "/sim@inproc://" + std::to_string(i),
            .weight = 1.0,
-           .evidence = &evidence_[i]});
+           .evidence = &evidence_[i],
+           .kv = &kv_[i]});
       pointers_.push_back(&counters_[i]);
     }
   }
@@ -72,6 +122,10 @@ class Replay {
     }
     drain_all();
     progress.finish(done_);
+    if (kv_decode_errors_ > 0) {
+      return tl::unexpected(std::to_string(kv_decode_errors_) +
+                            " KV event batches failed to decode");
+    }
 
     for (const auto& e : engines_) {
       samples_.hit_tokens += e->prefix_hit_tokens();
@@ -123,7 +177,7 @@ class Replay {
       if (ev.kind == sim::ModelEvent::Kind::kFirstToken) {
         samples_.ttft_ms.push_back(ev.at_ms - r.arrival_ms);
         // What the gateway learns from a streamed answer: its time to first token.
-        evidence_[ee.engine].record_success(r.queue_depth, r.prompt_ktokens,
+        evidence_[ee.engine].record_success(r.queue_depth, r.prompt_ktokens, r.uncached_ktokens,
                                             ev.at_ms - r.arrival_ms);
       } else if (ev.kind == sim::ModelEvent::Kind::kFinished) {
         samples_.e2e_ms.push_back(ev.at_ms - r.arrival_ms);
@@ -165,6 +219,7 @@ class Replay {
     ctx.prompt_len = text_.size();
     ctx.prompt_digest = hash64(text_);
     ctx.token_ids = std::span<const uint32_t>(tokens);
+    for (auto& feed : feeds_) kv_decode_errors_ += feed->deliver_until(at_ms);
 
     const Loads loads{std::span<const LoadSignals* const>(pointers_)};
     auto pick = balancer_->pick_eligible(ctx, loads, [](size_t) { return true; });
@@ -179,7 +234,11 @@ class Replay {
                             .output_tokens = req.output_length,
                             .engine = static_cast<uint32_t>(*pick),
                             .queue_depth = loads[*pick],
-                            .prompt_ktokens = ctx.prompt_ktokens()};
+                            .prompt_ktokens = ctx.prompt_ktokens(),
+                            .uncached_ktokens = [&] {
+                              RequestBlockKeys keys(ctx);
+                              return uncached_ktokens(ctx, &kv_[*pick], keys);
+                            }()};
     counters_[*pick].in_flight.fetch_add(1, std::memory_order_relaxed);
     sim::ModelRequest mr;
     mr.id = i;
@@ -192,6 +251,9 @@ class Replay {
   const InProcessOptions& options_;
   SeededRandom rng_;
   ManualClock clock_;
+  // Before the engines, which report to the feeds until they are destroyed.
+  std::unique_ptr<KvResidency[]> kv_;  // the gateway's KV index, per engine
+  std::vector<std::unique_ptr<KvFeed>> feeds_;
   std::vector<std::unique_ptr<sim::EngineModel>> engines_;
   std::vector<CandidateSpec> candidates_;
   std::unique_ptr<LoadSignals[]> counters_;
@@ -207,6 +269,7 @@ class Replay {
   double next_sample_ms_ = 0;
   double last_completion_ms_ = 0;
   uint64_t done_ = 0;
+  uint64_t kv_decode_errors_ = 0;
 };
 
 }  // namespace

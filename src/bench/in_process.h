@@ -8,6 +8,12 @@
 // with each engine's in-flight count as its load, observe() records the pick, and the request is
 // submitted to the chosen engine.
 //
+// KV events: every engine's KV cache reports its changes as the simulator's publisher would send
+// them (msgpack, vLLM's array encoding); the replay delivers each batch kv_event_delay_ms later
+// through the gateway's own decoder (kv/kv_decode.h) into that engine's KV index, which
+// precise_cache_aware and kv_cost read. The delay stands for the engine's publish interval plus
+// transport, so those strategies see the cache as a real gateway would: a little behind.
+//
 //   auto samples = replay_in_process(trace, "power_of_two", options);
 //
 // Thread-safety: a call owns everything it touches; concurrent calls are independent.
@@ -35,6 +41,7 @@ struct InProcessOptions {
   double speedup = 1.0;    // arrival times are divided by this
   uint64_t seed = 1;       // the balancer's SeededRandom
   double sample_ms = 100;  // virtual-time interval between load-imbalance samples
+  double kv_event_delay_ms = 10;  // from a KV change on an engine to the gateway's index
   bool progress = true;
 };
 

@@ -298,6 +298,10 @@ int main(int argc, char** argv) {
                    "Multiplies every engine delay (0 = instant)")
       ->capture_default_str();
   replay
+      ->add_option("--kv-event-delay-ms", a.inproc.kv_event_delay_ms,
+                   "Virtual ms from a KV change on an engine to the gateway's index (in-process)")
+      ->capture_default_str();
+  replay
       ->add_option("--sample-ms", a.inproc.sample_ms,
                    "Virtual ms between load-imbalance samples (in-process)")
       ->capture_default_str();

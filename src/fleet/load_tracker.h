@@ -3,7 +3,8 @@
 // Keyed by stable instance identity (provider name + base_url). Snapshots hold raw pointers to
 // InstanceState; states are never destroyed while the tracker lives, so a pointer taken by any
 // snapshot stays valid across reloads. Per instance it keeps the load signals (local in-flight and
-// engine-reported load), the learned latency evidence, and availability (parking, breaker, health).
+// engine-reported load), the learned latency evidence, availability (parking, breaker, health) and
+// the KV residency read from its KV-event stream.
 //
 // Thread-safety: instance() takes a mutex and is called only while building a snapshot. The
 // InstanceState fields are atomics, read and written by worker threads without locks.
@@ -21,6 +22,7 @@
 #include "balance/lmcache_signal.h"
 #include "balance/loads.h"
 #include "fleet/availability.h"
+#include "kv/kv_residency.h"
 
 namespace rolter {
 
@@ -32,6 +34,9 @@ struct InstanceState {
   const uint32_t id;           // dense, stable for the process: indexes per-worker pools
   LoadSignals load;
   InstanceEvidence evidence;
+  // What the instance's KV-event stream says its cache holds (SPEC §6.8); written only by its
+  // subscriber (fleet/kv_events/).
+  KvResidency kv;
   // Whether the instance can take traffic: parking, circuit breaker, active health (SPEC §8).
   // Read and updated through fleet/availability.h.
   InstanceHealth health;

@@ -11,6 +11,9 @@
 //           or maps with a "type" field and the same names, any default field left out.
 //   hashes  unsigned 64-bit integers (negative ones are read as their two's complement), or byte
 //           strings (msgpack bin or str), folded to 64 bits by a fixed hash.
+// block_hashes must be present; every other event field may be left out (or nil) and reads as its
+// default (no parent, no token ids, block_size 0 = the instance's configured size, empty strings);
+// fields and keys beyond these are ignored. token_ids are integers in [0, 2^32).
 // Unknown event types are skipped (counted in skipped_events), so a newer engine does not stop
 // the stream; anything else malformed fails the whole batch.
 //

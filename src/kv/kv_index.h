@@ -8,6 +8,15 @@
 // index. At most max_blocks blocks are held: storing one more evicts the least recently stored
 // (re-storing a held block makes it the most recent).
 //
+// A block is one engine hash. Two engine hashes with the same rolter key (the engine hashed
+// something rolter does not see, such as a cache salt) are two blocks; the key stays held until
+// both are removed or evicted. The medium (GPU, CPU) is not tracked: a BlockRemoved from any medium
+// drops the block.
+//
+// Memory: 40 bytes per block once the index is full (a 24-byte node, and 8 + 4 bytes per table
+// slot at most 3/4 full), some 40 MB for the default 1,000,000 blocks; more per block while it
+// fills, as the storage doubles. memory_bytes() reports the real figure; kv_bench.cc measures it.
+//
 // leading_blocks(keys) is the scoring primitive: how many of the request's keys, from the first,
 // are held. It stops at the first miss.
 //
@@ -32,11 +41,12 @@ namespace rolter {
 
 // What apply() did, for the counters.
 struct KvApplyStats {
-  size_t stored = 0;      // blocks newly held or refreshed
-  size_t removed = 0;     // blocks dropped by BlockRemoved
-  size_t unchained = 0;   // stored blocks skipped: unknown parent, or token ids that do not cover them
-  size_t evicted = 0;     // blocks dropped to stay within max_blocks
-  bool cleared = false;   // an AllBlocksCleared was applied
+  size_t stored = 0;   // blocks newly held or refreshed
+  size_t removed = 0;  // blocks dropped by BlockRemoved
+  // Stored blocks skipped: unknown parent, or token ids that do not cover them.
+  size_t unchained = 0;
+  size_t evicted = 0;    // blocks dropped to stay within max_blocks
+  bool cleared = false;  // an AllBlocksCleared was applied
 };
 
 class KvIndex {
@@ -54,14 +64,17 @@ class KvIndex {
   // Changes the bound; evicts at once when the index holds more. 0 is read as 1.
   void set_max_blocks(size_t max_blocks);
 
-  // Number of keys[0..] held, counted from the first, stopping at the first miss.
+  // Number of keys[0..] held, counted from the first, stopping at the first miss. Does not
+  // allocate.
   size_t leading_blocks(std::span<const uint64_t> keys) const;
   // Whether one key is held.
   bool contains(uint64_t key) const;
 
+  // Blocks held (engine hashes), at most max_blocks().
   size_t size() const;
   size_t max_blocks() const;
-  // Heap bytes the index uses now (approximate: maps, nodes and LRU links).
+  // Bytes the index has allocated: the node slab and both tables at their capacity, and the index
+  // itself (not the allocator's own overhead, a few bytes per array).
   size_t memory_bytes() const;
 
  private:

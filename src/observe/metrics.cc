@@ -120,6 +120,23 @@ struct Metrics::Families {
                             .Help("Scrapes of the engine's /metrics that failed (connect, timeout, "
                                   "status, or a metric missing or unreadable)")
                             .Register(r)),
+        kv_state(prometheus::BuildGauge()
+                     .Name("rolter_kv_events_state")
+                     .Help("The instance's KV-event stream: 0 disconnected, 1 live, 2 stale, 3 gap "
+                           "not yet repaired (only live is used for scoring)")
+                     .Register(r)),
+        kv_events(prometheus::BuildCounter()
+                      .Name("rolter_kv_events_total")
+                      .Help("KV events decoded from the instance's stream and applied to its index")
+                      .Register(r)),
+        kv_gaps(prometheus::BuildCounter()
+                    .Name("rolter_kv_event_gaps_total")
+                    .Help("Sequence gaps in the instance's KV-event stream")
+                    .Register(r)),
+        kv_decode_errors(prometheus::BuildCounter()
+                             .Name("rolter_kv_event_decode_errors_total")
+                             .Help("KV-event messages that could not be read, and were skipped")
+                             .Register(r)),
         lmcache_occupancy(
             prometheus::BuildGauge()
                 .Name("rolter_lmcache_occupancy")
@@ -154,6 +171,10 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Gauge>& engine_fresh;
   prometheus::Family<prometheus::Gauge>& engine_cache;
   prometheus::Family<prometheus::Counter>& engine_failures;
+  prometheus::Family<prometheus::Gauge>& kv_state;
+  prometheus::Family<prometheus::Counter>& kv_events;
+  prometheus::Family<prometheus::Counter>& kv_gaps;
+  prometheus::Family<prometheus::Counter>& kv_decode_errors;
   prometheus::Family<prometheus::Gauge>& lmcache_occupancy;
   prometheus::Family<prometheus::Counter>& lmcache_failures;
 };
@@ -195,6 +216,16 @@ Metrics::EngineInstruments Metrics::engine(std::string_view instance) {
   return EngineInstruments{
       .gpu_cache_usage = &families_->engine_cache.Add(labels),
       .scrape_failures = &families_->engine_failures.Add(labels),
+  };
+}
+
+Metrics::KvEventInstruments Metrics::kv_events(std::string_view instance) {
+  const prometheus::Labels labels = {{"instance", std::string(instance)}};
+  return KvEventInstruments{
+      .state = &families_->kv_state.Add(labels),
+      .events = &families_->kv_events.Add(labels),
+      .gaps = &families_->kv_gaps.Add(labels),
+      .decode_errors = &families_->kv_decode_errors.Add(labels),
   };
 }
 
@@ -258,6 +289,19 @@ void Metrics::count_engine_scrape(const EngineInstruments& e, bool ok,
   } else if (gpu_cache_usage && e.gpu_cache_usage != nullptr) {
     e.gpu_cache_usage->Set(*gpu_cache_usage);
   }
+}
+
+void Metrics::sync_kv_events(const KvEventInstruments& k, const KvEventCounts& counts) {
+  // A Counter cannot be set, only increased: add what the atomics gained since the last sync.
+  auto sync = [](prometheus::Counter* counter, uint64_t total) {
+    if (counter == nullptr) return;
+    const double now = static_cast<double>(total);
+    if (now > counter->Value()) counter->Increment(now - counter->Value());
+  };
+  if (k.state != nullptr) k.state->Set(counts.state);
+  sync(k.events, counts.events);
+  sync(k.gaps, counts.gaps);
+  sync(k.decode_errors, counts.decode_errors);
 }
 
 void Metrics::count_lmcache_failure(const LmcacheInstruments& l) {

@@ -29,6 +29,11 @@
 //                                           it; 0 when failed or stale (local in-flight is used)
 //   engine_gpu_cache_usage{instance}        the engine's KV-cache usage (0..1) at that scrape
 //   engine_scrape_failures_total{instance}  scrapes that failed (connect, timeout, status, body)
+//   kv_events_state{instance}               the instance's KV-event stream (SPEC §6.8):
+//                                           0 disconnected, 1 live, 2 stale, 3 gap
+//   kv_events_total{instance}               KV events decoded and applied to its index
+//   kv_event_gaps_total{instance}           sequence gaps seen in its stream
+//   kv_event_decode_errors_total{instance}  messages that could not be read, and skipped
 //   lmcache_occupancy{instance}             the instance's LMCache occupancy (0..1) at its last
 //                                           good poll of lmcache.endpoint, while lmcache_aware
 //                                           may use it; NaN when it may not (failed, stale,
@@ -78,6 +83,19 @@ class Metrics {
     prometheus::Gauge* gpu_cache_usage = nullptr;
     prometheus::Counter* scrape_failures = nullptr;
   };
+  struct KvEventInstruments {
+    prometheus::Gauge* state = nullptr;
+    prometheus::Counter* events = nullptr;
+    prometheus::Counter* gaps = nullptr;
+    prometheus::Counter* decode_errors = nullptr;
+  };
+  // What an instance's KV-event stream has done so far (the KvResidency's atomics).
+  struct KvEventCounts {
+    uint8_t state = 0;
+    uint64_t events = 0;
+    uint64_t gaps = 0;
+    uint64_t decode_errors = 0;
+  };
   struct LmcacheInstruments {
     prometheus::Counter* poll_failures = nullptr;
   };
@@ -91,6 +109,8 @@ class Metrics {
   // An instance whose engine is scraped: from now on render() also shows its engine_load and
   // engine_load_fresh, read from the LoadTracker.
   EngineInstruments engine(std::string_view instance);
+  // An instance whose KV events are subscribed to.
+  KvEventInstruments kv_events(std::string_view instance);
   // An instance whose LMCache endpoint is polled: from now on render() also shows its
   // lmcache_occupancy, read from the LoadTracker.
   LmcacheInstruments lmcache(std::string_view instance);
@@ -112,6 +132,9 @@ class Metrics {
   // One scrape of an engine's /metrics: a failure, or a success with the cache usage it read.
   static void count_engine_scrape(const EngineInstruments& e, bool ok,
                                   std::optional<double> gpu_cache_usage);
+  // Brings an instance's KV-event series up to `counts` (counters only grow). Called by the one
+  // thread that owns those instruments (the KV-event service's).
+  static void sync_kv_events(const KvEventInstruments& k, const KvEventCounts& counts);
   // One failed poll of an LMCache endpoint.
   static void count_lmcache_failure(const LmcacheInstruments& l);
 

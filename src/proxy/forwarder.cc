@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "balance/explain.h"
+#include "balance/kv_match.h"
 #include "proxy/exchange.h"
 #include "proxy/request_log.h"
 
@@ -148,13 +149,14 @@ std::string finish_explain(Explain& explain, const RoutePool& pool, std::optiona
 // had its first token (the whole answer, for a non-streaming one), the queue it joined, and the
 // prompt's size. Failures and broken streams teach nothing: only successes update the models.
 void record_evidence(const AttemptReport& report, const Candidate& candidate,
-                     const RouteContext& ctx, uint32_t queue_depth,
+                     const RouteContext& ctx, uint32_t queue_depth, double uncached_ktokens,
                      std::chrono::steady_clock::time_point attempt_started) {
   if (report.status < 200 || report.status >= 300 || report.broken || report.client_gone) return;
   const auto first = report.first_token.value_or(std::chrono::steady_clock::now());
   const double latency_ms =
       std::chrono::duration<double, std::milli>(first - attempt_started).count();
-  candidate.state->evidence.record_success(queue_depth, ctx.prompt_ktokens(), latency_ms);
+  candidate.state->evidence.record_success(queue_depth, ctx.prompt_ktokens(), uncached_ktokens,
+                                           latency_ms);
 }
 
 // Metrics and the log line of a relayed response. A client that left before the end is logged and
@@ -316,6 +318,13 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     excluded[choice->index] = true;
     // Read before this request's own increment (SPEC §6.11: the queue it joined).
     const uint32_t queue_depth = loads[choice->index];
+    // And the prefill it will do there: the prompt less what the instance's KV index holds now
+    // (SPEC §6.14; the whole prompt when no index is live).
+    // (The keys live in a thread-local buffer, so they must not outlive this step.)
+    const double uncached = [&] {
+      RequestBlockKeys keys(*request.ctx);
+      return uncached_ktokens(*request.ctx, &candidate.state->kv, keys);
+    }();
     const std::string decision =
         explain ? finish_explain(*explain, pool, pick, choice->index) : std::string();
     if (!choice->bypass_admit && !admit(candidate.state->health, now, breaker)) {
@@ -345,7 +354,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
       pool.balancer->observe(choice->index, *request.ctx);
-      record_evidence(report, candidate, *request.ctx, queue_depth, attempt_started);
+      record_evidence(report, candidate, *request.ctx, queue_depth, uncached, attempt_started);
       log_relayed(pool, candidate, report, result.attempts, started);
       result.client_usable = report.client_usable;
       result.status = report.status;

@@ -1,0 +1,149 @@
+#include "balance/strategies/kv_cost.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "balance/balancer_factory.h"
+#include "balance/evidence/instance_evidence.h"
+#include "balance/explain.h"
+#include "balance/testing/candidates_fixture.h"
+#include "balance/testing/kv_fixture.h"
+#include "balance/testing/loads_fixture.h"
+#include "common/random.h"
+
+namespace rolter {
+namespace {
+
+struct Fleet {
+  explicit Fleet(size_t n) : kv(n), evidence(n), candidates(make_candidates(n)) {
+    for (size_t i = 0; i < n; ++i) {
+      candidates[i].kv = &kv[i];
+      candidates[i].evidence = &evidence[i];
+      kv[i].state.store(KvStreamState::kLive);
+    }
+  }
+  std::vector<KvResidency> kv;
+  std::vector<InstanceEvidence> evidence;
+  std::vector<CandidateSpec> candidates;
+};
+
+// The synthetic engine every test teaches: 20 ms fixed, 30 ms per queued request, 200 ms per
+// thousand uncached tokens.
+double true_ttft(double queue, double uncached_ktokens) {
+  return 20 + 30 * queue + 200 * uncached_ktokens;
+}
+
+void teach(InstanceEvidence& evidence, size_t samples, uint64_t seed) {
+  SeededRandom random(seed);
+  for (size_t s = 0; s < samples; ++s) {
+    const double q = static_cast<double>(random.uniform(8));
+    const double k = static_cast<double>(random.uniform(4001)) / 1000;
+    evidence.ttft.record(q, k, true_ttft(q, k));
+  }
+}
+
+RouteContext with_tokens(const std::vector<uint32_t>& tokens) {
+  RouteContext ctx;
+  ctx.token_ids = std::span<const uint32_t>(tokens);
+  return ctx;
+}
+
+TEST(KvCostTest, LeastLoadedUntilEveryEligibleCandidateIsWarm) {
+  Fleet fleet(3);
+  SeededRandom random(7);
+  KvCostBalancer lb(fleet.candidates, random);
+  const auto prompt = token_run(1, 2000);
+  store_blocks(fleet.kv[0], prompt, 100);  // 0 holds the whole prompt...
+  LoadsFixture loads({2, 1, 0});           // ...but 2 is the least loaded
+  // 0 and 1 warm, 2 cold (7 samples): least load decides.
+  teach(fleet.evidence[0], 100, 1);
+  teach(fleet.evidence[1], 100, 2);
+  teach(fleet.evidence[2], 7, 3);
+  for (int k = 0; k < 10; ++k) EXPECT_EQ(lb.pick(with_tokens(prompt), loads.view()), 2u);
+  // The cold one out of the running: the two warm ones are compared by estimate.
+  auto pick = lb.pick_eligible(with_tokens(prompt), loads.view(), [](size_t i) { return i != 2; });
+  EXPECT_EQ(pick, 0u);
+  // The 8th sample warms it: now the estimate decides, and 0's held prefix (0.4 s of prefill
+  // saved against 2 x 30 ms of queue) wins.
+  teach(fleet.evidence[2], 1, 4);
+  EXPECT_EQ(lb.pick(with_tokens(prompt), loads.view()), 0u);
+}
+
+TEST(KvCostTest, ColdTiesAreRandom) {
+  Fleet fleet(4);
+  SeededRandom random(11);
+  KvCostBalancer lb(fleet.candidates, random);
+  LoadsFixture loads({1, 0, 0, 0});
+  std::array<int, 4> count{};
+  for (int k = 0; k < 3000; ++k) ++count[*lb.pick(RouteContext{}, loads.view())];
+  EXPECT_EQ(count[0], 0);
+  for (int i = 1; i < 4; ++i) EXPECT_NEAR(count[i], 1000, 150) << i;
+}
+
+TEST(KvCostTest, ModelConvergesOnALinearTtft) {
+  InstanceEvidence evidence;
+  teach(evidence, 3000, 5);
+  for (double q : {0.0, 1.0, 4.0, 7.0}) {
+    for (double k : {0.0, 0.5, 2.0, 4.0}) {
+      const auto predicted = evidence.ttft.predict(q, k);
+      ASSERT_TRUE(predicted.has_value());
+      EXPECT_NEAR(*predicted, true_ttft(q, k), 0.05 * true_ttft(q, k)) << q << " " << k;
+    }
+  }
+}
+
+TEST(KvCostTest, TradesQueueForCacheByTheLearnedCosts) {
+  Fleet fleet(2);
+  SeededRandom random(3);
+  KvCostBalancer lb(fleet.candidates, random);
+  for (size_t i = 0; i < 2; ++i) teach(fleet.evidence[i], 3000, 10 + i);
+  const auto prompt = token_run(1, 2000);  // 2,000 tokens: 400 ms of prefill when uncached
+  store_blocks(fleet.kv[0], prompt, 100);
+  // 0 holds it all: 20 + 30 q. 1 holds nothing: 20 + 400 = 420. 0 wins while 30 q < 400.
+  for (uint32_t q = 0; q <= 12; ++q) {
+    LoadsFixture loads({q, 0});
+    EXPECT_EQ(lb.pick(with_tokens(prompt), loads.view()), 0u) << q;
+  }
+  for (uint32_t q = 15; q <= 20; ++q) {
+    LoadsFixture loads({q, 0});
+    EXPECT_EQ(lb.pick(with_tokens(prompt), loads.view()), 1u) << q;
+  }
+  // A stream that is not live makes the whole prompt count as uncached: then load decides.
+  fleet.kv[0].state.store(KvStreamState::kStale);
+  LoadsFixture loads({1, 0});
+  EXPECT_EQ(lb.pick(with_tokens(prompt), loads.view()), 1u);
+}
+
+TEST(KvCostTest, NoEligibleCandidateIsNoPick) {
+  Fleet fleet(2);
+  SeededRandom random(3);
+  KvCostBalancer lb(fleet.candidates, random);
+  LoadsFixture loads(2);
+  EXPECT_FALSE(lb.pick_eligible(RouteContext{}, loads.view(), [](size_t) { return false; }));
+}
+
+TEST(KvCostTest, ExplainsEstimates) {
+  Fleet fleet(2);
+  SeededRandom random(3);
+  KvCostBalancer lb(fleet.candidates, random);
+  for (size_t i = 0; i < 2; ++i) teach(fleet.evidence[i], 3000, 10 + i);
+  const auto prompt = token_run(1, 2000);
+  store_blocks(fleet.kv[0], prompt, 100);
+  Explain explain(2);
+  RouteContext ctx = with_tokens(prompt);
+  ctx.explain = &explain;
+  LoadsFixture loads(2);
+  EXPECT_EQ(lb.pick(ctx, loads.view()), 0u);
+  const std::vector<std::string> labels = {"a", "b"};
+  const std::string json = explain.to_json("kv_cost", labels, 0);
+  EXPECT_NE(json.find("\"ttft_ms\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"uncached_ktokens\":0"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"uncached_ktokens\":2"), std::string::npos) << json;
+  EXPECT_NE(json.find("lowest estimated time to first token"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace rolter
