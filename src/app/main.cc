@@ -21,6 +21,7 @@
 #include "config/url.h"
 #include "fleet/engine_metrics/engine_scraper.h"
 #include "fleet/kv_events/kv_event_service.h"
+#include "fleet/lmcache/lmcache_poller.h"
 #include "health/health_checker.h"
 #include "server/server.h"
 
@@ -104,6 +105,8 @@ int run_serve(const std::string& path, const std::string& listen_override,
   engine_metrics.start();
   KvEventService kv_events(store);
   kv_events.start();
+  LmcachePoller lmcache(store);
+  lmcache.start();
   const std::string shown_host =
       address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
   spdlog::info("rolter listening on http://{}:{} ({} routes, config version {})", shown_host, *port,
@@ -157,6 +160,7 @@ int run_serve(const std::string& path, const std::string& listen_override,
     health.stop();
     engine_metrics.stop();
     kv_events.stop();
+    lmcache.stop();
     server.stop();
     spdlog::info("stopped");
   });

@@ -12,6 +12,7 @@
 
 #include "balance/balancer_factory.h"
 #include "balance/evidence/instance_evidence.h"
+#include "balance/lmcache_signal.h"
 #include "balance/scored_stack.h"
 #include "balance/scorers/least_load.h"
 #include "balance/scorers/static_weight.h"
@@ -157,13 +158,19 @@ TEST_P(AllocationTest, ScoredStackDoesNotAllocatePerPick) {
 }
 
 TEST_P(AllocationTest, ScoreStackStrategiesDoNotAllocatePerPick) {
-  // The stacks of balance/stacks.h over warm evidence, prices and a remembered session.
+  // The stacks of balance/stacks.h over warm evidence, prices, LMCache occupancies and a
+  // remembered session.
   const size_t n = GetParam();
   auto evidence = std::make_unique<InstanceEvidence[]>(n);
+  auto lmcache = std::make_unique<LmcacheSignal[]>(n);
   auto candidates = make_candidates(n);
   for (size_t i = 0; i < n; ++i) {
     candidates[i].price = static_cast<double>(i % 3);
     candidates[i].evidence = &evidence[i];
+    lmcache[i].occupancy = static_cast<double>(i % 4) / 4;  // 0 (neutral), 0.25, 0.5, 0.75
+    lmcache[i].available = true;
+    lmcache[i].fresh = true;
+    candidates[i].lmcache = &lmcache[i];
     for (int s = 0; s < 16; ++s) evidence[i].record_success(s % 4, 1, 100.0 + 10.0 * i + s);
   }
   SeededRandom random(3);
@@ -173,7 +180,7 @@ TEST_P(AllocationTest, ScoreStackStrategiesDoNotAllocatePerPick) {
   using Make = StackResult (*)(std::span<const CandidateSpec>, const BalancerDeps&);
   std::vector<StackResult> stacks;
   stacks.push_back(make_pipeline(candidates, deps, pipeline));
-  for (Make make : {&make_predicted_latency, &make_cheapest, &make_fastest}) {
+  for (Make make : {&make_predicted_latency, &make_cheapest, &make_fastest, &make_lmcache_aware}) {
     stacks.push_back(make(candidates, deps));
   }
   RouteContext session;

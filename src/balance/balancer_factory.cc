@@ -51,6 +51,7 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "fastest") return make_fastest(candidates, deps);
   if (strategy == "precise_cache_aware") return make_precise_cache_aware(candidates, deps);
   if (strategy == "kv_cost") return std::make_unique<KvCostBalancer>(candidates, random);
+  if (strategy == "lmcache_aware") return make_lmcache_aware(candidates, deps);
   return tl::unexpected("unknown strategy \"" + std::string(strategy) +
                         "\"; known strategies: " + join(known_strategies()));
 }

@@ -149,7 +149,7 @@ TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
        7,
        {5, 6, 6, 0, 1, 0, 4, 6, 6, 3, 0, 6, 0, 3, 0, 6}},
       // No price, latency sample or adapter: each primary signal is neutral, so least load
-      // decides, ties at random: the four stacks draw the same sequence.
+      // decides, ties at random: these stacks draw the same sequence.
       {"cheapest",
        {256, 245, 250, 249, 258, 246, 259, 230},
        7,
@@ -173,6 +173,11 @@ TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
        {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
       // No latency sample: every model is cold, so least load decides, ties at random.
       {"kv_cost",
+       {256, 245, 250, 249, 258, 246, 259, 230},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
+      // No LMCache signal on the fixtures: headroom is neutral, the same least-load sequence.
+      {"lmcache_aware",
        {256, 245, 250, 249, 258, 246, 259, 230},
        7,
        {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},

@@ -12,6 +12,7 @@ namespace rolter {
 
 struct InstanceEvidence;
 struct KvResidency;
+struct LmcacheSignal;
 
 struct CandidateSpec {
   // Stable identity of the candidate across reloads: "<provider>/<model>@<base_url>". Ring
@@ -33,6 +34,9 @@ struct CandidateSpec {
   // when the gateway keeps none (then KV scores are neutral and every prompt token counts as
   // uncached).
   const KvResidency* kv = nullptr;
+  // The instance's LMCache occupancy, kept fresh by a background poller (SPEC §6.9). Owned by the
+  // LoadTracker and outlives the balancer; null when there is none (then that signal is neutral).
+  const LmcacheSignal* lmcache = nullptr;
 };
 
 }  // namespace rolter

@@ -7,6 +7,7 @@
 #include "balance/scorers/fastest.h"
 #include "balance/scorers/kv_residency.h"
 #include "balance/scorers/least_load.h"
+#include "balance/scorers/lmcache_headroom.h"
 #include "balance/scorers/predicted_latency.h"
 #include "balance/scorers/prefix_affinity.h"
 #include "balance/scorers/price.h"
@@ -52,6 +53,7 @@ constexpr Registration kScorers[] = {
     {"cheapest", &from_candidates<PriceScorer>},
     {"adapter_residency", &from_candidates<AdapterResidencyScorer>},
     {"kv_residency", &from_candidates<KvResidencyScorer>},
+    {"lmcache_headroom", &from_candidates<LmcacheHeadroomScorer>},
 };
 
 constexpr auto kNames = [] {

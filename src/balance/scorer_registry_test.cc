@@ -37,7 +37,8 @@ TEST(ScorerRegistryTest, EveryKnownNameBuildsThatScorer) {
 TEST(ScorerRegistryTest, TheSpecScorersAreRegistered) {
   // prefix_affinity joins this list when its scorer is registered.
   for (std::string_view name : {"session_affinity", "static_weight", "least_load",
-                                "predicted_latency", "fastest", "cheapest", "adapter_residency"}) {
+                                "predicted_latency", "fastest", "cheapest", "adapter_residency",
+                                "lmcache_headroom"}) {
     EXPECT_TRUE(is_known_scorer(name)) << name;
   }
 }

@@ -45,6 +45,10 @@ constexpr Layer kFastest[] = {
     {"fastest", kLatencyWeight},
     {"least_load", kTieBreakLeastLoadWeight},
 };
+constexpr Layer kLmcacheAware[] = {
+    {"lmcache_headroom", kLmcacheHeadroomWeight},
+    {"least_load", kTieBreakLeastLoadWeight},
+};
 
 // The first problem with a stack's layers, or nullopt when it can be built.
 std::optional<std::string> check_layers(std::span<const Layer> layers) {
@@ -122,6 +126,11 @@ StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,
   // cache_aware: random draws would let the engines' shares drift apart.
   return build_stack("precise_cache_aware", candidates, deps, kPreciseCacheAware,
                      ScoredStack::TieBreak::kFewestServed);
+}
+
+StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates,
+                               const BalancerDeps& deps) {
+  return build_stack("lmcache_aware", candidates, deps, kLmcacheAware);
 }
 
 }  // namespace rolter

@@ -1,4 +1,4 @@
-// Builders for the strategies that are weighted score stacks (SPEC §6.7, §6.11-§6.13): each
+// Builders for the strategies that are weighted score stacks (SPEC §6.7, §6.9, §6.11-§6.13): each
 // returns a ScoredStack (balance/scored_stack.h) whose scorers come from the scorer registry
 // (balance/scorer_registry.h) by name.
 //
@@ -38,7 +38,9 @@ inline constexpr double kPriceWeight = 1.0;
 inline constexpr double kLatencyWeight = 1.0;
 // SPEC §6.8: KV residency 1.0 + least load 0.25.
 inline constexpr double kKvResidencyWeight = 1.0;
-// SPEC §6.11-§6.13: the least load share of every stack but the pipeline.
+// SPEC §6.9: LMCache headroom 1.0 + least load 0.25.
+inline constexpr double kLmcacheHeadroomWeight = 1.0;
+// SPEC §6.8, §6.9, §6.11-§6.13: the least load share of every stack but the pipeline.
 inline constexpr double kTieBreakLeastLoadWeight = 0.25;
 
 using StackResult = tl::expected<std::unique_ptr<LoadBalancer>, std::string>;
@@ -63,5 +65,7 @@ StackResult make_fastest(std::span<const CandidateSpec> candidates, const Balanc
 // candidate that served the fewest requests, then at random.
 StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,
                                      const BalancerDeps& deps);
+// `lmcache_aware` (SPEC §6.9): lmcache_headroom 1.0 + least_load 0.25.
+StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
 
 }  // namespace rolter

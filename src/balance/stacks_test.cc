@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "balance/evidence/instance_evidence.h"
+#include "balance/lmcache_signal.h"
 #include "balance/scored_stack.h"
 #include "balance/scorer_registry.h"
 #include "balance/testing/candidates_fixture.h"
@@ -64,6 +65,7 @@ TEST(StacksTest, StackNames) {
       {"predicted_latency", make_predicted_latency(candidates, {})},
       {"cheapest", make_cheapest(candidates, {})},
       {"fastest", make_fastest(candidates, {})},
+      {"lmcache_aware", make_lmcache_aware(candidates, {})},
   };
   for (Case& c : cases) {
     ASSERT_TRUE(c.lb.has_value()) << c.name << ": " << c.lb.error();
@@ -311,6 +313,44 @@ TEST(StacksTest, LoraAwareStack) {
   RouteContext other;
   other.adapter = "other-lora";
   EXPECT_EQ((*lb)->pick(other, loads.view()), 0u) << "nobody holds it: least load";
+}
+
+TEST(StacksTest, LmcacheAwareHeadroomFirstThenLeastLoad) {
+  constexpr double kNone = -1;  // no usable occupancy: failed, stale, unavailable or unconfigured
+  struct Case {
+    const char* name;
+    std::vector<double> occupancy;
+    std::vector<uint32_t> loads;
+    size_t expected;
+  };
+  const Case cases[] = {
+      // 0.8 + 0 against 0.4 + 0.25: headroom 1.0 outweighs least load 0.25.
+      {"more headroom despite load", {0.2, 0.6}, {4, 0}, 0},
+      // 0.5 + 0 against 0.4 + 0.25: a headroom gap under 0.25 yields to the idle candidate.
+      {"near tie: least load", {0.5, 0.6}, {4, 0}, 1},
+      {"no usable value: least load", {kNone, kNone, kNone}, {3, 1, 2}, 1},
+      // Empty (0) and saturated (1) are neutral: 0 + 0.25 each against 0.5 + 0 for the partly
+      // filled cache.
+      {"empty and saturated neutral", {0, 0.5, 1}, {0, 1, 0}, 1},
+      {"failed one neutral", {kNone, 0.7}, {0, 1}, 1},
+  };
+  for (const Case& c : cases) {
+    const size_t n = c.occupancy.size();
+    std::vector<LmcacheSignal> signals(n);
+    auto candidates = make_candidates(n);
+    for (size_t i = 0; i < n; ++i) {
+      signals[i].fresh = c.occupancy[i] != kNone;
+      signals[i].available = true;
+      signals[i].occupancy = c.occupancy[i];
+      candidates[i].lmcache = &signals[i];
+    }
+    SeededRandom random(12);
+    auto lb = make_lmcache_aware(candidates, {.random = &random});
+    ASSERT_TRUE(lb.has_value()) << lb.error();
+    EXPECT_EQ((*lb)->name(), "lmcache_aware");
+    LoadsFixture loads(c.loads);
+    EXPECT_EQ((*lb)->pick({}, loads.view()), c.expected) << c.name;
+  }
 }
 
 }  // namespace

@@ -171,7 +171,7 @@ model = "x"
        "routes[1].strategy",
        "unknown strategy \"fastest_ever\"; known: round_robin, random, power_of_two, weighted, "
        "consistent_hash, cache_aware, pipeline, cheapest, fastest, predicted_latency, lora_aware, "
-       "precise_cache_aware, kv_cost, policy"},
+       "precise_cache_aware, kv_cost, lmcache_aware, policy"},
       // R4: reported at the route's header, targets being absent.
       {minimal_plus("[[routes]]  # <-\nname = \"empty\"\n"), "routes[1].targets",
        "at least one [[routes.targets]]"},
@@ -365,7 +365,7 @@ provider = "a"
        "provider_groups[0].strategy",
        "unknown strategy \"fastest_ever\"; known: round_robin, random, power_of_two, weighted, "
        "consistent_hash, cache_aware, pipeline, cheapest, fastest, predicted_latency, lora_aware, "
-       "precise_cache_aware, kv_cost"},
+       "precise_cache_aware, kv_cost, lmcache_aware"},
       // G6
       {minimal_plus("[[provider_groups]]  # <-\nslug = \"g\"\n"), "provider_groups[0].members",
        "at least one [[provider_groups.members]]"},

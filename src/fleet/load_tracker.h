@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "balance/evidence/instance_evidence.h"
+#include "balance/lmcache_signal.h"
 #include "balance/loads.h"
 #include "fleet/availability.h"
 #include "kv/kv_residency.h"
@@ -39,6 +40,8 @@ struct InstanceState {
   // Whether the instance can take traffic: parking, circuit breaker, active health (SPEC §8).
   // Read and updated through fleet/availability.h.
   InstanceHealth health;
+  // The instance's LMCache occupancy, from its lmcache.endpoint (fleet/lmcache/lmcache_poller.h).
+  LmcacheSignal lmcache;
 };
 
 class LoadTracker {

@@ -6,6 +6,8 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <limits>
+
 #include "fleet/load_tracker.h"
 
 namespace rolter {
@@ -134,6 +136,18 @@ struct Metrics::Families {
         kv_decode_errors(prometheus::BuildCounter()
                              .Name("rolter_kv_event_decode_errors_total")
                              .Help("KV-event messages that could not be read, and were skipped")
+                             .Register(r)),
+        lmcache_occupancy(
+            prometheus::BuildGauge()
+                .Name("rolter_lmcache_occupancy")
+                .Help("The instance's LMCache occupancy (0 to 1) at its last good poll, while "
+                      "lmcache_aware may use it; NaN when the poll failed, is stale or the cache "
+                      "is unavailable")
+                .Register(r)),
+        lmcache_failures(prometheus::BuildCounter()
+                             .Name("rolter_lmcache_poll_failures_total")
+                             .Help("Polls of the instance's LMCache endpoint that failed (connect, "
+                                   "timeout, status, or an unreadable body)")
                              .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
@@ -161,6 +175,8 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& kv_events;
   prometheus::Family<prometheus::Counter>& kv_gaps;
   prometheus::Family<prometheus::Counter>& kv_decode_errors;
+  prometheus::Family<prometheus::Gauge>& lmcache_occupancy;
+  prometheus::Family<prometheus::Counter>& lmcache_failures;
 };
 
 Metrics::Metrics()
@@ -211,6 +227,12 @@ Metrics::KvEventInstruments Metrics::kv_events(std::string_view instance) {
       .gaps = &families_->kv_gaps.Add(labels),
       .decode_errors = &families_->kv_decode_errors.Add(labels),
   };
+}
+
+Metrics::LmcacheInstruments Metrics::lmcache(std::string_view instance) {
+  const prometheus::Labels labels = {{"instance", std::string(instance)}};
+  families_->lmcache_occupancy.Add(labels);  // marks the instance as polled, for render()
+  return LmcacheInstruments{.poll_failures = &families_->lmcache_failures.Add(labels)};
 }
 
 void Metrics::park(std::string_view instance, std::string_view reason) {
@@ -282,6 +304,10 @@ void Metrics::sync_kv_events(const KvEventInstruments& k, const KvEventCounts& c
   sync(k.decode_errors, counts.decode_errors);
 }
 
+void Metrics::count_lmcache_failure(const LmcacheInstruments& l) {
+  if (l.poll_failures != nullptr) l.poll_failures->Increment();
+}
+
 std::string Metrics::render(const LoadTracker& tracker) {
   const auto now = default_clock().now();
   tracker.for_each([&](const InstanceState& state) {
@@ -299,6 +325,10 @@ std::string Metrics::render(const LoadTracker& tracker) {
           state.load.engine_load.load(std::memory_order_relaxed));
       families_->engine_fresh.Add(labels).Set(
           state.load.engine_fresh.load(std::memory_order_relaxed) ? 1 : 0);
+    }
+    if (families_->lmcache_occupancy.Has(labels)) {
+      families_->lmcache_occupancy.Add(labels).Set(
+          state.lmcache.usable_occupancy().value_or(std::numeric_limits<double>::quiet_NaN()));
     }
   });
   return prometheus::TextSerializer().Serialize(registry_->Collect());

@@ -34,6 +34,12 @@
 //   kv_events_total{instance}               KV events decoded and applied to its index
 //   kv_event_gaps_total{instance}           sequence gaps seen in its stream
 //   kv_event_decode_errors_total{instance}  messages that could not be read, and skipped
+//   lmcache_occupancy{instance}             the instance's LMCache occupancy (0..1) at its last
+//                                           good poll of lmcache.endpoint, while lmcache_aware
+//                                           may use it; NaN when it may not (failed, stale,
+//                                           cache_available false; prometheus-cpp
+//                                           writes it "Nan")
+//   lmcache_poll_failures_total{instance}   polls that failed (connect, timeout, status, body)
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -90,6 +96,9 @@ class Metrics {
     uint64_t gaps = 0;
     uint64_t decode_errors = 0;
   };
+  struct LmcacheInstruments {
+    prometheus::Counter* poll_failures = nullptr;
+  };
 
   Metrics();
   ~Metrics();
@@ -102,6 +111,9 @@ class Metrics {
   EngineInstruments engine(std::string_view instance);
   // An instance whose KV events are subscribed to.
   KvEventInstruments kv_events(std::string_view instance);
+  // An instance whose LMCache endpoint is polled: from now on render() also shows its
+  // lmcache_occupancy, read from the LoadTracker.
+  LmcacheInstruments lmcache(std::string_view instance);
 
   void park(std::string_view instance, std::string_view reason);
   void auth_failure(std::string_view reason);
@@ -123,6 +135,8 @@ class Metrics {
   // Brings an instance's KV-event series up to `counts` (counters only grow). Called by the one
   // thread that owns those instruments (the KV-event service's).
   static void sync_kv_events(const KvEventInstruments& k, const KvEventCounts& counts);
+  // One failed poll of an LMCache endpoint.
+  static void count_lmcache_failure(const LmcacheInstruments& l);
 
   // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.
   std::string render(const LoadTracker& tracker);

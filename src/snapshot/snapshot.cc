@@ -66,7 +66,8 @@ void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Pr
                      .price = price,
                      .max_loras = provider.max_loras,
                      .evidence = &c.state->evidence,
-                     .kv = &c.state->kv});
+                     .kv = &c.state->kv,
+                     .lmcache = &c.state->lmcache});
     pool.counters.push_back(&c.state->load);
     pool.candidates.push_back(std::move(c));
   }
