@@ -19,6 +19,17 @@ const prometheus::Histogram::BucketBoundaries& latency_buckets() {
   return kBuckets;
 }
 
+// Tokenize buckets in seconds: a loopback engine answers in well under a millisecond, and the
+// default budget (tokenize_timeout_ms) is 50 ms; the top buckets show timeouts set far higher.
+const prometheus::Histogram::BucketBoundaries& tokenize_buckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+  return kBuckets;
+}
+
+// By Metrics::TokenizeOutcome.
+constexpr std::array<const char*, 3> kTokenizeOutcomes = {"ok", "timeout", "error"};
+
 constexpr std::array<const char*, 6> kCodeClasses = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 }  // namespace
@@ -117,7 +128,12 @@ struct Metrics::Families {
                             .Name("rolter_engine_scrape_failures_total")
                             .Help("Scrapes of the engine's /metrics that failed (connect, timeout, "
                                   "status, or a metric missing or unreadable)")
-                            .Register(r)) {}
+                            .Register(r)),
+        tokenize(prometheus::BuildHistogram()
+                     .Name("rolter_tokenize_seconds")
+                     .Help("Calls to an engine's POST /tokenize for a request's token ids, by "
+                           "provider and outcome (ok, timeout, error)")
+                     .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -140,6 +156,7 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Gauge>& engine_fresh;
   prometheus::Family<prometheus::Gauge>& engine_cache;
   prometheus::Family<prometheus::Counter>& engine_failures;
+  prometheus::Family<prometheus::Histogram>& tokenize;
 };
 
 Metrics::Metrics()
@@ -180,6 +197,16 @@ Metrics::EngineInstruments Metrics::engine(std::string_view instance) {
       .gpu_cache_usage = &families_->engine_cache.Add(labels),
       .scrape_failures = &families_->engine_failures.Add(labels),
   };
+}
+
+Metrics::TokenizeInstruments Metrics::tokenize(std::string_view provider) {
+  TokenizeInstruments t{};
+  for (size_t i = 0; i < kTokenizeOutcomes.size(); ++i) {
+    t[i] = &families_->tokenize.Add(
+        {{"provider", std::string(provider)}, {"outcome", kTokenizeOutcomes[i]}},
+        tokenize_buckets());
+  }
+  return t;
 }
 
 void Metrics::park(std::string_view instance, std::string_view reason) {
@@ -227,6 +254,11 @@ void Metrics::count_tokens(const RouteInstruments& r, std::optional<uint64_t> in
 
 void Metrics::observe_seconds(prometheus::Histogram* h, double seconds) {
   if (h != nullptr) h->Observe(seconds);
+}
+
+void Metrics::observe_tokenize(const TokenizeInstruments& t, TokenizeOutcome outcome,
+                               double seconds) {
+  observe_seconds(t[static_cast<size_t>(outcome)], seconds);
 }
 
 void Metrics::count_engine_scrape(const EngineInstruments& e, bool ok,

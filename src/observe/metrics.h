@@ -29,6 +29,8 @@
 //                                           it; 0 when failed or stale (local in-flight is used)
 //   engine_gpu_cache_usage{instance}        the engine's KV-cache usage (0..1) at that scrape
 //   engine_scrape_failures_total{instance}  scrapes that failed (connect, timeout, status, body)
+//   tokenize_seconds{provider,outcome}      POST /tokenize calls to the engines (tokenize =
+//                                           "engine"), histogram; outcome = ok, timeout, error
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -72,6 +74,9 @@ class Metrics {
     prometheus::Gauge* gpu_cache_usage = nullptr;
     prometheus::Counter* scrape_failures = nullptr;
   };
+  enum class TokenizeOutcome { kOk, kTimeout, kError };
+  // One histogram per outcome, indexed by TokenizeOutcome.
+  using TokenizeInstruments = std::array<prometheus::Histogram*, 3>;
 
   Metrics();
   ~Metrics();
@@ -82,6 +87,8 @@ class Metrics {
   // An instance whose engine is scraped: from now on render() also shows its engine_load and
   // engine_load_fresh, read from the LoadTracker.
   EngineInstruments engine(std::string_view instance);
+  // A provider with tokenize = "engine": the series of its /tokenize calls.
+  TokenizeInstruments tokenize(std::string_view provider);
 
   void park(std::string_view instance, std::string_view reason);
   void auth_failure(std::string_view reason);
@@ -98,6 +105,8 @@ class Metrics {
                            std::optional<uint64_t> out);
   static void observe_seconds(prometheus::Histogram* h, double seconds);
   // One scrape of an engine's /metrics: a failure, or a success with the cache usage it read.
+  static void observe_tokenize(const TokenizeInstruments& t, TokenizeOutcome outcome,
+                               double seconds);
   static void count_engine_scrape(const EngineInstruments& e, bool ok,
                                   std::optional<double> gpu_cache_usage);
 

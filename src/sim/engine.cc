@@ -59,6 +59,20 @@ Json parse_for_stats(const std::string& raw) {
   return json;
 }
 
+// Headers kept for /sim/stats as one object; repeated names are joined with ", ".
+Json headers_for_stats(const HeaderList& list) {
+  Json headers = Json::object();
+  for (const auto& [name, value] : list) {
+    auto it = headers.find(name);
+    if (it == headers.end()) {
+      headers[name] = value;
+    } else {
+      *it = it->get<std::string>() + ", " + value;
+    }
+  }
+  return headers;
+}
+
 // vLLM's max_model_len, as /v1/models reports it too.
 constexpr size_t kMaxModelLen = 32768;
 
@@ -161,9 +175,10 @@ RequestPlan Engine::begin(ApiKind api, std::string_view path, std::string_view b
   return plan;
 }
 
-Engine::TokenizeAnswer Engine::tokenize(std::string_view body) {
+Engine::TokenizeAnswer Engine::tokenize(std::string_view body, HeaderList headers) {
   ++tokenize_requests_;
   last_tokenize_body_.assign(body);
+  last_tokenize_headers_ = std::move(headers);
   auto reject = [&](std::string_view message) {
     ++tokenize_rejected_;
     return TokenizeAnswer{400, render_error(false, 400, message)};
@@ -250,15 +265,7 @@ void Engine::finish(Outcome outcome) {
 Json Engine::stats_json() const {
   Json by_path = Json::object();
   for (const auto& [path, n] : by_path_) by_path[path] = n;
-  Json headers = Json::object();
-  for (const auto& [name, value] : last_headers_) {
-    auto it = headers.find(name);
-    if (it == headers.end()) {
-      headers[name] = value;
-    } else {
-      *it = it->get<std::string>() + ", " + value;
-    }
-  }
+  const Json headers = headers_for_stats(last_headers_);
   const Json body = parse_for_stats(last_body_);
   return Json{{"engine", options_.index},
               {"requests", requests_},
@@ -276,7 +283,8 @@ Json Engine::stats_json() const {
               {"tokenize",
                {{"requests", tokenize_requests_},
                 {"rejected", tokenize_rejected_},
-                {"last_body", parse_for_stats(last_tokenize_body_)}}},
+                {"last_body", parse_for_stats(last_tokenize_body_)},
+                {"last_headers", headers_for_stats(last_tokenize_headers_)}}},
               {"model",
                {{"running", model_.running()},
                 {"waiting", model_.waiting()},
@@ -297,6 +305,7 @@ void Engine::reset_stats() {
   last_headers_.clear();
   tokenize_requests_ = tokenize_rejected_ = 0;
   last_tokenize_body_.clear();
+  last_tokenize_headers_.clear();
 }
 
 std::string Engine::metrics_text() const {

@@ -112,7 +112,7 @@ class Engine {
     int status = 200;
     std::string body;
   };
-  TokenizeAnswer tokenize(std::string_view body);
+  TokenizeAnswer tokenize(std::string_view body, HeaderList headers = {});
 
   // Counts a request to a path other than the inference APIs (health, metrics, models). Paths
   // under /sim/ are the test hooks and are not counted.
@@ -125,9 +125,10 @@ class Engine {
 
   // {"engine":i,"requests":n,"by_path":{...},"cancelled":n,"completed":n,"in_flight":n,
   //  "faulted":n,"dropped":n,"rejected":n,"last_model":"...","last_body":{...},
-  //  "last_headers":{...},"tokenize":{"requests":n,"rejected":n,"last_body":{...}}}.
+  //  "last_headers":{...},"tokenize":{"requests":n,"rejected":n,"last_body":{...},
+  //  "last_headers":{...}}}.
   // `requests` counts inference requests only; `by_path` every path; `tokenize` the /tokenize
-  // calls (last_body: the last one's body, null when none).
+  // calls (last_body and last_headers: the last one's, null and {} when none).
   nlohmann::json stats_json() const;
   void reset_stats();
 
@@ -171,6 +172,7 @@ class Engine {
   uint64_t tokenize_requests_ = 0;
   uint64_t tokenize_rejected_ = 0;
   std::string last_tokenize_body_;  // raw, like last_body_
+  HeaderList last_tokenize_headers_;
 };
 
 // The token ids a request puts in the engine's KV cache: a completions token-array prompt as

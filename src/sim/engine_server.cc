@@ -359,7 +359,7 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
   // POST /tokenize (Engine::tokenize), after the tokenize_stall_ms fault. A client that leaves
   // during the stall ends it: the connection is closed without an answer.
   asio::awaitable<bool> serve_tokenize(Connection& conn, const HttpRequest& req) {
-    Engine::TokenizeAnswer answer = engine.tokenize(req.body());
+    Engine::TokenizeAnswer answer = engine.tokenize(req.body(), header_list(req));
     const auto stall = std::chrono::milliseconds(engine.faults().tokenize_stall_ms);
     if (stall.count() > 0) {
       asio::steady_timer timer(co_await asio::this_coro::executor);
