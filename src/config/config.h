@@ -77,6 +77,11 @@ struct ProviderConfig {
   // every metrics_interval_ms, plus what this gateway sent since.
   std::string load_source = "local";
   uint64_t metrics_interval_ms = 250;
+  // Where a request's token ids come from when it brings none and its route's strategy reads
+  // them (SPEC §6.15): "none" = nowhere (the strategy stays neutral); "engine" = the reply of
+  // POST {base_url}/tokenize on one healthy instance, given tokenize_timeout_ms for all of it.
+  std::string tokenize = "none";
+  uint64_t tokenize_timeout_ms = 50;
   std::optional<CostConfig> cost;
   // Always at least one: `base_url` becomes a single instance, with the provider-level
   // kv_events / lmcache tables attached to it.

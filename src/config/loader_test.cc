@@ -38,6 +38,8 @@ max_loras = 4
 health_path = "/health"
 load_source = "engine_metrics"
 metrics_interval_ms = 100
+tokenize = "engine"
+tokenize_timeout_ms = 75
 [providers.cost]
 input = 0.2
 output = 1
@@ -173,6 +175,8 @@ TEST(LoadConfig, FullConfigParsesEveryField) {
   EXPECT_EQ(a.health_path, "/health");
   EXPECT_EQ(a.load_source, "engine_metrics");
   EXPECT_EQ(a.metrics_interval_ms, 100u);
+  EXPECT_EQ(a.tokenize, "engine");
+  EXPECT_EQ(a.tokenize_timeout_ms, 75u);
   ASSERT_TRUE(a.cost);
   EXPECT_DOUBLE_EQ(a.cost->input, 0.2);
   EXPECT_DOUBLE_EQ(a.cost->output, 1.0);
@@ -195,6 +199,8 @@ TEST(LoadConfig, FullConfigParsesEveryField) {
   EXPECT_EQ(b.max_loras, 8u);  // default
   EXPECT_EQ(b.load_source, "local") << "default";
   EXPECT_EQ(b.metrics_interval_ms, 250u) << "default";
+  EXPECT_EQ(b.tokenize, "none") << "default";
+  EXPECT_EQ(b.tokenize_timeout_ms, 50u) << "default";
   EXPECT_FALSE(b.cost);
   ASSERT_EQ(b.instances.size(), 2u);
   EXPECT_EQ(b.instances[0].base_url, "http://10.0.0.1:8000");
@@ -312,6 +318,8 @@ TEST(LoadConfig, DefaultsApplied) {
   EXPECT_EQ(p.health_path, "");
   EXPECT_EQ(p.load_source, "local");
   EXPECT_EQ(p.metrics_interval_ms, 250u);
+  EXPECT_EQ(p.tokenize, "none");
+  EXPECT_EQ(p.tokenize_timeout_ms, 50u);
   EXPECT_FALSE(p.cost);
   ASSERT_EQ(p.instances.size(), 1u);
   EXPECT_FALSE(p.instances[0].kv_events);
@@ -663,6 +671,9 @@ TEST(LoadConfig, RangeErrors) {
       {minimal_plus("[[providers]]\nname = \"b\"\nbase_url = \"http://b:1\"\n"
                     "metrics_interval_ms = 0  # <-\n"),
        "providers[1].metrics_interval_ms", "must be >= 1, got 0"},
+      {minimal_plus("[[providers]]\nname = \"b\"\nbase_url = \"http://b:1\"\n"
+                    "tokenize_timeout_ms = 0  # <-\n"),
+       "providers[1].tokenize_timeout_ms", "must be >= 1, got 0"},
       {minimal_plus("[retry]\non_status = [429, 99, 500]  # <-\n"), "retry.on_status[1]",
        "between 100 and 599, got 99"},
       {minimal_plus("[adaptive_routing]\nexploration_ratio = 1.5  # <-\n"),

@@ -88,6 +88,8 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   in.read("health_path", out.health_path);
   in.read("load_source", out.load_source);
   in.read("metrics_interval_ms", out.metrics_interval_ms, kAtLeastOne);
+  in.read("tokenize", out.tokenize);
+  in.read("tokenize_timeout_ms", out.tokenize_timeout_ms, kAtLeastOne);
   out.cost = read_cost(in, diag);
 
   // One deployment is either a single base_url (with the provider-level kv_events / lmcache

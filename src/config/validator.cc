@@ -219,6 +219,10 @@ class Validator {
             child_path(path, "load_source"),
             "unknown load_source " + quoted(p.load_source) + "; expected local or engine_metrics");
       }
+      if (p.tokenize != "none" && p.tokenize != "engine") {
+        diag_.error(child_path(path, "tokenize"),
+                    "unknown tokenize " + quoted(p.tokenize) + "; expected none or engine");
+      }
     }
   }
 

@@ -36,6 +36,7 @@ std::string first_defined_in_minimal(std::string_view needle) {
 //                   neither tcp://host:port nor ipc://path; P11 bad replay_endpoint (checked only
 //                   when set); P12 bad lmcache endpoint.
 //                   P13 load_source neither local nor engine_metrics.
+//                   P14 tokenize neither none nor engine.
 //   check_routes:   R1 name = ""; R2 duplicate name; R3 unknown strategy; R4 no targets;
 //                   R5 target provider unknown; R6 target provider a decision_service;
 //                   R7 target model = ""; R8 [routes.policy] on a non-policy route;
@@ -141,6 +142,11 @@ endpoint = "localhost:9000"  # <-
        "providers[0].load_source", "expected local or engine_metrics"},
       {provider_plus("base_url = \"http://a:1\"\nload_source = \"\"  # <-\n"),
        "providers[0].load_source", "unknown load_source \"\""},
+      // P14: the message names the allowed values; the case must match.
+      {provider_plus("base_url = \"http://a:1\"\ntokenize = \"vllm\"  # <-\n"),
+       "providers[0].tokenize", "unknown tokenize \"vllm\"; expected none or engine"},
+      {provider_plus("base_url = \"http://a:1\"\ntokenize = \"Engine\"  # <-\n"),
+       "providers[0].tokenize", "expected none or engine"},
       // R1
       {minimal_plus(R"(
 [[routes]]
@@ -455,6 +461,14 @@ base_url = "http://b:1"
 load_source = "engine_metrics"
 metrics_interval_ms = 1
 )"),
+      minimal_plus(R"(
+[[providers]]
+name = "b"
+base_url = "http://b:1"
+tokenize = "engine"
+tokenize_timeout_ms = 1
+)"),
+      minimal_plus("[[providers]]\nname = \"b\"\nbase_url = \"http://b:1\"\ntokenize = \"none\"\n"),
   };
   for (const auto& text : texts) {
     auto loaded = load(text);

@@ -21,6 +21,17 @@ const prometheus::Histogram::BucketBoundaries& latency_buckets() {
   return kBuckets;
 }
 
+// Tokenize buckets in seconds: a loopback engine answers in well under a millisecond, and the
+// default budget (tokenize_timeout_ms) is 50 ms; the top buckets show timeouts set far higher.
+const prometheus::Histogram::BucketBoundaries& tokenize_buckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+  return kBuckets;
+}
+
+// By Metrics::TokenizeOutcome.
+constexpr std::array<const char*, 3> kTokenizeOutcomes = {"ok", "timeout", "error"};
+
 constexpr std::array<const char*, 6> kCodeClasses = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 }  // namespace
@@ -148,7 +159,12 @@ struct Metrics::Families {
                              .Name("rolter_lmcache_poll_failures_total")
                              .Help("Polls of the instance's LMCache endpoint that failed (connect, "
                                    "timeout, status, or an unreadable body)")
-                             .Register(r)) {}
+                             .Register(r)),
+        tokenize(prometheus::BuildHistogram()
+                     .Name("rolter_tokenize_seconds")
+                     .Help("Calls to an engine's POST /tokenize for a request's token ids, by "
+                           "provider and outcome (ok, timeout, error)")
+                     .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -177,6 +193,7 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& kv_decode_errors;
   prometheus::Family<prometheus::Gauge>& lmcache_occupancy;
   prometheus::Family<prometheus::Counter>& lmcache_failures;
+  prometheus::Family<prometheus::Histogram>& tokenize;
 };
 
 Metrics::Metrics()
@@ -235,6 +252,16 @@ Metrics::LmcacheInstruments Metrics::lmcache(std::string_view instance) {
   return LmcacheInstruments{.poll_failures = &families_->lmcache_failures.Add(labels)};
 }
 
+Metrics::TokenizeInstruments Metrics::tokenize(std::string_view provider) {
+  TokenizeInstruments t{};
+  for (size_t i = 0; i < kTokenizeOutcomes.size(); ++i) {
+    t[i] = &families_->tokenize.Add(
+        {{"provider", std::string(provider)}, {"outcome", kTokenizeOutcomes[i]}},
+        tokenize_buckets());
+  }
+  return t;
+}
+
 void Metrics::park(std::string_view instance, std::string_view reason) {
   families_->parks.Add({{"instance", std::string(instance)}, {"reason", std::string(reason)}})
       .Increment();
@@ -280,6 +307,11 @@ void Metrics::count_tokens(const RouteInstruments& r, std::optional<uint64_t> in
 
 void Metrics::observe_seconds(prometheus::Histogram* h, double seconds) {
   if (h != nullptr) h->Observe(seconds);
+}
+
+void Metrics::observe_tokenize(const TokenizeInstruments& t, TokenizeOutcome outcome,
+                               double seconds) {
+  observe_seconds(t[static_cast<size_t>(outcome)], seconds);
 }
 
 void Metrics::count_engine_scrape(const EngineInstruments& e, bool ok,

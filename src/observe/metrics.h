@@ -40,6 +40,8 @@
 //                                           cache_available false; prometheus-cpp
 //                                           writes it "Nan")
 //   lmcache_poll_failures_total{instance}   polls that failed (connect, timeout, status, body)
+//   tokenize_seconds{provider,outcome}      POST /tokenize calls to the engines (tokenize =
+//                                           "engine"), histogram; outcome = ok, timeout, error
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -99,6 +101,9 @@ class Metrics {
   struct LmcacheInstruments {
     prometheus::Counter* poll_failures = nullptr;
   };
+  enum class TokenizeOutcome { kOk, kTimeout, kError };
+  // One histogram per outcome, indexed by TokenizeOutcome.
+  using TokenizeInstruments = std::array<prometheus::Histogram*, 3>;
 
   Metrics();
   ~Metrics();
@@ -114,6 +119,8 @@ class Metrics {
   // An instance whose LMCache endpoint is polled: from now on render() also shows its
   // lmcache_occupancy, read from the LoadTracker.
   LmcacheInstruments lmcache(std::string_view instance);
+  // A provider with tokenize = "engine": the series of its /tokenize calls.
+  TokenizeInstruments tokenize(std::string_view provider);
 
   void park(std::string_view instance, std::string_view reason);
   void auth_failure(std::string_view reason);
@@ -129,6 +136,9 @@ class Metrics {
   static void count_tokens(const RouteInstruments& r, std::optional<uint64_t> in,
                            std::optional<uint64_t> out);
   static void observe_seconds(prometheus::Histogram* h, double seconds);
+  // One /tokenize call and how it ended.
+  static void observe_tokenize(const TokenizeInstruments& t, TokenizeOutcome outcome,
+                               double seconds);
   // One scrape of an engine's /metrics: a failure, or a success with the cache usage it read.
   static void count_engine_scrape(const EngineInstruments& e, bool ok,
                                   std::optional<double> gpu_cache_usage);

@@ -8,6 +8,7 @@
 #include "common/json_escape.h"
 #include "inspect/request_inspector.h"
 #include "observe/metrics.h"
+#include "proxy/engine_tokenizer.h"
 #include "proxy/forwarder.h"
 #include "proxy/request_log.h"
 #include "server/server_state.h"
@@ -306,7 +307,7 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
                           beast::flat_buffer& buffer, http::request<http::string_body>& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
                           bool keep_alive) {
-  const Dispatch d = dispatch(worker, snapshot, request, facts, head);
+  Dispatch d = dispatch(worker, snapshot, request, facts, head);
   switch (d.kind) {
     case Dispatch::Kind::kJson: {
       http::response<http::string_body> res{d.status, 11};
@@ -323,6 +324,27 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
     }
     case Dispatch::Kind::kForward:
       break;
+  }
+  // SPEC §6.15: a request without token ids, on a route whose strategy reads them, may get them
+  // from an engine (tokenize = "engine"). Best effort: on any failure it goes on without.
+  // Checked here first so that other requests do not even start the coroutine.
+  std::vector<uint32_t> engine_tokens;  // what d.ctx.token_ids views, for the whole request
+  if (wants_engine_tokens(*d.endpoint->kind, d.ctx, *d.route.pool)) {
+    const EngineTokenizeRequest tokenize{
+        .snapshot = &snapshot,
+        .route = &d.route,
+        .ctx = &d.ctx,
+        .kind = *d.endpoint->kind,
+        .body = request.body(),
+        .key = d.key,
+        .clock = &default_clock(),
+        .tls = &worker.tls(),
+    };
+    std::optional<std::vector<uint32_t>> tokens = co_await engine_token_ids(tokenize);
+    if (tokens) {
+      engine_tokens = std::move(*tokens);
+      d.ctx.token_ids = std::span<const uint32_t>(engine_tokens);
+    }
   }
   const ForwardRequest forward{
       .snapshot = &snapshot,

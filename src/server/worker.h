@@ -38,6 +38,8 @@ class Worker {
   RequestInspector& inspector() { return inspector_; }
   Forwarder& forwarder() { return forwarder_; }
   ConnectionPool& pool() { return pool_; }
+  // The client TLS context of this worker's upstream connections.
+  asio::ssl::context& tls() { return tls_; }
 
   // Connections waiting for their next request; a drain closes them (they carry no request).
   void add_idle(beast::tcp_stream* stream) { idle_.insert(stream); }

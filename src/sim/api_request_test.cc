@@ -202,6 +202,61 @@ TEST(EngineTest, GeneratesDeterministicTextAndEchoesTheModel) {
   EXPECT_EQ(stats["last_body"]["max_tokens"], 4);
 }
 
+// /tokenize answers exactly the ids the same conversation puts in the model (and so in the KV
+// cache and its events): chat, a text prompt, and a token-id prompt returned as is.
+TEST(EngineTest, TokenizeAgreesWithTheModelRequest) {
+  struct Case {
+    ApiKind api;
+    std::string_view path;
+    std::string_view request;   // an inference request
+    std::string_view tokenize;  // the /tokenize body of the same conversation
+  };
+  const Case cases[] = {
+      {ApiKind::kChat, "/v1/chat/completions",
+       R"({"model":"m","messages":[{"role":"system","content":"be brief"},)"
+       R"({"role":"user","content":[{"type":"text","text":"hello there"}]}],"max_tokens":2})",
+       R"({"model":"m","messages":[{"role":"system","content":"be brief"},)"
+       R"({"role":"user","content":[{"type":"text","text":"hello there"}]}]})"},
+      {ApiKind::kCompletions, "/v1/completions", R"({"model":"m","prompt":"one two three"})",
+       R"({"model":"m","prompt":"one two three"})"},
+      {ApiKind::kCompletions, "/v1/completions", R"({"prompt":[7, 4294967295, 0]})",
+       R"({"prompt":[7, 4294967295, 0]})"},
+  };
+  for (const Case& c : cases) {
+    Engine e(EngineOptions{});
+    RequestPlan plan = e.begin(c.api, c.path, c.request, {});
+    ASSERT_TRUE(plan.model_request) << c.request;
+    const Engine::TokenizeAnswer answer = e.tokenize(c.tokenize);
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    const Json body = Json::parse(answer.body);
+    EXPECT_EQ(body["tokens"].get<std::vector<uint32_t>>(), plan.model_request->tokens)
+        << c.tokenize;
+    EXPECT_EQ(body["count"], plan.model_request->tokens.size());
+    EXPECT_EQ(body["max_model_len"], 32768);
+    const Json stats = e.stats_json();
+    EXPECT_EQ(stats["tokenize"]["requests"], 1);
+    EXPECT_EQ(stats["tokenize"]["last_body"], Json::parse(c.tokenize));
+    EXPECT_EQ(stats["requests"], 1) << "/tokenize is not an inference request";
+  }
+  Engine e(EngineOptions{});
+  const Json ids = Json::parse(e.tokenize(R"({"prompt":[5,6]})").body)["tokens"];
+  EXPECT_EQ(ids, Json::parse("[5,6]"));
+}
+
+TEST(EngineTest, TokenizeRejectsBadBodies) {
+  Engine e(EngineOptions{});
+  for (std::string_view body : {"{nope", "[1]", R"({"model":"m"})", R"({"messages":"hi"})",
+                                R"({"prompt":{"a":1}})", R"({"model":7,"prompt":"x"})"}) {
+    const Engine::TokenizeAnswer answer = e.tokenize(body);
+    EXPECT_EQ(answer.status, 400) << body;
+    EXPECT_EQ(Json::parse(answer.body)["error"]["type"], "invalid_request_error") << body;
+  }
+  EXPECT_EQ(e.stats_json()["tokenize"]["rejected"], 6);
+  e.reset_stats();
+  EXPECT_EQ(e.stats_json()["tokenize"]["requests"], 0);
+  EXPECT_TRUE(e.stats_json()["tokenize"]["last_body"].is_null());
+}
+
 TEST(EngineTest, BadJsonIsRejected) {
   Engine e(EngineOptions{});
   RequestPlan p = e.begin(ApiKind::kMessages, "/v1/messages", "{nope", {});

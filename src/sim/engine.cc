@@ -50,7 +50,43 @@ std::string label_value(std::string_view v) {
   return out;
 }
 
+// A body kept for /sim/stats: its JSON, the text itself when it is not JSON (show what arrived),
+// null when there is none.
+Json parse_for_stats(const std::string& raw) {
+  if (raw.empty()) return nullptr;
+  Json json = Json::parse(raw, nullptr, false);
+  if (json.is_discarded()) return raw;
+  return json;
+}
+
+// Headers kept for /sim/stats as one object; repeated names are joined with ", ".
+Json headers_for_stats(const HeaderList& list) {
+  Json headers = Json::object();
+  for (const auto& [name, value] : list) {
+    auto it = headers.find(name);
+    if (it == headers.end()) {
+      headers[name] = value;
+    } else {
+      *it = it->get<std::string>() + ", " + value;
+    }
+  }
+  return headers;
+}
+
+// vLLM's max_model_len, as /v1/models reports it too.
+constexpr size_t kMaxModelLen = 32768;
+
 }  // namespace
+
+std::vector<uint32_t> prompt_token_ids(ApiRequest& request) {
+  std::vector<uint32_t> ids;
+  if (!request.prompt_ids.empty()) {
+    ids = std::move(request.prompt_ids);
+  } else {
+    tokenizer::tokenize(request.prompt_text, ids);
+  }
+  return ids;
+}
 
 Engine::Engine(EngineOptions options)
     : options_(std::move(options)),
@@ -139,6 +175,33 @@ RequestPlan Engine::begin(ApiKind api, std::string_view path, std::string_view b
   return plan;
 }
 
+Engine::TokenizeAnswer Engine::tokenize(std::string_view body, HeaderList headers) {
+  ++tokenize_requests_;
+  last_tokenize_body_.assign(body);
+  last_tokenize_headers_ = std::move(headers);
+  auto reject = [&](std::string_view message) {
+    ++tokenize_rejected_;
+    return TokenizeAnswer{400, render_error(false, 400, message)};
+  };
+  const Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return reject("the request body is not valid JSON");
+  if (!json.is_object()) return reject("the request body must be a JSON object");
+  // vLLM tells its two request shapes apart by the field they carry.
+  std::optional<ApiKind> api;
+  if (json.contains("messages")) {
+    api = ApiKind::kChat;
+  } else if (json.contains("prompt")) {
+    api = ApiKind::kCompletions;
+  } else {
+    return reject("either 'messages' or 'prompt' is required");
+  }
+  auto request = read_api_request(*api, json);
+  if (!request) return reject(request.error());
+  const std::vector<uint32_t> ids = prompt_token_ids(*request);
+  const Json answer = {{"count", ids.size()}, {"max_model_len", kMaxModelLen}, {"tokens", ids}};
+  return TokenizeAnswer{200, answer.dump()};
+}
+
 void Engine::plan_embeddings(const ApiRequest& request, const std::string& model,
                              RequestPlan& plan) const {
   const size_t dims = request.dimensions.value_or(options_.embedding_dims);
@@ -172,11 +235,7 @@ void Engine::plan_generation(ApiRequest& request, const std::string& model, Requ
   // KV room here, unlike vLLM, which runs them as parallel sequences.
   ModelRequest mr;
   mr.id = next_model_id_++;
-  if (!request.prompt_ids.empty()) {
-    mr.tokens = std::move(request.prompt_ids);
-  } else {
-    tokenizer::tokenize(request.prompt_text, mr.tokens);
-  }
+  mr.tokens = prompt_token_ids(request);
   mr.output_tokens = length;
   if (is_adapter(request.model)) mr.adapter = request.model;
   plan.model_request = std::move(mr);
@@ -206,20 +265,8 @@ void Engine::finish(Outcome outcome) {
 Json Engine::stats_json() const {
   Json by_path = Json::object();
   for (const auto& [path, n] : by_path_) by_path[path] = n;
-  Json headers = Json::object();
-  for (const auto& [name, value] : last_headers_) {
-    auto it = headers.find(name);
-    if (it == headers.end()) {
-      headers[name] = value;
-    } else {
-      *it = it->get<std::string>() + ", " + value;
-    }
-  }
-  Json body = nullptr;
-  if (!last_body_.empty()) {
-    body = Json::parse(last_body_, nullptr, false);
-    if (body.is_discarded()) body = last_body_;  // show what arrived even when it is not JSON
-  }
+  const Json headers = headers_for_stats(last_headers_);
+  const Json body = parse_for_stats(last_body_);
   return Json{{"engine", options_.index},
               {"requests", requests_},
               {"by_path", by_path},
@@ -233,6 +280,11 @@ Json Engine::stats_json() const {
               {"last_body", body},
               {"last_headers", headers},
               {"faults", faults_to_json(options_.faults)},
+              {"tokenize",
+               {{"requests", tokenize_requests_},
+                {"rejected", tokenize_rejected_},
+                {"last_body", parse_for_stats(last_tokenize_body_)},
+                {"last_headers", headers_for_stats(last_tokenize_headers_)}}},
               {"model",
                {{"running", model_.running()},
                 {"waiting", model_.waiting()},
@@ -251,6 +303,9 @@ void Engine::reset_stats() {
   last_model_.clear();
   last_body_.clear();
   last_headers_.clear();
+  tokenize_requests_ = tokenize_rejected_ = 0;
+  last_tokenize_body_.clear();
+  last_tokenize_headers_.clear();
 }
 
 std::string Engine::metrics_text() const {
@@ -300,7 +355,7 @@ std::string Engine::models_json() const {
                     {"created", 0},
                     {"owned_by", "rolter-sim"},
                     {"root", m},
-                    {"max_model_len", 32768}});
+                    {"max_model_len", kMaxModelLen}});
   }
   return Json{{"object", "list"}, {"data", data}}.dump();
 }

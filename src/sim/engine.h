@@ -103,6 +103,17 @@ class Engine {
   void set_faults(const Faults& faults) { options_.faults = faults; }
   bool is_adapter(std::string_view model) const;
 
+  // POST /tokenize, as vLLM serves it: a body with `messages` (read as a chat request) or
+  // `prompt` (read as a completions request; a token-id array is returned as is) answers
+  // {"count":N,"max_model_len":M,"tokens":[...]} with exactly the ids a request of the same
+  // conversation puts in the KV cache (prompt_token_ids()). Errors are 400 with an OpenAI error
+  // body. Counted apart from the inference requests (stats_json()'s "tokenize").
+  struct TokenizeAnswer {
+    int status = 200;
+    std::string body;
+  };
+  TokenizeAnswer tokenize(std::string_view body, HeaderList headers = {});
+
   // Counts a request to a path other than the inference APIs (health, metrics, models). Paths
   // under /sim/ are the test hooks and are not counted.
   void note_request(std::string_view path);
@@ -114,7 +125,10 @@ class Engine {
 
   // {"engine":i,"requests":n,"by_path":{...},"cancelled":n,"completed":n,"in_flight":n,
   //  "faulted":n,"dropped":n,"rejected":n,"last_model":"...","last_body":{...},
-  //  "last_headers":{...}}. `requests` counts inference requests only; `by_path` every path.
+  //  "last_headers":{...},"tokenize":{"requests":n,"rejected":n,"last_body":{...},
+  //  "last_headers":{...}}}.
+  // `requests` counts inference requests only; `by_path` every path; `tokenize` the /tokenize
+  // calls (last_body and last_headers: the last one's, null and {} when none).
   nlohmann::json stats_json() const;
   void reset_stats();
 
@@ -155,6 +169,15 @@ class Engine {
   std::string last_model_;
   std::string last_body_;  // raw; parsed when stats are rendered
   HeaderList last_headers_;
+  uint64_t tokenize_requests_ = 0;
+  uint64_t tokenize_rejected_ = 0;
+  std::string last_tokenize_body_;  // raw, like last_body_
+  HeaderList last_tokenize_headers_;
 };
+
+// The token ids a request puts in the engine's KV cache: a completions token-array prompt as
+// sent, else the shared tokenizer over its prompt text (the conversation template of
+// api_request.h). Both the model request and /tokenize read them here, so they always agree.
+std::vector<uint32_t> prompt_token_ids(ApiRequest& request);
 
 }  // namespace rolter::sim

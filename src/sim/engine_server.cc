@@ -337,6 +337,7 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     if (path == "/v1/models" && get) {
       co_return co_await reply(conn, req, http::status::ok, engine.models_json());
     }
+    if (path == "/tokenize" && post) co_return co_await serve_tokenize(conn, req);
     if (path == "/sim/stats" && get) {
       co_return co_await reply(conn, req, http::status::ok, engine.stats_json().dump());
     }
@@ -345,13 +346,29 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       co_return co_await reply(conn, req, http::status::ok, engine.stats_json().dump());
     }
     const bool known = path == "/health" || path == "/occupancy" || path == "/metrics" ||
-                       path == "/v1/models" || path == "/sim/stats" || path == "/sim/reset";
+                       path == "/tokenize" || path == "/v1/models" || path == "/sim/stats" ||
+                       path == "/sim/reset";
     if (known) {
       co_return co_await reply(conn, req, http::status::method_not_allowed,
                                render_error(false, 405, "method not allowed"));
     }
     co_return co_await reply(conn, req, http::status::not_found,
                              render_error(false, 404, "no such path: " + path));
+  }
+
+  // POST /tokenize (Engine::tokenize), after the tokenize_stall_ms fault. A client that leaves
+  // during the stall ends it: the connection is closed without an answer.
+  asio::awaitable<bool> serve_tokenize(Connection& conn, const HttpRequest& req) {
+    Engine::TokenizeAnswer answer = engine.tokenize(req.body(), header_list(req));
+    const auto stall = std::chrono::milliseconds(engine.faults().tokenize_stall_ms);
+    if (stall.count() > 0) {
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      auto stalled = sleep_until(timer, Clock::now() + stall) || watch_client(conn);
+      auto result = co_await std::move(stalled);
+      if (result.index() != 0 || !std::get<0>(result)) co_return false;
+    }
+    co_return co_await reply(conn, req, static_cast<http::status>(answer.status),
+                             std::move(answer.body));
   }
 
   asio::awaitable<bool> reply(Connection& conn, const HttpRequest& req, http::status status,

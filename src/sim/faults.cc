@@ -42,6 +42,7 @@ tl::expected<void, std::string> validate(const Faults& f) {
     return tl::make_unexpected("status_429_retry_after_s must be >= 0");
   }
   if (f.stall_first_byte_ms < 0) return tl::make_unexpected("stall_first_byte_ms must be >= 0");
+  if (f.tokenize_stall_ms < 0) return tl::make_unexpected("tokenize_stall_ms must be >= 0");
   if (f.drop_mid_stream_after_tokens && *f.drop_mid_stream_after_tokens < 0) {
     return tl::make_unexpected("drop_mid_stream_after_tokens must be >= 0");
   }
@@ -79,6 +80,7 @@ Json faults_to_json(const Faults& f) {
       {"error_status", f.error_status},
       {"status_429_retry_after_s", nullptr},
       {"stall_first_byte_ms", f.stall_first_byte_ms},
+      {"tokenize_stall_ms", f.tokenize_stall_ms},
       {"drop_mid_stream_after_tokens", nullptr},
       {"drop_with_reset", f.drop_with_reset},
       {"kv_skip_seq", f.kv_skip_seq},
@@ -110,6 +112,10 @@ tl::expected<Faults, std::string> faults_from_json(const Json& json) {
         return tl::make_unexpected("stall_first_byte_ms must be an integer");
       }
       f.stall_first_byte_ms = value.get<int64_t>();
+    } else if (key == "tokenize_stall_ms") {
+      if (!value.is_number_integer())
+        return tl::make_unexpected("tokenize_stall_ms must be an integer");
+      f.tokenize_stall_ms = value.get<int64_t>();
     } else if (key == "status_429_retry_after_s") {
       if (!read_optional_int(json, "status_429_retry_after_s", f.status_429_retry_after_s)) {
         return tl::make_unexpected("status_429_retry_after_s must be an integer or null");
@@ -164,6 +170,10 @@ tl::expected<void, std::string> apply_fault_settings(std::string_view settings, 
       auto v = parse_number<int64_t>(value);
       if (!v) return tl::make_unexpected(bad);
       f.stall_first_byte_ms = *v;
+    } else if (key == "tokenize_stall_ms" || key == "tokenize_stall") {
+      auto v = parse_number<int64_t>(value);
+      if (!v) return tl::make_unexpected(bad);
+      f.tokenize_stall_ms = *v;
     } else if (key == "drop_mid_stream_after_tokens" || key == "drop") {
       if (value == "null" || value == "off") {
         f.drop_mid_stream_after_tokens.reset();

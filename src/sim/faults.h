@@ -31,6 +31,9 @@ struct Faults {
   // Wait this long before the response headers (not scaled by the time scale: it is a fault,
   // not a model of the engine's speed).
   int64_t stall_first_byte_ms = 0;
+  // Wait this long before answering POST /tokenize (the inference APIs are not affected), so a
+  // test can make tokenisation slow or, with a long stall, hang.
+  int64_t tokenize_stall_ms = 0;
   // When set, a stream is cut after this many token events.
   std::optional<int64_t> drop_mid_stream_after_tokens;
   // How the stream is cut: false = FIN after the data already sent (like a crashed process),
@@ -53,7 +56,8 @@ nlohmann::json faults_to_json(const Faults& faults);
 tl::expected<Faults, std::string> faults_from_json(const nlohmann::json& json);
 
 // Applies comma-separated settings such as "refuse,error_rate=0.5,error_status=503" onto
-// `faults`. Keys are the JSON field names; short aliases: 429=N, stall=MS, drop=N, reset.
+// `faults`. Keys are the JSON field names; short aliases: 429=N, stall=MS, drop=N, reset,
+// tokenize_stall=MS.
 // Returns an error message and leaves `faults` unspecified on failure.
 tl::expected<void, std::string> apply_fault_settings(std::string_view settings, Faults& faults);
 

@@ -87,6 +87,7 @@ TEST(FaultsTest, JsonRoundTrip) {
   f.error_status = 502;
   f.status_429_retry_after_s = 3;
   f.stall_first_byte_ms = 100;
+  f.tokenize_stall_ms = 250;
   f.drop_mid_stream_after_tokens = 4;
   auto back = faults_from_json(faults_to_json(f));
   ASSERT_TRUE(back.has_value()) << back.error();
@@ -109,6 +110,8 @@ TEST(FaultsTest, JsonRejectsBadFields) {
   EXPECT_FALSE(faults_from_json(Json{{"refuse", "yes"}}).has_value());
   EXPECT_FALSE(faults_from_json(Json{{"refuze", true}}).has_value());
   EXPECT_FALSE(faults_from_json(Json{{"drop_mid_stream_after_tokens", -1}}).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"tokenize_stall_ms", -1}}).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"tokenize_stall_ms", "10"}}).has_value());
   EXPECT_FALSE(faults_from_json(Json::array()).has_value());
 }
 
@@ -140,6 +143,12 @@ TEST(FaultsTest, SettingsAliases) {
   EXPECT_EQ(f.stall_first_byte_ms, 150);
   EXPECT_EQ(f.drop_mid_stream_after_tokens, 4);
   EXPECT_TRUE(f.drop_with_reset);
+  EXPECT_EQ(f.tokenize_stall_ms, 0) << "stall= is the inference APIs' stall only";
+  ASSERT_TRUE(apply_fault_settings("tokenize_stall=10000", f).has_value());
+  EXPECT_EQ(f.tokenize_stall_ms, 10000);
+  EXPECT_EQ(f.stall_first_byte_ms, 150);
+  ASSERT_TRUE(apply_fault_settings("tokenize_stall_ms=5", f).has_value());
+  EXPECT_EQ(f.tokenize_stall_ms, 5);
   ASSERT_TRUE(apply_fault_settings("429=off,drop=null,refuse=false", f).has_value());
   EXPECT_FALSE(f.status_429_retry_after_s.has_value());
   EXPECT_FALSE(f.drop_mid_stream_after_tokens.has_value());

@@ -131,6 +131,11 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     provider->kind = parse_kind(pc.kind);
     provider->max_loras = pc.max_loras;
     provider->price = price_of(pc.cost);
+    provider->tokenize_engine = pc.tokenize == "engine";
+    provider->tokenize_timeout = std::chrono::milliseconds(pc.tokenize_timeout_ms);
+    if (provider->tokenize_engine && metrics != nullptr) {
+      provider->tokenize_instruments = metrics->tokenize(pc.name);
+    }
     if (!pc.api_key_env.empty()) {
       const char* value = std::getenv(pc.api_key_env.c_str());
       if (value == nullptr || *value == '\0') {

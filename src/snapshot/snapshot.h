@@ -16,6 +16,7 @@
 #include <tl/expected.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,6 +53,11 @@ struct Provider {
   std::vector<Endpoint> endpoints;
   uint32_t max_loras = 8;
   std::optional<double> price;  // catalog input + output per million tokens, when declared
+  // tokenize = "engine" (SPEC §6.15): an instance's POST /tokenize may give a request its token
+  // ids, within tokenize_timeout; each call lands in tokenize_instruments (null without metrics).
+  bool tokenize_engine = false;
+  std::chrono::milliseconds tokenize_timeout{50};
+  Metrics::TokenizeInstruments tokenize_instruments{};
 };
 
 // One candidate: an instance of a target.

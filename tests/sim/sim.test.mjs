@@ -390,6 +390,45 @@ test('stall delays the first byte', async (t) => {
   }
 });
 
+test('/tokenize answers the ids the engine caches, counts its calls, and can stall', async (t) => {
+  const sim = await freshSim(t);
+  const messages = chatBody().messages;
+  const res = await post(sim, PLAIN, '/tokenize', { model: 'sim-model', messages });
+  assert.equal(res.status, 200);
+  const chat = await res.json();
+  // "you are terse" + "say five words please": one id per word, newline-joined like the template.
+  assert.equal(chat.count, 7);
+  assert.equal(chat.tokens.length, 7);
+  assert.ok(chat.max_model_len > 0);
+  const asPrompt = await (await post(sim, PLAIN, '/tokenize',
+    { prompt: 'you are terse\nsay five words please' })).json();
+  assert.deepEqual(asPrompt.tokens, chat.tokens);
+  const ids = await (await post(sim, PLAIN, '/tokenize', { prompt: [3, 1, 2] })).json();
+  assert.deepEqual(ids, { count: 3, max_model_len: chat.max_model_len, tokens: [3, 1, 2] });
+  const bad = await post(sim, PLAIN, '/tokenize', { model: 'sim-model' });
+  assert.equal(bad.status, 400);
+  assert.equal((await bad.json()).error.type, 'invalid_request_error');
+  const stats = await sim.stats(PLAIN);
+  assert.equal(stats.tokenize.requests, 4);
+  assert.equal(stats.tokenize.rejected, 1);
+  assert.equal(stats.requests, 0, '/tokenize is not an inference request');
+
+  await sim.setFault(FAULTY, { tokenize_stall_ms: 150 });
+  try {
+    const start = Date.now();
+    const stalled = await post(sim, FAULTY, '/tokenize', { prompt: 'a b' });
+    assert.ok(Date.now() - start >= 150, 'answered before the stall ended');
+    assert.equal(stalled.status, 200);
+    assert.equal((await stalled.json()).count, 2);
+    const chatStart = Date.now();
+    const plain = await post(sim, FAULTY, '/v1/chat/completions', chatBody({ max_tokens: 1 }));
+    await plain.arrayBuffer();
+    assert.ok(Date.now() - chatStart < 150, 'the tokenize stall slowed an inference request');
+  } finally {
+    await sim.clearFault(FAULTY);
+  }
+});
+
 test('drop mid-stream ends the stream early', async (t) => {
   const sim = await freshSim(t);
   await sim.reset(FAULTY);
