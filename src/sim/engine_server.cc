@@ -338,6 +338,12 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       co_return co_await reply(conn, req, http::status::ok, engine.models_json());
     }
     if (path == "/tokenize" && post) co_return co_await serve_tokenize(conn, req);
+    if (path == "/reset_prefix_cache" && post) {
+      // vLLM's endpoint: drops every cached block (the engine publishes AllBlocksCleared).
+      engine.model().reset_prefix_cache(model_now());
+      kick();
+      co_return co_await reply(conn, req, http::status::ok, "", "");
+    }
     if (path == "/sim/stats" && get) {
       co_return co_await reply(conn, req, http::status::ok, engine.stats_json().dump());
     }
@@ -346,8 +352,8 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       co_return co_await reply(conn, req, http::status::ok, engine.stats_json().dump());
     }
     const bool known = path == "/health" || path == "/occupancy" || path == "/metrics" ||
-                       path == "/tokenize" || path == "/v1/models" || path == "/sim/stats" ||
-                       path == "/sim/reset";
+                       path == "/tokenize" || path == "/reset_prefix_cache" ||
+                       path == "/v1/models" || path == "/sim/stats" || path == "/sim/reset";
     if (known) {
       co_return co_await reply(conn, req, http::status::method_not_allowed,
                                render_error(false, 405, "method not allowed"));
