@@ -249,7 +249,7 @@ TEST_P(AllocationTest, KvStrategiesDoNotAllocatePerPick) {
     store_blocks(kv[i], std::span(prompts[i % 4]).first((i * 37) % 2000), 1000 * (i + 1));
     candidates[i].kv = &kv[i];
     candidates[i].evidence = &evidence[i];
-    for (int s = 0; s < 16; ++s) evidence[i].ttft.record(s % 4, s % 3, 100.0 + 10.0 * i + s);
+    for (int s = 0; s < 16; ++s) evidence[i].ttft.record(s % 4, s % 2, s % 3, 100.0 + 10.0 * i + s);
   }
   SeededRandom random(9);
   const BalancerDeps deps{.random = &random};

@@ -30,6 +30,11 @@ struct LoadSignals {
   std::atomic<bool> engine_fresh{false};
   std::atomic<uint32_t> engine_load{0};     // running + waiting at the last good scrape
   std::atomic<uint64_t> sent_at_scrape{0};  // sent_total when that scrape was sent
+  // Prompt tokens this gateway has sent the instance that it has not yet prefilled: each
+  // request's uncached tokens (what the instance's KV index did not hold), from when it is sent
+  // until its first token arrives. The prefill work queued there, which delays the next request's
+  // first token more exactly than a count of requests, most of which may be decoding (kv_cost).
+  std::atomic<uint64_t> prefill_tokens{0};
 
   // The load strategies compare.
   uint32_t current() const {
@@ -52,6 +57,10 @@ class Loads {
 
   size_t size() const { return signals_.size(); }
   uint32_t operator[](size_t i) const { return signals_[i]->current(); }
+  // Candidate i's queued prefill work, in thousands of tokens (LoadSignals::prefill_tokens).
+  double prefill_ktokens(size_t i) const {
+    return static_cast<double>(signals_[i]->prefill_tokens.load(std::memory_order_relaxed)) / 1000;
+  }
 
  private:
   std::span<const LoadSignals* const> signals_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -32,8 +33,10 @@ struct InFlight {
   uint32_t output_tokens = 0;
   uint32_t engine = 0;
   uint32_t queue_depth = 0;  // the engine's load before this request joined it
+  double queued_prefill_ktokens = 0;  // and its queued prefill (LoadSignals::prefill_tokens)
   double prompt_ktokens = 0;
   double uncached_ktokens = 0;  // what the engine's KV index did not hold at the pick
+  uint64_t prefill_tokens = 0;  // the same, counted in the engine's queued prefill until served
 };
 
 // One engine's KV events on their way to the gateway: each batch encoded as the simulator's
@@ -177,16 +180,27 @@ class Replay {
       if (ev.kind == sim::ModelEvent::Kind::kFirstToken) {
         samples_.ttft_ms.push_back(ev.at_ms - r.arrival_ms);
         // What the gateway learns from a streamed answer: its time to first token.
-        evidence_[ee.engine].record_success(r.queue_depth, r.prompt_ktokens, r.uncached_ktokens,
-                                            ev.at_ms - r.arrival_ms);
+        evidence_[ee.engine].record_success({.queue_depth = static_cast<double>(r.queue_depth),
+                                             .queued_prefill_ktokens = r.queued_prefill_ktokens,
+                                             .prompt_ktokens = r.prompt_ktokens,
+                                             .uncached_ktokens = r.uncached_ktokens,
+                                             .latency_ms = ev.at_ms - r.arrival_ms});
+        release_prefill(ee.engine, r);
       } else if (ev.kind == sim::ModelEvent::Kind::kFinished) {
         samples_.e2e_ms.push_back(ev.at_ms - r.arrival_ms);
         samples_.output_tokens += r.output_tokens;
         counters_[ee.engine].in_flight.fetch_sub(1, std::memory_order_relaxed);
+        release_prefill(ee.engine, r);  // an answer with no first token event
         last_completion_ms_ = std::max(last_completion_ms_, ev.at_ms);
         ++done_;
       }
     }
+  }
+
+  // The request's prefill is done: it leaves the engine's queued prefill (once).
+  void release_prefill(size_t engine, InFlight& r) {
+    counters_[engine].prefill_tokens.fetch_sub(r.prefill_tokens, std::memory_order_relaxed);
+    r.prefill_tokens = 0;
   }
 
   // Takes the imbalance samples due before `at_ms`; loads are constant between events.
@@ -234,11 +248,16 @@ class Replay {
                             .output_tokens = req.output_length,
                             .engine = static_cast<uint32_t>(*pick),
                             .queue_depth = loads[*pick],
+                            .queued_prefill_ktokens = loads.prefill_ktokens(*pick),
                             .prompt_ktokens = ctx.prompt_ktokens(),
                             .uncached_ktokens = [&] {
                               RequestBlockKeys keys(ctx);
                               return uncached_ktokens(ctx, &kv_[*pick], keys);
                             }()};
+    requests_[i].prefill_tokens =
+        static_cast<uint64_t>(std::llround(requests_[i].uncached_ktokens * 1000));
+    counters_[*pick].prefill_tokens.fetch_add(requests_[i].prefill_tokens,
+                                              std::memory_order_relaxed);
     counters_[*pick].in_flight.fetch_add(1, std::memory_order_relaxed);
     sim::ModelRequest mr;
     mr.id = i;

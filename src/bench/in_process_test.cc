@@ -28,7 +28,8 @@ std::vector<TraceRequest> small_trace() {
 
 TEST(InProcessTest, SameSeedSameNumbers) {
   const auto trace = small_trace();
-  for (const char* strategy : {"random", "power_of_two", "consistent_hash"}) {
+  for (const char* strategy :
+       {"random", "power_of_two", "consistent_hash", "precise_cache_aware", "kv_cost"}) {
     auto a = replay_in_process(trace, strategy, small_fleet());
     auto b = replay_in_process(trace, strategy, small_fleet());
     ASSERT_TRUE(a && b);
@@ -50,6 +51,20 @@ TEST(InProcessTest, SessionAffinityBeatsRandomOnHits) {
   ASSERT_TRUE(sticky && random);
   EXPECT_GT(sticky->hit_tokens, random->hit_tokens);
   EXPECT_GT(sticky->query_tokens, 0u);
+}
+
+// The engines' KV events reach the strategies' indexes through the decoder: with them,
+// precise_cache_aware keeps conversations where their blocks are; with events that never arrive
+// (a delay longer than the run) every KV score is neutral and it degrades to least load.
+TEST(InProcessTest, KvEventsReachThePreciseIndex) {
+  const auto trace = small_trace();
+  InProcessOptions never = small_fleet();
+  never.kv_event_delay_ms = 1e12;
+  auto with_events = replay_in_process(trace, "precise_cache_aware", small_fleet());
+  auto without = replay_in_process(trace, "precise_cache_aware", never);
+  ASSERT_TRUE(with_events && without);
+  EXPECT_EQ(with_events->errors, 0u);
+  EXPECT_GT(with_events->hit_tokens, without->hit_tokens * 6 / 5);
 }
 
 TEST(InProcessTest, UnknownStrategyIsAnError) {

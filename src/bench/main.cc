@@ -27,8 +27,9 @@ namespace {
 // The default set for a replay: every strategy that needs nothing the replay cannot give it (no
 // KV events, telemetry or policy service): what the gateway sees itself and learns from answers.
 constexpr std::string_view kDefaultStrategies[] = {
-    "round_robin", "random",   "power_of_two",      "weighted",   "consistent_hash", "cache_aware",
-    "pipeline",    "cheapest", "predicted_latency", "lora_aware", "fastest"};
+    "round_robin",       "random",     "power_of_two", "weighted",            "consistent_hash",
+    "cache_aware",       "pipeline",   "cheapest",     "predicted_latency",   "lora_aware",
+    "fastest",           "precise_cache_aware",        "kv_cost"};
 
 struct ReplayArgs {
   std::string trace_path;
@@ -183,7 +184,8 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
         sim_args.insert(sim_args.end(), a.sim_args.begin(), a.sim_args.end());
         sim_args.push_back("--seed");
         sim_args.push_back(std::to_string(a.seed));
-        auto fleet = spawner->start(a.inproc.engines, sim_args, strategies, a.model_prefix);
+        auto fleet = spawner->start(a.inproc.engines, sim_args, strategies, a.model_prefix,
+                                    a.inproc.block_size);
         if (!fleet) {
           std::fprintf(stderr, "rolter-bench: %s\n", fleet.error().c_str());
           return 1;
@@ -258,7 +260,8 @@ int main(int argc, char** argv) {
   const std::string known = rolter::join(rolter::known_strategies());
   replay->add_option("--strategies", a.strategies,
                      "Comma-separated strategies, one replay each (default: every strategy that "
-                     "needs no KV events, telemetry or policy service). Known: " +
+                     "needs no LMCache, telemetry or policy service; the KV-event ones read the "
+                     "simulated engines' KV events). Known: " +
                          known);
   replay->add_option("--seed", a.seed,
                      "Seed for the balancer's randomness, the synthetic "

@@ -118,7 +118,8 @@ Spawner::~Spawner() { stop(); }
 tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
                                                        const std::vector<std::string>& sim_args,
                                                        const std::vector<std::string>& strategies,
-                                                       const std::string& model_prefix) {
+                                                       const std::string& model_prefix,
+                                                       size_t block_size) {
   char tmpl[] = "/tmp/rolter-bench-XXXXXX";
   if (!::mkdtemp(tmpl)) return tl::unexpected(std::string("cannot create a temporary directory"));
   dir_ = tmpl;
@@ -127,7 +128,8 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
 
   std::vector<std::string> args = {
       "--engines", std::to_string(engines), "--port",      "0",   "--control-port",
-      "0",         "--exit-on-stdin-close", "--log-level", "warn"};
+      "0",         "--exit-on-stdin-close", "--log-level", "warn", "--kv-port", "0",
+      "--kv-replay"};
   for (const auto& a : supported_args(sim_path, sim_args)) args.push_back(a);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return tl::unexpected(std::string("pipe failed"));
@@ -138,6 +140,8 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
   if (sim_pid_ < 0) return tl::unexpected("cannot start " + sim_path);
 
   SpawnedFleet fleet;
+  std::vector<int> kv_ports;
+  std::vector<int> kv_replay_ports;
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   for (;;) {
     std::string out = read_all(dir_ + "/sim.out");
@@ -146,7 +150,11 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
       if (ready.is_discarded() || !ready.contains("engines")) {
         return tl::unexpected("bad ready line from rolter-sim: " + out.substr(0, nl));
       }
-      for (const auto& e : ready["engines"]) fleet.engine_urls.push_back(e.value("url", ""));
+      for (const auto& e : ready["engines"]) {
+        fleet.engine_urls.push_back(e.value("url", ""));
+        kv_ports.push_back(e.value("kv_port", 0));
+        kv_replay_ports.push_back(e.value("kv_replay_port", 0));
+      }
       fleet.control_url = "http://127.0.0.1:" + std::to_string(ready.value("control_port", 0));
       break;
     }
@@ -166,7 +174,15 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
           "upstream_timeout_ms = 3600000\n\n";
   for (size_t i = 0; i < fleet.engine_urls.size(); ++i) {
     toml << "[[providers]]\nname = \"engine-" << i << "\"\nbase_url = \"" << fleet.engine_urls[i]
-         << "\"\n\n";
+         << "\"\ntokenize = \"engine\"\ntokenize_timeout_ms = 1000\n";
+    if (kv_ports[i] > 0) {
+      toml << "[providers.kv_events]\nendpoint = \"tcp://127.0.0.1:" << kv_ports[i] << "\"\n";
+      if (kv_replay_ports[i] > 0) {
+        toml << "replay_endpoint = \"tcp://127.0.0.1:" << kv_replay_ports[i] << "\"\n";
+      }
+      toml << "block_size = " << block_size << "\n";
+    }
+    toml << "\n";
   }
   for (const auto& s : strategies) {
     toml << "[[routes]]\nname = \"" << model_prefix << s << "\"\nstrategy = \"" << s << "\"\n";

@@ -31,11 +31,15 @@ class Spawner {
   Spawner& operator=(const Spawner&) = delete;
 
   // Starts `engines` sim engines (extra arguments appended) and a gateway with one route per
-  // strategy, named model_prefix + strategy, over all engines.
+  // strategy, named model_prefix + strategy, over all engines. The engines publish KV events on
+  // ephemeral ports, and each provider subscribes to its engine's stream (blocks of `block_size`
+  // tokens) and asks it for token ids (tokenize = "engine"), so the KV-event strategies run as a
+  // user would run them: with plain chat requests.
   tl::expected<SpawnedFleet, std::string> start(size_t engines,
                                                 const std::vector<std::string>& sim_args,
                                                 const std::vector<std::string>& strategies,
-                                                const std::string& model_prefix);
+                                                const std::string& model_prefix,
+                                                size_t block_size);
   // Stops both processes (SIGTERM, then SIGKILL after a grace period).
   void stop();
 

@@ -65,6 +65,30 @@ class LoadTracker {
   std::unordered_map<std::string, InstanceState*> by_identity_;
 };
 
+// Counts one request's uncached prompt tokens in the instance's queued prefill work
+// (LoadSignals::prefill_tokens) until its first token: release() then, or at destruction at the
+// latest (an attempt that failed, or an answer that was not streamed).
+class PrefillTicket {
+ public:
+  PrefillTicket(InstanceState& state, uint64_t tokens) : state_(&state), tokens_(tokens) {
+    state_->load.prefill_tokens.fetch_add(tokens_, std::memory_order_relaxed);
+  }
+  ~PrefillTicket() { release(); }
+  PrefillTicket(const PrefillTicket&) = delete;
+  PrefillTicket& operator=(const PrefillTicket&) = delete;
+
+  // The prefill is done. Idempotent.
+  void release() {
+    if (state_ == nullptr) return;
+    state_->load.prefill_tokens.fetch_sub(tokens_, std::memory_order_relaxed);
+    state_ = nullptr;
+  }
+
+ private:
+  InstanceState* state_;
+  uint64_t tokens_;
+};
+
 // Counts one in-flight request on an instance for the lifetime of the guard.
 class InFlightGuard {
  public:

@@ -207,7 +207,10 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
                       ResponseParser& parser, http::response<http::buffer_body>& res,
                       const AttemptParams& p, AttemptReport& report) {
   const bool is_sse = parser.get()[http::field::content_type].starts_with("text/event-stream");
-  if (!is_sse) report.first_token = report.first_byte;
+  if (!is_sse) {
+    report.first_token = report.first_byte;
+    if (p.prefill != nullptr) p.prefill->release();
+  }
   http::response_serializer<http::buffer_body> sr{res};
   res.body().data = nullptr;
   res.body().more = !parser.is_done();
@@ -233,6 +236,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
       report.usage.feed(fresh);
       if (is_sse && progress.feed(fresh) && !report.first_token) {
         report.first_token = std::chrono::steady_clock::now();
+        if (p.prefill != nullptr) p.prefill->release();
       }
       const std::string_view ready(buffer.data(), held + got);
       size_t send = ready.size();

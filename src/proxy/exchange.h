@@ -60,6 +60,8 @@ struct AttemptParams {
   std::chrono::steady_clock::time_point deadline;
   // The pick's explanation (x-rolter-decision), when the client asked for one; else empty.
   std::string_view decision;
+  // Released when the first token arrives (the head, for an answer that is not streamed).
+  PrefillTicket* prefill = nullptr;
 };
 
 // Runs one attempt on `connection` (whose stream is `upstream`: UpstreamConnection::Plain or ::Tls)

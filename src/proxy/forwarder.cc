@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
@@ -149,14 +150,15 @@ std::string finish_explain(Explain& explain, const RoutePool& pool, std::optiona
 // had its first token (the whole answer, for a non-streaming one), the queue it joined, and the
 // prompt's size. Failures and broken streams teach nothing: only successes update the models.
 void record_evidence(const AttemptReport& report, const Candidate& candidate,
-                     const RouteContext& ctx, uint32_t queue_depth, double uncached_ktokens,
+                     const RouteContext& ctx, InstanceEvidence::Sample sample,
                      std::chrono::steady_clock::time_point attempt_started) {
   if (report.status < 200 || report.status >= 300 || report.broken || report.client_gone) return;
   const auto first = report.first_token.value_or(std::chrono::steady_clock::now());
   const double latency_ms =
       std::chrono::duration<double, std::milli>(first - attempt_started).count();
-  candidate.state->evidence.record_success(queue_depth, ctx.prompt_ktokens(), uncached_ktokens,
-                                           latency_ms);
+  sample.prompt_ktokens = ctx.prompt_ktokens();
+  sample.latency_ms = latency_ms;
+  candidate.state->evidence.record_success(sample);
 }
 
 // Metrics and the log line of a relayed response. A client that left before the end is logged and
@@ -316,12 +318,14 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     if (!choice) break;
     const Candidate& candidate = pool.candidates[choice->index];
     excluded[choice->index] = true;
-    // Read before this request's own increment (SPEC §6.11: the queue it joined).
-    const uint32_t queue_depth = loads[choice->index];
+    // Read before this request's own increment (SPEC §6.11: the queue it joined, and the prefill
+    // queued there).
+    InstanceEvidence::Sample sample{.queue_depth = static_cast<double>(loads[choice->index]),
+                                    .queued_prefill_ktokens = loads.prefill_ktokens(choice->index)};
     // And the prefill it will do there: the prompt less what the instance's KV index holds now
-    // (SPEC §6.14; the whole prompt when no index is live).
-    // (The keys live in a thread-local buffer, so they must not outlive this step.)
-    const double uncached = [&] {
+    // (SPEC §6.14; the whole prompt when no index is live). The keys live in a thread-local
+    // buffer, so they must not outlive this step.
+    sample.uncached_ktokens = [&] {
       RequestBlockKeys keys(*request.ctx);
       return uncached_ktokens(*request.ctx, &candidate.state->kv, keys);
     }();
@@ -334,6 +338,8 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     Metrics::count_pick(candidate.instruments);
     if (attempt_number > 1) Metrics::count_retry(pool.instruments);
     InFlightGuard guard(*candidate.state);
+    PrefillTicket prefill(*candidate.state,
+                          static_cast<uint64_t>(std::llround(sample.uncached_ktokens * 1000)));
     const auto attempt_started = std::chrono::steady_clock::now();
     const AttemptParams params{
         .request = &request,
@@ -345,6 +351,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .first_byte_timeout = milliseconds(server.first_byte_timeout_ms),
         .deadline = deadline,
         .decision = decision,
+        .prefill = &prefill,
     };
     const AttemptReport report = co_await attempt(client, params, in_flight);
 
@@ -354,7 +361,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
       pool.balancer->observe(choice->index, *request.ctx);
-      record_evidence(report, candidate, *request.ctx, queue_depth, uncached, attempt_started);
+      record_evidence(report, candidate, *request.ctx, sample, attempt_started);
       log_relayed(pool, candidate, report, result.attempts, started);
       result.client_usable = report.client_usable;
       result.status = report.status;

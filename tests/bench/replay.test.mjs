@@ -18,7 +18,7 @@ test('replay --spawn: a few hundred requests per strategy, no errors, a full rep
       'replay', '--spawn', '--bin-dir', binDir, '--synthetic',
       '--sessions', '60', '--turns', '4', '--output-tokens', '8', '--session-rate', '40',
       '--think-time-ms', '100', '--time-scale', '0.05', '--engines', '4',
-      '--strategies', 'round_robin,consistent_hash', '--json', json, '--svg', svg, '--quiet',
+      '--strategies', 'round_robin,consistent_hash,precise_cache_aware', '--json', json, '--svg', svg, '--quiet',
     ], { encoding: 'utf8', timeout: 120000 });
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /\| consistent_hash \|/);
@@ -26,13 +26,19 @@ test('replay --spawn: a few hundred requests per strategy, no errors, a full rep
     assert.equal(report.mode, 'http');
     assert.equal(report.requests, 240);
     assert.ok(report.ideal_hit_ratio > 0.5, `ideal ${report.ideal_hit_ratio}`);
-    assert.deepEqual(report.strategies.map((s) => s.strategy), ['round_robin', 'consistent_hash']);
+    assert.deepEqual(report.strategies.map((s) => s.strategy),
+      ['round_robin', 'consistent_hash', 'precise_cache_aware']);
     for (const s of report.strategies) {
       assert.equal(s.errors, 0, s.strategy);
       assert.equal(s.requests, 240);
       assert.ok(s.hit_ratio >= 0 && s.hit_ratio <= 1);
       assert.ok(s.ttft_p50_ms > 0 && s.ttft_p99_ms >= s.ttft_p50_ms);
     }
+    // Plain chat requests, tokenised by the engines (tokenize = "engine"), matched against the
+    // engines' KV events: conversations stay where their blocks are.
+    const byName = Object.fromEntries(report.strategies.map((s) => [s.strategy, s]));
+    assert.ok(byName.precise_cache_aware.hit_ratio > byName.round_robin.hit_ratio * 1.3,
+      `precise ${byName.precise_cache_aware.hit_ratio} vs round_robin ${byName.round_robin.hit_ratio}`);
     assert.match(readFileSync(svg, 'utf8'), /^<svg /);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -17,21 +17,29 @@ namespace rolter {
 struct InstanceEvidence {
   LatencyEwma latency;
   LatencyPredictor predictor;
-  // kv_cost's model: ttft_ms ≈ c + b · queue_depth + a · uncached_ktokens, where uncached_ktokens
-  // is the part of the prompt the instance's KV index did not hold when the request was sent.
+  // kv_cost's model of time to first token (balance/evidence/ttft_model.h).
   TtftModel ttft;
 
-  // A successful request: queue depth before its own increment, prompt size and its uncached part
-  // in thousands of tokens, and its latency (time to first token) in ms.
-  void record_success(double queue_depth, double prompt_ktokens, double uncached_ktokens,
-                      double latency_ms) {
-    latency.record(latency_ms);
-    predictor.record(queue_depth, prompt_ktokens, latency_ms);
-    ttft.record(queue_depth, uncached_ktokens, latency_ms);
+  // One successful request, as the gateway saw it when it sent it.
+  struct Sample {
+    double queue_depth = 0;             // the load before its own increment
+    double queued_prefill_ktokens = 0;  // prefill queued there before it (LoadSignals)
+    double prompt_ktokens = 0;          // its prompt
+    double uncached_ktokens = 0;        // the part the instance's KV index did not hold
+    double latency_ms = 0;              // its time to first token
+  };
+  void record_success(const Sample& s) {
+    latency.record(s.latency_ms);
+    predictor.record(s.queue_depth, s.prompt_ktokens, s.latency_ms);
+    ttft.record(s.queue_depth, s.queued_prefill_ktokens, s.uncached_ktokens, s.latency_ms);
   }
-  // The same, when nothing is known of the instance's cache: the whole prompt is uncached.
+  // The same, when nothing is known of the instance's cache or queued prefill: the whole prompt
+  // is uncached, and nothing is counted as queued ahead of it but requests.
   void record_success(double queue_depth, double prompt_ktokens, double latency_ms) {
-    record_success(queue_depth, prompt_ktokens, prompt_ktokens, latency_ms);
+    record_success({.queue_depth = queue_depth,
+                    .prompt_ktokens = prompt_ktokens,
+                    .uncached_ktokens = prompt_ktokens,
+                    .latency_ms = latency_ms});
   }
 };
 

@@ -5,71 +5,84 @@
 
 namespace rolter {
 
+namespace {
+constexpr int kN = TtftModel::kFeatures;
+}  // namespace
+
 TtftModel::TtftModel() {
-  for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) p_[i][j] = i == j ? kInitialCovariance : 0;
+  for (int i = 0; i < kN; ++i) {
+    for (int j = 0; j < kN; ++j) p_[i][j] = i == j ? kInitialCovariance : 0;
   }
 }
 
-void TtftModel::record(double queue_depth, double uncached_ktokens, double ttft_ms) {
-  if (!std::isfinite(queue_depth) || !std::isfinite(uncached_ktokens) || !std::isfinite(ttft_ms)) {
-    return;
+void TtftModel::record(double queue_depth, double queued_prefill_ktokens, double uncached_ktokens,
+                       double ttft_ms) {
+  const double x[kN] = {1.0, queue_depth, queued_prefill_ktokens, uncached_ktokens};
+  for (double v : x) {
+    if (!std::isfinite(v)) return;
   }
-  const double x[3] = {1.0, queue_depth, uncached_ktokens};
+  if (!std::isfinite(ttft_ms)) return;
   std::lock_guard lock(update_mu_);
-  double w[3];
-  double px[3];
+  double w[kN];
+  double px[kN];
   double predicted = 0;
   double xpx = 0;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < kN; ++i) {
     w[i] = w_[i].load(std::memory_order_relaxed);
     predicted += w[i] * x[i];
-    px[i] = p_[i][0] * x[0] + p_[i][1] * x[1] + p_[i][2] * x[2];
+    px[i] = 0;
+    for (int j = 0; j < kN; ++j) px[i] += p_[i][j] * x[j];
   }
-  for (int i = 0; i < 3; ++i) xpx += x[i] * px[i];
+  for (int i = 0; i < kN; ++i) xpx += x[i] * px[i];
   const double denominator = kForget + xpx;
   if (!std::isfinite(denominator) || denominator <= 0) return;
   const double error = ttft_ms - predicted;
-  double gain[3];
-  for (int i = 0; i < 3; ++i) gain[i] = px[i] / denominator;
-  for (int i = 0; i < 3; ++i) {
+  double gain[kN];
+  for (int i = 0; i < kN; ++i) gain[i] = px[i] / denominator;
+  for (int i = 0; i < kN; ++i) {
     w_[i].store(std::clamp(w[i] + gain[i] * error, -kClampMs, kClampMs),
                 std::memory_order_relaxed);
   }
   // P = (P - g (P x)^T) / λ, kept symmetric; P is symmetric, so x^T P = (P x)^T.
   double trace = 0;
-  for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) p_[i][j] = (p_[i][j] - gain[i] * px[j]) / kForget;
+  for (int i = 0; i < kN; ++i) {
+    for (int j = 0; j < kN; ++j) p_[i][j] = (p_[i][j] - gain[i] * px[j]) / kForget;
     trace += p_[i][i];
   }
-  for (int i = 0; i < 3; ++i) {
-    for (int j = i + 1; j < 3; ++j) p_[i][j] = p_[j][i] = (p_[i][j] + p_[j][i]) / 2;
+  for (int i = 0; i < kN; ++i) {
+    for (int j = i + 1; j < kN; ++j) p_[i][j] = p_[j][i] = (p_[i][j] + p_[j][i]) / 2;
   }
-  if (!std::isfinite(trace) || trace > kMaxTrace) {
-    const double scale = std::isfinite(trace) ? kMaxTrace / trace : 0;
-    for (auto& row : p_) {
-      for (double& v : row) v = std::isfinite(trace) ? v * scale : 0;
+  if (!std::isfinite(trace)) {
+    for (int i = 0; i < kN; ++i) {
+      for (int j = 0; j < kN; ++j) p_[i][j] = i == j ? kInitialCovariance : 0;
     }
-    if (!std::isfinite(trace)) {
-      for (int i = 0; i < 3; ++i) p_[i][i] = kInitialCovariance;
+  } else if (trace > kMaxTrace) {
+    const double scale = kMaxTrace / trace;
+    for (auto& row : p_) {
+      for (double& v : row) v *= scale;
     }
   }
   samples_.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::optional<double> TtftModel::predict(double queue_depth, double uncached_ktokens) const {
-  if (samples_.load(std::memory_order_relaxed) < kMinSamples) return std::nullopt;
-  const double c = w_[0].load(std::memory_order_relaxed);
-  const double b = std::max(0.0, w_[1].load(std::memory_order_relaxed));
-  const double a = std::max(0.0, w_[2].load(std::memory_order_relaxed));
-  const double value = c + b * queue_depth + a * uncached_ktokens;
-  if (!std::isfinite(value)) return std::nullopt;
-  return std::max(0.0, value);
+double TtftModel::estimate(const std::array<double, kFeatures>& w, double queue_depth,
+                           double queued_prefill_ktokens, double uncached_ktokens) {
+  const double value = w[0] + std::max(0.0, w[1]) * queue_depth +
+                       std::max(0.0, w[2]) * queued_prefill_ktokens +
+                       std::max(0.0, w[3]) * uncached_ktokens;
+  return std::isfinite(value) ? std::max(0.0, value) : 0.0;
 }
 
-std::array<double, 3> TtftModel::coefficients() const {
-  return {w_[0].load(std::memory_order_relaxed), w_[1].load(std::memory_order_relaxed),
-          w_[2].load(std::memory_order_relaxed)};
+std::optional<double> TtftModel::predict(double queue_depth, double queued_prefill_ktokens,
+                                         double uncached_ktokens) const {
+  if (samples_.load(std::memory_order_relaxed) < kMinSamples) return std::nullopt;
+  return estimate(coefficients(), queue_depth, queued_prefill_ktokens, uncached_ktokens);
+}
+
+std::array<double, TtftModel::kFeatures> TtftModel::coefficients() const {
+  std::array<double, kFeatures> w;
+  for (int i = 0; i < kFeatures; ++i) w[i] = w_[i].load(std::memory_order_relaxed);
+  return w;
 }
 
 }  // namespace rolter

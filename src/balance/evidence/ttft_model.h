@@ -1,6 +1,9 @@
 // TtftModel: one instance's time-to-first-token model for `kv_cost` (SPEC §6.14).
 //
-//   ttft_ms ≈ c + b · queue_depth + a · uncached_ktokens
+//   ttft_ms ≈ c + b · queue_depth + d · queued_prefill_ktokens + a · uncached_ktokens
+//
+// queue_depth is the instance's load (requests); queued_prefill_ktokens the prompt tokens this
+// gateway sent it that it had not prefilled yet; uncached_ktokens the request's own prefill there.
 //
 // learned online by recursive least squares with a forgetting factor of kForget (an effective
 // memory of about 2,000 requests, so the model follows an engine that changes), one update per
@@ -10,7 +13,7 @@
 // samples, and leaves identical engines with models far apart. RLS converges on linear data in a
 // few dozen samples whatever the feature scales.
 //
-// Costs are physical: a and b below 0 (noise, or a queue that never formed) are read as 0 when
+// Costs are physical: a, b and d below 0 (noise, or a queue that never formed) are read as 0 when
 // predicting, so a busy or cold engine never looks cheaper for being busy or cold. Every
 // coefficient is clamped to ±600,000 ms, the covariance is bounded (its trace at most kMaxTrace,
 // so a feature that never varies cannot make it explode under forgetting), and non-finite samples
@@ -40,20 +43,28 @@ class TtftModel {
 
   TtftModel();
 
+  static constexpr int kFeatures = 4;  // 1, queue, queued prefill, uncached
+
   // One completed successful request: the queue it joined (load before its own increment), the
-  // thousands of prompt tokens it had to prefill there, and its time to first token.
-  void record(double queue_depth, double uncached_ktokens, double ttft_ms);
+  // prefill queued there before it and the prefill it had to do there, in thousands of tokens,
+  // and its time to first token.
+  void record(double queue_depth, double queued_prefill_ktokens, double uncached_ktokens,
+              double ttft_ms);
   // The estimated time to first token in ms (never negative), or nullopt below kMinSamples.
-  std::optional<double> predict(double queue_depth, double uncached_ktokens) const;
+  std::optional<double> predict(double queue_depth, double queued_prefill_ktokens,
+                                double uncached_ktokens) const;
   uint64_t samples() const { return samples_.load(std::memory_order_relaxed); }
 
-  // The coefficients (c, b, a) as learned, before the non-negativity of predict().
-  std::array<double, 3> coefficients() const;
+  // The coefficients (c, b, d, a) as learned, before the non-negativity of predict().
+  std::array<double, kFeatures> coefficients() const;
+  // The estimate of coefficients w, the way predict() reads them (b, d, a at least 0).
+  static double estimate(const std::array<double, kFeatures>& w, double queue_depth,
+                         double queued_prefill_ktokens, double uncached_ktokens);
 
  private:
   std::mutex update_mu_;
-  double p_[3][3];  // covariance; guarded by update_mu_
-  std::atomic<double> w_[3] = {0, 0, 0};
+  double p_[kFeatures][kFeatures];  // covariance; guarded by update_mu_
+  std::atomic<double> w_[kFeatures] = {0, 0, 0, 0};
   std::atomic<uint64_t> samples_{0};
 };
 

@@ -139,6 +139,26 @@ TEST(PreciseCacheAwareTest, HeldPrefixWinsUntilLoadOutweighsIt) {
   EXPECT_NE(*pick, 1u);
 }
 
+TEST(PreciseCacheAwareTest, TiesGoToTheCandidateThatServedTheFewest) {
+  // New conversations on an idle fleet: every total ties, and the served counts keep the shares
+  // exactly even where random draws would let them drift.
+  Fleet fleet(4);
+  for (auto& kv : fleet.kv) kv.state.store(KvStreamState::kLive);
+  auto lb = make_precise_cache_aware(fleet.candidates, BalancerDeps{});
+  ASSERT_TRUE(lb.has_value()) << lb.error();
+  LoadsFixture idle(4);
+  std::vector<int> count(4);
+  for (int k = 0; k < 400; ++k) {
+    const auto prompt = token_run(static_cast<uint32_t>(k) * 1000, 64);
+    const RouteContext ctx = with_tokens(prompt);
+    const auto pick = (*lb)->pick(ctx, idle.view());
+    ASSERT_TRUE(pick.has_value());
+    ++count[*pick];
+    (*lb)->observe(*pick, ctx);
+  }
+  EXPECT_EQ(count, (std::vector<int>{100, 100, 100, 100}));
+}
+
 TEST(KvMatchTest, UncachedTokensCountWhatTheIndexDoesNotHold) {
   Fleet fleet(2);
   const auto prompt = token_run(1, 100);  // 6 full blocks + 4

@@ -36,7 +36,7 @@ struct KvBenchFleet {
       for (int s = 0; s < 64; ++s) {
         const double q = s % 7;
         const double k = (s % 5) * 0.5;
-        evidence[i].ttft.record(q, k, 20 + 30 * q + 200 * k);
+        evidence[i].ttft.record(q, 0, k, 20 + 30 * q + 200 * k);
       }
     }
   }

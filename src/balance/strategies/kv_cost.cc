@@ -1,6 +1,7 @@
 #include "balance/strategies/kv_cost.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -76,7 +77,7 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
   // First pass: eligibility, loads, uncached tokens, and whether every eligible model is warm.
   bool warm = true;
   size_t eligible_count = 0;
-  double pooled[3] = {0, 0, 0};
+  std::array<double, TtftModel::kFeatures> pooled{};
   for (size_t i = 0; i < n; ++i) {
     s.eligible[i] = eligible(i) ? 1 : 0;
     s.loads[i] = loads[i];
@@ -90,16 +91,16 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
       continue;
     }
     const auto w = inst.evidence->ttft.coefficients();
-    for (int k = 0; k < 3; ++k) pooled[k] += w[k];
+    for (size_t k = 0; k < pooled.size(); ++k) pooled[k] += w[k];
   }
   if (eligible_count == 0) return std::nullopt;
   if (warm) {
     for (double& w : pooled) w /= static_cast<double>(eligible_count);
-    const double c = pooled[0];
-    const double b = std::max(0.0, pooled[1]);
-    const double a = std::max(0.0, pooled[2]);
     for (size_t i = 0; i < n; ++i) {
-      if (s.eligible[i]) s.estimate[i] = std::max(0.0, c + b * s.loads[i] + a * s.uncached[i]);
+      if (s.eligible[i]) {
+        s.estimate[i] =
+            TtftModel::estimate(pooled, s.loads[i], loads.prefill_ktokens(i), s.uncached[i]);
+      }
     }
   }
 

@@ -41,7 +41,7 @@ void teach(InstanceEvidence& evidence, size_t samples, uint64_t seed) {
   for (size_t s = 0; s < samples; ++s) {
     const double q = static_cast<double>(random.uniform(8));
     const double k = static_cast<double>(random.uniform(4001)) / 1000;
-    evidence.ttft.record(q, k, true_ttft(q, k));
+    evidence.ttft.record(q, 0, k, true_ttft(q, k));
   }
 }
 
@@ -83,12 +83,29 @@ TEST(KvCostTest, ColdTiesAreRandom) {
   for (int i = 1; i < 4; ++i) EXPECT_NEAR(count[i], 1000, 150) << i;
 }
 
+TEST(KvCostTest, EqualEstimatesGoToTheCandidateThatServedTheFewest) {
+  Fleet fleet(4);
+  SeededRandom random(13);
+  KvCostBalancer lb(fleet.candidates, random);
+  for (size_t i = 0; i < 4; ++i) teach(fleet.evidence[i], 100, 20 + i);
+  LoadsFixture idle(4);
+  std::array<int, 4> count{};
+  for (int k = 0; k < 400; ++k) {
+    const auto prompt = token_run(static_cast<uint32_t>(k) * 10000, 500);
+    const auto pick = lb.pick(with_tokens(prompt), idle.view());
+    ASSERT_TRUE(pick.has_value());
+    ++count[*pick];
+    lb.observe(*pick, RouteContext{});
+  }
+  EXPECT_EQ(count, (std::array<int, 4>{100, 100, 100, 100}));
+}
+
 TEST(KvCostTest, ModelConvergesOnALinearTtft) {
   InstanceEvidence evidence;
   teach(evidence, 3000, 5);
   for (double q : {0.0, 1.0, 4.0, 7.0}) {
     for (double k : {0.0, 0.5, 2.0, 4.0}) {
-      const auto predicted = evidence.ttft.predict(q, k);
+      const auto predicted = evidence.ttft.predict(q, 0, k);
       ASSERT_TRUE(predicted.has_value());
       EXPECT_NEAR(*predicted, true_ttft(q, k), 0.05 * true_ttft(q, k)) << q << " " << k;
     }
