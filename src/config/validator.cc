@@ -234,6 +234,26 @@ class Validator {
     return nullptr;
   }
 
+  // A KV-event or LMCache strategy on a route none of whose instances has that source: it will
+  // only ever pick by load, which is worth saying (SPEC §6.8, §6.9).
+  void warn_without_telemetry(const RouteConfig& r, const std::string& strategy_path) {
+    const bool kv = r.strategy == "precise_cache_aware" || r.strategy == "kv_cost";
+    const bool lmcache = r.strategy == "lmcache_aware";
+    if (!kv && !lmcache) return;
+    for (const TargetConfig& t : r.targets) {
+      auto it = providers_.find(t.provider);
+      if (it == providers_.end()) continue;
+      for (const InstanceConfig& inst : it->second->instances) {
+        if ((kv && inst.kv_events) || (lmcache && inst.lmcache)) return;
+      }
+    }
+    diag_.warning(strategy_path,
+                  "strategy " + r.strategy + " needs " +
+                      (kv ? "[providers.kv_events]" : "[providers.lmcache]") +
+                      " on its providers' instances; without it every pick falls back to least "
+                      "load");
+  }
+
   // A provider that routes traffic, i.e. anything but a decision service.
   void check_traffic_provider(const std::string& name, const std::string& path) {
     if (name.empty()) return;  // missing: reported by the walker
@@ -309,6 +329,7 @@ class Validator {
       if (known && !strategy_reads_weights(r.strategy) && !ignored_weight_path.empty()) {
         diag_.warning(ignored_weight_path, "strategy " + r.strategy + " ignores weights");
       }
+      warn_without_telemetry(r, strategy_path);
 
       check_pipeline(r, path);
 

@@ -640,3 +640,48 @@ weight = 2  # <-
 
 }  // namespace
 }  // namespace rolter
+
+namespace rolter {
+namespace {
+
+// A KV-event or LMCache strategy with no instance that has the source it reads is valid, but it
+// only ever picks by load: `rolter check` says so, once, at the strategy.
+TEST(Validator, TelemetryStrategiesWithoutTheirSource) {
+  struct Case {
+    std::string strategy;
+    std::string provider_extra;  // appended to a second provider "b"
+    bool warns;
+  };
+  const Case cases[] = {
+      {"precise_cache_aware", "", true},
+      {"kv_cost", "", true},
+      {"lmcache_aware", "", true},
+      {"precise_cache_aware", "[providers.kv_events]\nendpoint = \"tcp://127.0.0.1:5557\"\n", false},
+      {"kv_cost", "[providers.kv_events]\nendpoint = \"tcp://127.0.0.1:5557\"\n", false},
+      {"lmcache_aware", "[providers.lmcache]\nendpoint = \"http://127.0.0.1:9/occupancy\"\n", false},
+      // The source a strategy reads must be its own: LMCache does not serve a KV strategy.
+      {"precise_cache_aware", "[providers.lmcache]\nendpoint = \"http://127.0.0.1:9/o\"\n", true},
+      {"round_robin", "", false},
+  };
+  for (const Case& c : cases) {
+    const std::string toml = minimal_plus(
+        "[[providers]]\nname = \"b\"\nbase_url = \"http://127.0.0.1:8002\"\n" + c.provider_extra +
+        "[[routes]]\nname = \"t\"\nstrategy = \"" + c.strategy +
+        "\"\n[[routes.targets]]\nprovider = \"a\"\nmodel = \"x\"\n[[routes.targets]]\n"
+        "provider = \"b\"\nmodel = \"x\"\n");
+    SCOPED_TRACE(toml);
+    auto loaded = load(toml);
+    ASSERT_TRUE(loaded) << dump(loaded.error());
+    size_t found = 0;
+    for (const auto& w : loaded->warnings) {
+      if (w.message.find("falls back to least load") == std::string::npos) continue;
+      ++found;
+      EXPECT_EQ(w.key, "routes[1].strategy");
+      EXPECT_NE(w.message.find(c.strategy), std::string::npos) << w.message;
+    }
+    EXPECT_EQ(found, c.warns ? 1u : 0u);
+  }
+}
+
+}  // namespace
+}  // namespace rolter
