@@ -207,15 +207,17 @@ class HttpReplay {
     }
   }
 
-  Task<std::unique_ptr<beast::tcp_stream>> acquire() {
+  // An idle keep-alive connection, or nullptr when the caller is to connect a new one (counted in
+  // open_ from now on). `fresh`: never an idle one.
+  Task<std::unique_ptr<beast::tcp_stream>> acquire(bool fresh = false) {
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer wait(ex);
-    while (idle_.empty() && open_ >= options_.max_connections) {
+    while ((fresh || idle_.empty()) && open_ >= options_.max_connections) {
       // Rare (only beyond --max-connections): a short poll keeps the pool simple.
       wait.expires_after(std::chrono::milliseconds(2));
       [[maybe_unused]] auto [werr] = co_await wait.async_wait(kNoThrow);
     }
-    if (!idle_.empty()) {
+    if (!fresh && !idle_.empty()) {
       auto s = std::move(idle_.back());
       idle_.pop_back();
       co_return s;
@@ -259,10 +261,12 @@ class HttpReplay {
 
     const auto sent = SteadyClock::now();
     Outcome outcome;
-    // A reused keep-alive connection may have been closed by the server meanwhile: one retry on
-    // a fresh connection when nothing was received.
+    // A reused keep-alive connection may have been closed by the server meanwhile (the gateway
+    // closes connections idle for server.idle_timeout_ms): one retry, on a fresh connection, when
+    // nothing was received. Another idle one could be just as stale: after a lull the pool's
+    // older connections all are.
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto stream = co_await acquire();
+      auto stream = co_await acquire(/*fresh=*/attempt > 0);
       const bool reused = stream != nullptr;
       if (!stream) {
         stream = std::make_unique<beast::tcp_stream>(ex);
