@@ -107,13 +107,20 @@ void run_picks(LoadBalancer& lb, LoadsFixture& loads, int picks) {
   }
 }
 
-long allocations_during(LoadBalancer& lb, LoadsFixture& loads) {
-  run_picks(lb, loads, kWarmUpPicks);
+// Heap allocations made by picks(kMeasuredPicks), after picks(kWarmUpPicks) has let per-thread
+// scratch buffers grow.
+template <typename Picks>
+long allocations_of(Picks picks) {
+  picks(kWarmUpPicks);
   g_allocations.store(0);
   g_counting.store(true);
-  run_picks(lb, loads, kMeasuredPicks);
+  picks(kMeasuredPicks);
   g_counting.store(false);
   return g_allocations.load();
+}
+
+long allocations_during(LoadBalancer& lb, LoadsFixture& loads) {
+  return allocations_of([&](int count) { run_picks(lb, loads, count); });
 }
 
 class AllocationTest : public ::testing::TestWithParam<size_t> {};
@@ -227,12 +234,7 @@ TEST_P(AllocationTest, PromptAwareStrategiesDoNotAllocatePerPick) {
         (void)(*lb)->pick_eligible(ctx, loads.view(), [](size_t c) { return c % 5 != 1; });
       }
     };
-    picks(kWarmUpPicks);
-    g_allocations.store(0);
-    g_counting.store(true);
-    picks(2000);
-    g_counting.store(false);
-    EXPECT_EQ(g_allocations.load(), 0) << strategy << " with " << n;
+    EXPECT_EQ(allocations_of(picks), 0) << strategy << " with " << n;
   }
 }
 
@@ -265,12 +267,7 @@ TEST_P(AllocationTest, KvStrategiesDoNotAllocatePerPick) {
         (void)(*lb)->pick_eligible(ctx, loads.view(), [](size_t c) { return c % 5 != 1; });
       }
     };
-    picks(kWarmUpPicks);
-    g_allocations.store(0);
-    g_counting.store(true);
-    picks(2000);
-    g_counting.store(false);
-    EXPECT_EQ(g_allocations.load(), 0) << strategy << " with " << n;
+    EXPECT_EQ(allocations_of(picks), 0) << strategy << " with " << n;
   }
 }
 
