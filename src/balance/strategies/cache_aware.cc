@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "balance/explain.h"
+#include "balance/strategies/pick_helpers.h"
 
 namespace rolter {
 namespace {
@@ -55,34 +56,12 @@ std::optional<uint32_t> read_candidates(Scratch& s, size_t n, const Loads& loads
   return min_load;
 }
 
-// Among the eligible candidates i with in_set(i), the one with the smallest key(i); exact ties
-// uniformly at random (reservoir sampling: the k-th tie replaces the choice with probability 1/k).
-// n when there is none.
-template <typename InSet, typename Key>
-size_t smallest_among(const Scratch& s, size_t n, InSet in_set, Key key, Random& random) {
-  size_t chosen = n;
-  size_t ties = 0;
-  uint64_t smallest = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (!s.eligible[i] || !in_set(i)) continue;
-    const uint64_t k = key(i);
-    if (chosen == n || k < smallest) {
-      chosen = i;
-      smallest = k;
-      ties = 1;
-    } else if (k == smallest && random.uniform(++ties) == 0) {
-      chosen = i;
-    }
-  }
-  return chosen;
-}
-
 // The least-loaded eligible candidate; among several at min_load, the one that has served the
 // fewest requests.
 size_t least_loaded(const Scratch& s, size_t n, uint32_t min_load,
                     const std::atomic<uint64_t>* served, Random& random) {
   return smallest_among(
-      s, n, [&](size_t i) { return s.loads[i] == min_load; },
+      n, [&](size_t i) { return s.eligible[i] && s.loads[i] == min_load; },
       [&](size_t i) { return served[i].load(std::memory_order_relaxed); }, random);
 }
 
@@ -90,7 +69,7 @@ size_t least_loaded(const Scratch& s, size_t n, uint32_t min_load,
 // been spread to several replicas before.
 size_t least_loaded_match(const Scratch& s, size_t n, uint32_t best, Random& random) {
   return smallest_among(
-      s, n, [&](size_t i) { return s.matched[i] == best; },
+      n, [&](size_t i) { return s.eligible[i] && s.matched[i] == best; },
       [&](size_t i) { return uint64_t{s.loads[i]}; }, random);
 }
 

@@ -4,10 +4,12 @@
 #include <array>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "balance/evidence/instance_evidence.h"
 #include "balance/explain.h"
 #include "balance/kv_match.h"
+#include "balance/strategies/pick_helpers.h"
 
 namespace rolter {
 namespace {
@@ -26,30 +28,6 @@ Scratch& scratch(size_t n) {
   s.loads.resize(n);
   s.eligible.resize(n);
   return s;
-}
-
-// Among the eligible candidates with in_tie(i), the least loaded, then the one that served the
-// fewest; what is still tied goes at random. n when none qualifies.
-template <typename InTie>
-size_t settle_tie(const Scratch& s, size_t n, InTie in_tie, const std::atomic<uint64_t>* served,
-                  Random& random) {
-  size_t chosen = n;
-  size_t ties = 0;
-  uint32_t load = 0;
-  uint64_t count = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (!s.eligible[i] || !in_tie(i)) continue;
-    const uint64_t c = served[i].load(std::memory_order_relaxed);
-    if (chosen == n || s.loads[i] < load || (s.loads[i] == load && c < count)) {
-      chosen = i;
-      load = s.loads[i];
-      count = c;
-      ties = 1;
-    } else if (s.loads[i] == load && c == count && random.uniform(++ties) == 0) {
-      chosen = i;
-    }
-  }
-  return chosen;
 }
 
 }  // namespace
@@ -109,8 +87,14 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
       if (s.eligible[i]) lowest = std::min(lowest, s.estimate[i]);
     }
   }
-  const size_t chosen = settle_tie(
-      s, n, [&](size_t i) { return !warm || s.estimate[i] == lowest; }, served_.get(), random_);
+  // Among the lowest estimates (every eligible candidate, while cold): the least loaded, then the
+  // one that served the fewest, then at random.
+  const size_t chosen = smallest_among(
+      n, [&](size_t i) { return s.eligible[i] && (!warm || s.estimate[i] == lowest); },
+      [&](size_t i) {
+        return std::pair(s.loads[i], served_[i].load(std::memory_order_relaxed));
+      },
+      random_);
 
   if (ctx.explain != nullptr) {
     Explain& explain = *ctx.explain;

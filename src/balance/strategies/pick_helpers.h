@@ -40,4 +40,27 @@ inline constexpr size_t kNoIndex = static_cast<size_t>(-1);
 std::optional<size_t> uniform_eligible(Random& random, size_t n, Eligible eligible,
                                        size_t exclude = kNoIndex);
 
+// Among the indexes i in [0, n) with in_set(i), the one with the smallest key(i) (any type with
+// <, e.g. a std::pair for "by load, then by requests served"); exact ties uniformly at random
+// (reservoir sampling: the k-th tie replaces the choice with probability 1/k). n when there is
+// none. Allocates nothing.
+template <typename InSet, typename Key>
+size_t smallest_among(size_t n, InSet in_set, Key key, Random& random) {
+  size_t chosen = n;
+  size_t ties = 0;
+  decltype(key(size_t{0})) smallest{};
+  for (size_t i = 0; i < n; ++i) {
+    if (!in_set(i)) continue;
+    const auto k = key(i);
+    if (chosen == n || k < smallest) {
+      chosen = i;
+      smallest = k;
+      ties = 1;
+    } else if (!(smallest < k) && random.uniform(++ties) == 0) {
+      chosen = i;
+    }
+  }
+  return chosen;
+}
+
 }  // namespace rolter
