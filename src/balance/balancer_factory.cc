@@ -33,7 +33,7 @@ std::optional<std::string> check_weights(std::span<const CandidateSpec> candidat
 
 tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
     std::string_view strategy, std::span<const CandidateSpec> candidates, const BalancerDeps& deps,
-    PipelineScorers pipeline) {
+    const RouteSettings& settings) {
   if (auto problem = check_weights(candidates)) return tl::unexpected(std::move(*problem));
   Random& random = deps.random != nullptr ? *deps.random : default_random();
   const size_t n = candidates.size();
@@ -44,7 +44,7 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "weighted") return std::make_unique<WeightedBalancer>(candidates);
   if (strategy == "consistent_hash") return std::make_unique<ConsistentHashBalancer>(candidates);
   if (strategy == "cache_aware") return std::make_unique<CacheAwareBalancer>(n, random);
-  if (strategy == "pipeline") return make_pipeline(candidates, deps, pipeline);
+  if (strategy == "pipeline") return make_pipeline(candidates, deps, settings.pipeline);
   if (strategy == "predicted_latency") return make_predicted_latency(candidates, deps);
   if (strategy == "lora_aware") return make_lora_aware(candidates, deps);
   if (strategy == "cheapest") return make_cheapest(candidates, deps);

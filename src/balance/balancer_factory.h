@@ -28,11 +28,25 @@ struct BalancerDeps {
 // A pipeline route's scorers and weights ([routes.pipeline]); empty = the default stack.
 using PipelineScorers = std::span<const std::pair<std::string, double>>;
 
+struct PolicySettings;
+struct AdaptivePolicy;
+class AdaptiveRouteState;
+
+// What a route's config adds to its strategy name. Each field is read only by the strategy named;
+// pointers must outlive the balancer.
+struct RouteSettings {
+  PipelineScorers pipeline;               // "pipeline"; empty = the default stack
+  const PolicySettings* policy = nullptr;  // "policy"; null = no plugin enabled
+  // "adaptive": the deployment-wide policy ([adaptive_routing], sanitised), and the route's
+  // learned state, which outlives reloads (owned by the LoadTracker). Null policy = disabled.
+  const AdaptivePolicy* adaptive = nullptr;
+  AdaptiveRouteState* adaptive_state = nullptr;
+};
+
 // Returns the balancer, or a message naming the problem (unknown strategy or scorer, bad weights).
-// `pipeline` is read only by strategy "pipeline".
 tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
     std::string_view strategy, std::span<const CandidateSpec> candidates,
-    const BalancerDeps& deps, PipelineScorers pipeline = {});
+    const BalancerDeps& deps, const RouteSettings& settings = {});
 
 // Whether make_balancer knows this strategy name.
 bool is_known_strategy(std::string_view strategy);

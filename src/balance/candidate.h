@@ -4,6 +4,7 @@
 // indexes into that order. Immutable after the snapshot is built.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,12 @@ struct CandidateSpec {
   // Stable identity of the candidate across reloads: "<provider>/<model>@<base_url>". Ring
   // positions and affinity keys derive from it, never from the index.
   std::string identity;
+  // The upstream model the candidate serves (its target's `model`); empty for passthrough group
+  // members, which serve whatever was requested. Policy mode's decision plugin scores by it.
+  std::string model;
+  // Index of the candidate's target (or group member) in the route's config: the instances of one
+  // target share it.
+  size_t target = 0;
   // Per-instance weight: the target's weight split evenly over its instances, so a target's share
   // does not change with its instance count. >= 0 and finite.
   double weight = 1.0;

@@ -14,6 +14,7 @@
 namespace rolter {
 
 class Explain;
+struct DecisionVerdict;
 
 struct RouteContext {
   // The x-session-id header; empty when absent.
@@ -31,6 +32,13 @@ struct RouteContext {
   std::optional<std::span<const uint32_t>> token_ids;
   // Set only for passthrough provider-group routes: the requested model name.
   std::string_view adapter;
+  // Policy mode (SPEC §7): the session key found by the route's key chain (headers first, then
+  // string body fields on the configured paths); empty when none, and always empty on other
+  // strategies, which read session_key.
+  std::string_view policy_session_key;
+  // Policy mode: the decision service's verdict on this request (balance/decision_verdict.h);
+  // null when the route asks none, or the call gave no vote.
+  const DecisionVerdict* decision = nullptr;
   // Set only when the client sent `x-rolter-explain: 1`: strategies record why they picked what
   // they picked (balance/explain.h). Null otherwise, and then nothing is computed for it.
   Explain* explain = nullptr;

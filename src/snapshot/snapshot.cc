@@ -50,7 +50,7 @@ ProviderKind parse_kind(const std::string& kind) {
 // the instances (SPEC §4), so scaling a deployment does not change its share.
 void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Provider& provider,
                     const std::string& upstream_model, double target_weight,
-                    std::optional<double> price, LoadTracker& tracker) {
+                    std::optional<double> price, size_t target, LoadTracker& tracker) {
   const double per_instance = target_weight / static_cast<double>(provider.endpoints.size());
   for (size_t k = 0; k < provider.endpoints.size(); ++k) {
     const Endpoint& endpoint = provider.endpoints[k];
@@ -62,6 +62,8 @@ void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Pr
     c.label = provider.name + "/" + (upstream_model.empty() ? "*" : upstream_model);
     c.explain_name = provider.endpoints.size() > 1 ? c.label + "#" + std::to_string(k) : c.label;
     specs.push_back({.identity = c.label + "@" + endpoint.base_url,
+                     .model = upstream_model,
+                     .target = target,
                      .weight = per_instance,
                      .price = price,
                      .max_loras = provider.max_loras,
@@ -71,6 +73,46 @@ void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Pr
     pool.counters.push_back(&c.state->load);
     pool.candidates.push_back(std::move(c));
   }
+}
+
+// A policy route's settings (SPEC §7). A plugin is on when its table is present.
+std::unique_ptr<PolicyRoute> make_policy_route(
+    const RouteConfig& rc, const std::unordered_map<std::string, const Provider*>& providers) {
+  auto out = std::make_unique<PolicyRoute>();
+  out->settings.target_weights =
+      !rc.targets.empty() && std::all_of(rc.targets.begin(), rc.targets.end(),
+                                         [](const TargetConfig& t) { return t.weight.has_value(); });
+  if (!rc.policy) return out;
+  const PolicyConfig& pc = *rc.policy;
+  out->settings.least_inflight_weight = pc.least_inflight_weight;
+  out->settings.session_affinity_weight = pc.session_affinity_weight;
+  if (pc.session_affinity_weight) {
+    out->session_keys = pc.session_keys;
+    out->body_path_suffixes = pc.body_path_suffixes;
+  }
+  if (pc.decision_service) {
+    const auto& ds = *pc.decision_service;
+    out->settings.decision_weight = ds.weight;
+    PolicyRoute::Decision decision;
+    auto it = providers.find(ds.provider);
+    decision.provider = it == providers.end() ? nullptr : it->second;
+    decision.model = ds.model;
+    decision.instructions = ds.instructions;
+    for (const TargetConfig& t : rc.targets) {
+      const bool seen = std::any_of(decision.criteria.begin(), decision.criteria.end(),
+                                    [&](const auto& c) { return c.first == t.model; });
+      if (seen) continue;
+      auto described = ds.criteria.find(t.model);
+      decision.criteria.emplace_back(
+          t.model, described == ds.criteria.end() ? std::nullopt : described->second);
+    }
+    // SPEC §7: inactive with fewer than 2 distinct models; there is nothing to choose.
+    if (decision.provider != nullptr && !decision.provider->endpoints.empty() &&
+        decision.criteria.size() >= 2) {
+      out->decision = std::move(decision);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -165,8 +207,8 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
   }
 
   auto finish_pool = [&](std::unique_ptr<RoutePool> pool, const std::vector<CandidateSpec>& specs,
-                         PipelineScorers pipeline = {}) -> const RoutePool* {
-    auto balancer = make_balancer(pool->strategy, specs, deps, pipeline);
+                         const RouteSettings& settings = {}) -> const RoutePool* {
+    auto balancer = make_balancer(pool->strategy, specs, deps, settings);
     if (!balancer) {
       errors.push_back(pool->name + ": " + balancer.error());
       return nullptr;
@@ -192,15 +234,22 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     pool->name = rc.name;
     pool->strategy = rc.strategy;
     std::vector<CandidateSpec> specs;
-    for (const auto& tc : rc.targets) {
+    for (size_t t = 0; t < rc.targets.size(); ++t) {
+      const TargetConfig& tc = rc.targets[t];
       auto it = providers.find(tc.provider);
       if (it == providers.end() || it->second->endpoints.empty()) continue;  // reported above
       const auto price = tc.cost ? price_of(tc.cost) : it->second->price;
-      add_candidates(*pool, specs, *it->second, tc.model, tc.weight.value_or(1.0), price, tracker);
+      add_candidates(*pool, specs, *it->second, tc.model, tc.weight.value_or(1.0), price, t,
+                     tracker);
     }
     std::vector<std::pair<std::string, double>> pipeline;
     for (const auto& scorer : rc.pipeline) pipeline.emplace_back(scorer.name, scorer.weight);
-    if (auto* built = finish_pool(std::move(pool), specs, pipeline)) {
+    RouteSettings settings{.pipeline = pipeline};
+    if (rc.strategy == "policy") {
+      pool->policy = make_policy_route(rc, providers);
+      settings.policy = &pool->policy->settings;
+    }
+    if (auto* built = finish_pool(std::move(pool), specs, settings)) {
       snap->routes_.emplace(rc.name, built);
       snap->model_ids_.push_back(rc.name);
     }
@@ -212,11 +261,12 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     pool->name = gc.slug;
     pool->strategy = gc.strategy;
     std::vector<CandidateSpec> specs;
-    for (const auto& member : gc.members) {
+    for (size_t m = 0; m < gc.members.size(); ++m) {
+      const GroupMemberConfig& member = gc.members[m];
       auto it = providers.find(member.provider);
       if (it == providers.end() || it->second->endpoints.empty()) continue;
       add_candidates(*pool, specs, *it->second, member.upstream_model, member.weight,
-                     it->second->price, tracker);
+                     it->second->price, m, tracker);
       if (member.upstream_model.empty()) pool->passthrough = true;
     }
     if (auto* built = finish_pool(std::move(pool), specs)) {
@@ -238,7 +288,7 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     pool->name = provider->name;
     pool->strategy = "power_of_two";
     std::vector<CandidateSpec> specs;
-    add_candidates(*pool, specs, *provider, "", 1.0, provider->price, tracker);
+    add_candidates(*pool, specs, *provider, "", 1.0, provider->price, 0, tracker);
     if (auto* built = finish_pool(std::move(pool), specs))
       snap->pins_.emplace(provider->name, built);
   }

@@ -27,6 +27,7 @@
 
 #include "balance/balancer_factory.h"
 #include "balance/load_balancer.h"
+#include "balance/policy/policy_settings.h"
 #include "common/cidr.h"
 #include "config/config.h"
 #include "fleet/load_tracker.h"
@@ -75,6 +76,25 @@ struct Candidate {
   Metrics::CandidateInstruments instruments;
 };
 
+// Policy mode (SPEC §7): a policy route's settings, for its balancer and for what the request path
+// does before the pick (find the session key, ask the decision service).
+struct PolicyRoute {
+  PolicySettings settings;  // what the balancer scores with
+  // session_affinity's key chain, in order; empty when the plugin is off. Header sources are
+  // tried first; body sources only on paths ending in one of body_path_suffixes.
+  std::vector<SessionKeySource> session_keys;
+  std::vector<std::string> body_path_suffixes;
+  // decision_service, when enabled and active (the route has at least 2 distinct target models).
+  struct Decision {
+    const Provider* provider = nullptr;  // kind decision_service
+    std::string model;                   // the decision model
+    std::string instructions;
+    // Every distinct target model, in target order, with its criteria description (null: none).
+    std::vector<std::pair<std::string, std::optional<std::string>>> criteria;
+  };
+  std::optional<Decision> decision;
+};
+
 // A route, a provider group, or a provider pin: the candidates and their shared balancer.
 struct RoutePool {
   enum class Kind { kRoute, kGroup, kProviderPin };
@@ -87,6 +107,7 @@ struct RoutePool {
   std::vector<Candidate> candidates;
   std::vector<const LoadSignals*> counters;  // counters[i] = &candidates[i].state->load
   std::unique_ptr<LoadBalancer> balancer;
+  std::unique_ptr<const PolicyRoute> policy;  // strategy "policy" only
   Metrics::RouteInstruments instruments;
   Metrics::CandidateInstruments no_target;  // answers the gateway gave itself (502, 503, 504)
 

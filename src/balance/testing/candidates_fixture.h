@@ -19,7 +19,7 @@ inline std::string fixture_identity(size_t i) {
 // One candidate per weight, identities from fixture_identity().
 inline std::vector<CandidateSpec> make_candidates(const std::vector<double>& weights) {
   std::vector<CandidateSpec> out;
-  for (size_t i = 0; i < weights.size(); ++i) out.push_back({fixture_identity(i), weights[i]});
+  for (size_t i = 0; i < weights.size(); ++i) out.push_back({.identity = fixture_identity(i), .weight = weights[i]});
   return out;
 }
 
@@ -35,9 +35,10 @@ inline std::vector<CandidateSpec> make_target_candidates(
   std::vector<CandidateSpec> out;
   for (size_t t = 0; t < targets.size(); ++t) {
     for (size_t k = 0; k < targets[t].second; ++k) {
-      out.push_back({"target" + std::to_string(t) + "/model@http://10.0." + std::to_string(t) +
-                         "." + std::to_string(k) + ":8000",
-                     targets[t].first / static_cast<double>(targets[t].second)});
+      out.push_back({.identity = "target" + std::to_string(t) + "/model@http://10.0." +
+                                 std::to_string(t) + "." + std::to_string(k) + ":8000",
+                     .target = t,
+                     .weight = targets[t].first / static_cast<double>(targets[t].second)});
     }
   }
   return out;
