@@ -360,6 +360,11 @@ class Validator {
                                        "; the decision plugin needs kind = \"decision_service\"");
       }
     }
+    if (models.size() < 2) {
+      diag_.warning(path, "the route's targets name " + std::to_string(models.size()) +
+                              " distinct model(s): with fewer than 2 there is nothing to choose, "
+                              "so the decision service is never asked");
+    }
     std::string criteria_path = child_path(path, "criteria");
     for (const auto& [model, description] : ds.criteria) {
       if (models.count(model) == 0) {

@@ -497,6 +497,33 @@ weight = 1
   EXPECT_FALSE(loaded->config.routes.at(1).policy);
 }
 
+// A decision service on a route with one model has nothing to choose (SPEC §7: inactive with
+// fewer than 2 distinct models): legal, but worth a warning at the plugin's table.
+TEST(Validator, DecisionServiceWithOneModelWarns) {
+  auto loaded = load(minimal_plus(R"(
+[[providers]]
+name = "jev"
+kind = "decision_service"
+base_url = "http://j:1"
+[[routes]]
+name = "p"
+strategy = "policy"
+[[routes.targets]]
+provider = "a"
+model = "m1"
+[[routes.targets]]
+provider = "a"
+model = "m1"
+[routes.policy.decision_service]
+provider = "jev"
+model = "d"
+)"));
+  ASSERT_TRUE(loaded) << dump(loaded.error());
+  ASSERT_EQ(loaded->warnings.size(), 1u) << dump(loaded->warnings);
+  EXPECT_EQ(loaded->warnings[0].key, "routes[1].policy.decision_service");
+  EXPECT_NE(loaded->warnings[0].message.find("never asked"), std::string::npos);
+}
+
 // Duplicates of every kind in one file: each reported at the later definition, naming the line
 // of the first.
 TEST(Validator, DuplicateNamesNameTheFirstDefinition) {
