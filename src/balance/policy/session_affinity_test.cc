@@ -69,7 +69,7 @@ TEST(SessionAffinityPluginTest, RendezvousWeightIsPinned) {
   // process. A change here would move every session in a running fleet.
   const auto candidates = make_candidates(1);
   SessionAffinityPlugin plugin(candidates);
-  EXPECT_EQ(plugin.rendezvous_weight("session-1", 0), 0u) << plugin.rendezvous_weight("session-1", 0);
+  EXPECT_EQ(plugin.rendezvous_weight("session-1", 0), 12391329319604297946ULL);
 }
 
 TEST(SessionAffinityPluginTest, TwoGatewayNodesAgreeOnEveryKey) {
