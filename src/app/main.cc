@@ -200,14 +200,14 @@ int main(int argc, char** argv) {
   bool threshold_json = false;
   auto* thresholds = app.add_subcommand(
       "policy-thresholds",
-      "Print, for policy mode with least_inflight and session_affinity (SPEC 7), how many "
+      "Print, for policy mode with least_inflight and session_affinity, how many "
       "requests a session's engine must have in flight, every other target idle, before the "
       "session's next request moves to another target.\n"
       "One row per target count, one column per least_inflight:session_affinity weight ratio. A "
       "cell is that in-flight count, or 'never' when the session stays up to 1000 in flight. "
-      "'N (tie at K)' means that from K in flight the engine ties an idle target exactly, so the "
+      "'N (tie at K)' means that at K in flight the engine ties an idle target exactly, so the "
       "pick is a coin flip, and from N the session moves. Computed by the balancer's own code on "
-      "synthetic loads.");
+      "synthetic loads; docs/policy-mode.md explains how to read it.");
   thresholds->add_option("--targets", threshold_targets,
                          "Target counts: a range such as 2..8, or one count")
       ->capture_default_str();

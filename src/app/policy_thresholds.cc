@@ -120,7 +120,8 @@ std::string render_threshold_table(const std::vector<std::vector<FlipThreshold>>
   for (const FlipThreshold& t : rows.front()) widths.push_back(ratio_label(t.ratio).size());
   for (const auto& row : rows) {
     widths[0] = std::max(widths[0], std::to_string(row.front().targets).size());
-    for (size_t c = 0; c < row.size(); ++c) widths[c + 1] = std::max(widths[c + 1], cell(row[c]).size());
+    for (size_t c = 0; c < row.size(); ++c)
+      widths[c + 1] = std::max(widths[c + 1], cell(row[c]).size());
   }
   std::string out;
   const auto append_row = [&](const std::vector<std::string>& cells) {
@@ -143,15 +144,18 @@ std::string render_threshold_table(const std::vector<std::vector<FlipThreshold>>
 }
 
 std::string render_threshold_json(const std::vector<std::vector<FlipThreshold>>& rows) {
-  nlohmann::json out = nlohmann::json::array();
+  // ordered_json keeps the keys in the order written, which reads better than sorted.
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& row : rows) {
     for (const FlipThreshold& t : row) {
-      out.push_back({{"targets", t.targets},
-                     {"ratio", ratio_label(t.ratio)},
-                     {"least_inflight_weight", t.ratio.least_inflight},
-                     {"session_affinity_weight", t.ratio.session_affinity},
-                     {"flip", t.flip ? nlohmann::json(*t.flip) : nlohmann::json(nullptr)},
-                     {"tie_at", t.tie_at ? nlohmann::json(*t.tie_at) : nlohmann::json(nullptr)}});
+      out.push_back(
+          {{"targets", t.targets},
+           {"ratio", ratio_label(t.ratio)},
+           {"least_inflight_weight", t.ratio.least_inflight},
+           {"session_affinity_weight", t.ratio.session_affinity},
+           {"flip", t.flip ? nlohmann::ordered_json(*t.flip) : nlohmann::ordered_json(nullptr)},
+           {"tie_at",
+            t.tie_at ? nlohmann::ordered_json(*t.tie_at) : nlohmann::ordered_json(nullptr)}});
     }
   }
   return out.dump(2) + "\n";

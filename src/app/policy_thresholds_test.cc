@@ -22,14 +22,15 @@ TEST(PolicyThresholdsTest, RejectsBadTargetRanges) {
     std::string message;  // a part of the error
   };
   const std::vector<Case> cases = {
-      {"1..4", "outside 2..64"}, {"2..65", "outside 2..64"}, {"8..2", "runs backwards"},
-      {"two", "not a whole number"}, {"2..", "not a whole number"}, {"", "not a whole number"},
+      {"1..4", "outside 2..64"},       {"2..65", "outside 2..64"},      {"8..2", "runs backwards"},
+      {"two", "not a whole number"},   {"2..", "not a whole number"},   {"", "not a whole number"},
       {"2...8", "not a whole number"}, {"-2..3", "not a whole number"},
   };
   for (const Case& c : cases) {
     auto parsed = parse_target_range(c.input);
     ASSERT_FALSE(parsed.has_value()) << c.input;
-    EXPECT_NE(parsed.error().find(c.message), std::string::npos) << c.input << ": " << parsed.error();
+    EXPECT_NE(parsed.error().find(c.message), std::string::npos)
+        << c.input << ": " << parsed.error();
     EXPECT_EQ(parsed.error().rfind("--targets: ", 0), 0u) << parsed.error();
   }
 }
@@ -44,8 +45,8 @@ TEST(PolicyThresholdsTest, ParsesRatios) {
 }
 
 TEST(PolicyThresholdsTest, RejectsBadRatios) {
-  const std::vector<std::string> inputs = {"", "1", "1:", ":1", "1:0", "0:1", "-1:1", "a:b",
-                                           "1:1,", "1:1:1", "inf:1", "nan:1"};
+  const std::vector<std::string> inputs = {"",     "1",   "1:",   ":1",    "1:0",   "0:1",
+                                           "-1:1", "a:b", "1:1,", "1:1:1", "inf:1", "nan:1"};
   for (const std::string& input : inputs) {
     auto parsed = parse_ratios(input);
     ASSERT_FALSE(parsed.has_value()) << input;

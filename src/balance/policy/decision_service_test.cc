@@ -46,7 +46,9 @@ TEST(DecisionPluginTest, ScoresEachInstanceByItsModelsProbability) {
   ctx.decision = &v;
   LoadsFixture loads(4);
   std::vector<double> out(4, -1);
-  EXPECT_DOUBLE_EQ(plugin.vote(ctx, loads.view(), [](size_t i) { return i != 1; }, out), 0.8);
+  EXPECT_DOUBLE_EQ(plugin.vote(
+                       ctx, loads.view(), [](size_t i) { return i != 1; }, out),
+                   0.8);
   EXPECT_EQ(out, (std::vector<double>{0.7, 0, 0.3, 0}));
 }
 

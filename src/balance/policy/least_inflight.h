@@ -1,7 +1,7 @@
 // LeastInflightPlugin: policy mode's least_inflight voter (SPEC §7). Each eligible candidate scores
-// 1 / (1 + in-flight), so an idle candidate scores 1 and a busy one tends to 0 without ever reaching
-// it; after the finisher's L1 normalisation the plugin hands out its weight in inverse proportion
-// to 1 + load.
+// 1 / (1 + in-flight), so an idle candidate scores 1 and a busy one tends to 0 without ever
+// reaching it; after the finisher's L1 normalisation the plugin hands out its weight in inverse
+// proportion to 1 + load.
 //
 // Thread-safety: stateless; vote() may be called concurrently. No allocation.
 #pragma once

@@ -60,6 +60,7 @@ std::optional<size_t> PolicyBalancer::pick(const RouteContext& ctx, const Loads&
 size_t PolicyBalancer::totals(const RouteContext& ctx, const Loads& loads, Eligible eligible,
                               std::span<double> totals) const {
   std::fill(totals.begin(), totals.end(), 0.0);
+  if (loads.size() != count_ || totals.size() != count_) return 0;
   Scratch& s = scratch();
   s.ensure(count_);
   const std::span<double> scores(s.scores.data(), count_);
@@ -104,8 +105,8 @@ std::optional<size_t> PolicyBalancer::pick_eligible(const RouteContext& ctx, con
 
   const std::span<double> totals_out(s.totals.data(), count_);
   if (totals(ctx, loads, is_eligible, totals_out) == 0) {
-    if (ctx.explain != nullptr) ctx.explain->reason("no plugin had an opinion: " +
-                                                    std::string(no_opinion_->name()));
+    if (ctx.explain != nullptr)
+      ctx.explain->reason("no plugin had an opinion: " + std::string(no_opinion_->name()));
     return no_opinion_->pick_eligible(ctx, loads, is_eligible);
   }
 

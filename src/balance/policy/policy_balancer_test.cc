@@ -61,28 +61,39 @@ TEST(PolicyBalancerTest, TotalsAreWeightedSumsOfL1NormalisedScores) {
   };
   const std::vector<Case> cases = {
       // {1,3} -> {1/4, 3/4}; {2,2} -> {1/2, 1/2}.
-      {"two plugins of weight 1",
-       {{1, 1, {1, 3}}, {1, 1, {2, 2}}}, {true, true}, {0.75, 1.25}, 2},
+      {"two plugins of weight 1", {{1, 1, {1, 3}}, {1, 1, {2, 2}}}, {true, true}, {0.75, 1.25}, 2},
       // The scale of a plugin's scores does not matter, only their shares: {10,30} = {1,3}.
       {"scale-free", {{1, 1, {10, 30}}, {1, 1, {2, 2}}}, {true, true}, {0.75, 1.25}, 2},
       // weight 2 x multiplier 0.5 = 1 in total: {1,0,1} -> {1/2, 0, 1/2}; weight 3: {0,1,0}.
       {"weight times multiplier",
-       {{2, 0.5, {1, 0, 1}}, {3, 1, {0, 1, 0}}}, {true, true, true}, {0.5, 3, 0.5}, 2},
+       {{2, 0.5, {1, 0, 1}}, {3, 1, {0, 1, 0}}},
+       {true, true, true},
+       {0.5, 3, 0.5},
+       2},
       // Multiplier 0 abstains, however large its scores.
       {"abstaining plugin", {{1, 1, {1, 3}}, {100, 0, {9, 1}}}, {true, true}, {0.25, 0.75}, 1},
       // Scores that sum to 0 carry no opinion.
       {"all-zero plugin", {{1, 1, {1, 3}}, {100, 1, {0, 0}}}, {true, true}, {0.25, 0.75}, 1},
       // Its only non-zero score is on an ineligible candidate: no opinion among the eligible.
       {"zero among the eligible",
-       {{1, 1, {1, 3, 0}}, {100, 1, {0, 0, 5}}}, {true, true, false}, {0.25, 0.75, 0}, 1},
+       {{1, 1, {1, 3, 0}}, {100, 1, {0, 0, 5}}},
+       {true, true, false},
+       {0.25, 0.75, 0},
+       1},
       // Candidate 2 is ineligible: {1,1,(2)} normalises to {1/2, 1/2, 0}, not {1/4, 1/4, ...}.
       {"ineligible candidates excluded from normalisation",
-       {{1, 1, {1, 1, 2}}}, {true, true, false}, {0.5, 0.5, 0}, 1},
+       {{1, 1, {1, 1, 2}}},
+       {true, true, false},
+       {0.5, 0.5, 0},
+       1},
       // NaN, negative and infinite scores count as 0; a NaN or negative multiplier abstains.
       {"misbehaving plugin",
        {{1, 1, {kNaN, -1, 1, std::numeric_limits<double>::infinity()}},
-        {5, kNaN, {1, 1, 1, 1}}, {5, -1, {1, 1, 1, 1}}},
-       {true, true, true, true}, {0, 0, 1, 0}, 1},
+        {5, kNaN, {1, 1, 1, 1}},
+        {5, -1, {1, 1, 1, 1}}},
+       {true, true, true, true},
+       {0, 0, 1, 0},
+       1},
       {"nobody votes", {{1, 0, {1, 1}}, {1, 1, {0, 0}}}, {true, true}, {0, 0}, 0},
   };
   for (const Case& c : cases) {
@@ -90,8 +101,8 @@ TEST(PolicyBalancerTest, TotalsAreWeightedSumsOfL1NormalisedScores) {
     PolicyBalancer lb = make_finisher(c.totals.size(), c.plugins, random);
     LoadsFixture loads(c.totals.size());
     std::vector<double> totals(c.totals.size(), -1);
-    const size_t voters = lb.totals({}, loads.view(), [&](size_t i) { return c.eligible[i]; },
-                                    totals);
+    const size_t voters = lb.totals(
+        {}, loads.view(), [&](size_t i) { return c.eligible[i]; }, totals);
     EXPECT_EQ(voters, c.voters) << c.name;
     for (size_t i = 0; i < totals.size(); ++i) {
       EXPECT_NEAR(totals[i], c.totals[i], 1e-12) << c.name << ", candidate " << i;
@@ -112,7 +123,8 @@ TEST(PolicyBalancerTest, PicksTheHighestTotal) {
 TEST(PolicyBalancerTest, NormalisationOverTheEligibleDecidesTheWinner) {
   // Plugin A (weight 1) {2, 0, (6)}, plugin B (weight 0.6) {0, 1, 0}; candidate 2 ineligible.
   // Over the eligible, A gives {1, 0} and B {0, 0.6}: candidate 0 wins, 1 > 0.6. Had the
-  // ineligible 6 joined A's sum, A would give candidate 0 only 2/8 = 0.25 and candidate 1 would win.
+  // ineligible 6 joined A's sum, A would give candidate 0 only 2/8 = 0.25 and candidate 1 would
+  // win.
   SeededRandom random(1);
   PolicyBalancer lb = make_finisher(3, {{1, 1, {2, 0, 6}}, {0.6, 1, {0, 1, 0}}}, random);
   LoadsFixture loads(3);
@@ -128,7 +140,8 @@ TEST(PolicyBalancerTest, ExactTiesAreBrokenUniformlyAtRandom) {
   PolicyBalancer lb = make_finisher(4, {{1, 1, {1, 0, 0, 0}}, {1.5, 1, {0, 0, 2, 1}}}, random);
   LoadsFixture loads(4);
   std::vector<double> totals(4);
-  lb.totals({}, loads.view(), [](size_t) { return true; }, totals);
+  lb.totals(
+      {}, loads.view(), [](size_t) { return true; }, totals);
   ASSERT_TRUE(PolicyBalancer::same_total(totals[0], totals[2]));
   std::vector<int> counts(4, 0);
   constexpr int kPicks = 4000;

@@ -1,8 +1,8 @@
 // make_policy_balancer: builds a policy-mode route's balancer (SPEC §7) from its PolicySettings.
 //
 // Enabled plugins, in a fixed order (decision_service, session_affinity, least_inflight), go to a
-// PolicyBalancer. When no plugin has an opinion on a request, or none is enabled at all, the pick is
-// round-robin over the eligible candidates; in target weight mode (no plugin enabled and every
+// PolicyBalancer. When no plugin has an opinion on a request, or none is enabled at all, the pick
+// is round-robin over the eligible candidates; in target weight mode (no plugin enabled and every
 // target weighted) it is smooth weighted round-robin over the per-instance weights instead, so
 // traffic splits by target weight whatever each target's instance count (SPEC §4).
 //
