@@ -2,6 +2,7 @@
 //
 //   rolter serve --config rolter.toml   all-in-one data plane
 //   rolter check --config rolter.toml   validate a config; exit 1 on error
+//   rolter policy-thresholds            when policy mode moves a session off a busy engine
 #include <sys/resource.h>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -16,6 +17,7 @@
 #include <iostream>
 
 #include "app/config_source.h"
+#include "app/policy_thresholds.h"
 #include "balance/balancer_factory.h"
 #include "config/loader.h"
 #include "config/url.h"
@@ -193,7 +195,33 @@ int main(int argc, char** argv) {
                                    "line and key; exit 1 on error.");
   check->add_option("-c,--config", config_path, "Path to rolter.toml")->capture_default_str();
 
+  std::string threshold_targets = "2..8";
+  std::string threshold_ratios = "1:1,1.5:1,2:1";
+  bool threshold_json = false;
+  auto* thresholds = app.add_subcommand(
+      "policy-thresholds",
+      "Print, for policy mode with least_inflight and session_affinity, how many "
+      "requests a session's engine must have in flight, every other target idle, before the "
+      "session's next request moves to another target.\n"
+      "One row per target count, one column per least_inflight:session_affinity weight ratio. A "
+      "cell is that in-flight count, or 'never' when the session stays up to 1000 in flight. "
+      "'N (tie at K)' means that at K in flight the engine ties an idle target exactly, so the "
+      "pick is a coin flip, and from N the session moves. Computed by the balancer's own code on "
+      "synthetic loads; docs/policy-mode.md explains how to read it.");
+  thresholds->add_option("--targets", threshold_targets,
+                         "Target counts: a range such as 2..8, or one count")
+      ->capture_default_str();
+  thresholds->add_option("--ratios", threshold_ratios,
+                         "Comma-separated least_inflight:session_affinity weight ratios")
+      ->capture_default_str();
+  thresholds->add_flag("--json", threshold_json,
+                       "Print JSON: one object per cell with targets, ratio, both weights, flip "
+                       "and tie_at (null = never / no tie)");
+
   CLI11_PARSE(app, argc, argv);
   if (*check) return rolter::run_check(config_path);
+  if (*thresholds) {
+    return rolter::run_policy_thresholds(threshold_targets, threshold_ratios, threshold_json);
+  }
   return rolter::run_serve(config_path, listen, workers);
 }

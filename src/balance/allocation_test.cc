@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "balance/balancer_factory.h"
+#include "balance/decision_verdict.h"
 #include "balance/evidence/instance_evidence.h"
 #include "balance/lmcache_signal.h"
+#include "balance/policy/policy_settings.h"
 #include "balance/scored_stack.h"
 #include "balance/scorers/least_load.h"
 #include "balance/scorers/static_weight.h"
@@ -268,6 +270,45 @@ TEST_P(AllocationTest, KvStrategiesDoNotAllocatePerPick) {
       }
     };
     EXPECT_EQ(allocations_of(picks), 0) << strategy << " with " << n;
+  }
+}
+
+TEST_P(AllocationTest, PolicyModeDoesNotAllocatePerPick) {
+  // The policy finisher over least_inflight + session_affinity + decision_service, and over
+  // session_affinity alone (so a request without a key takes the no-opinion round-robin).
+  const size_t n = GetParam();
+  auto candidates = make_candidates(n);
+  for (size_t i = 0; i < n; ++i) candidates[i].model = i % 2 == 0 ? "small" : "large";
+  const DecisionVerdict verdict{.choice = "large",
+                                .probabilities = {{"small", 0.25}, {"large", 0.75}},
+                                .confidence = 0.9};
+  PolicySettings all_plugins;
+  all_plugins.least_inflight_weight = 1;
+  all_plugins.session_affinity_weight = 1.5;
+  all_plugins.decision_weight = 10;
+  PolicySettings affinity_only;
+  affinity_only.session_affinity_weight = 1;
+  SeededRandom random(13);
+  const BalancerDeps deps{.random = &random};
+  for (const PolicySettings* settings : {&all_plugins, &affinity_only}) {
+    auto lb = make_balancer("policy", candidates, deps, RouteSettings{.policy = settings});
+    ASSERT_TRUE(lb.has_value()) << lb.error();
+    LoadsFixture loads(n);
+    auto picks = [&](int count) {
+      for (int i = 0; i < count; ++i) {
+        loads.set(static_cast<size_t>(i) % n, static_cast<uint32_t>(i % 7));
+        RouteContext ctx;
+        if (i % 3 != 2) ctx.policy_session_key = "session-key-of-reasonable-length";
+        if (i % 2 == 0) ctx.decision = &verdict;
+        const size_t skip = static_cast<size_t>(i) % 3;
+        if (i % 4 == 0) {
+          (void)(*lb)->pick(ctx, loads.view());
+        } else {
+          (void)(*lb)->pick_eligible(ctx, loads.view(), [skip](size_t c) { return c % 3 != skip; });
+        }
+      }
+    };
+    EXPECT_EQ(allocations_of(picks), 0) << "policy with " << n;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "balance/policy/policy_factory.h"
 #include "balance/stacks.h"
 #include "balance/strategies/cache_aware.h"
 #include "balance/strategies/consistent_hash.h"
@@ -52,6 +53,9 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "precise_cache_aware") return make_precise_cache_aware(candidates, deps);
   if (strategy == "kv_cost") return std::make_unique<KvCostBalancer>(candidates, random);
   if (strategy == "lmcache_aware") return make_lmcache_aware(candidates, deps);
+  // Not in known_strategies(): a policy route is checked by the config validator as such, with
+  // its [routes.policy] table, rather than as one more strategy name.
+  if (strategy == "policy") return make_policy_balancer(candidates, settings.policy, deps);
   return tl::unexpected("unknown strategy \"" + std::string(strategy) +
                         "\"; known strategies: " + join(known_strategies()));
 }

@@ -1,0 +1,133 @@
+#include "balance/policy/policy_balancer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "balance/explain.h"
+
+namespace rolter {
+namespace {
+
+// Per-thread scratch for one pick. Buffers only grow: a thread pays one allocation the first time
+// it sees a larger candidate list and none afterwards.
+struct Scratch {
+  std::vector<double> scores;
+  std::vector<double> totals;
+  std::vector<char> eligible;  // char, not bool: std::vector<bool> packs bits and is slower here
+
+  void ensure(size_t n) {
+    if (scores.size() < n) {
+      scores.resize(n);
+      totals.resize(n);
+      eligible.resize(n);
+    }
+  }
+};
+
+Scratch& scratch() {
+  thread_local Scratch buffers;
+  return buffers;
+}
+
+// Plugins promise non-negative scores; a misbehaving one (NaN, negative, infinite) must not
+// hijack or void the sum.
+double clean_score(double value) {
+  if (!(value >= 0) || std::isinf(value)) return 0;  // also catches NaN
+  return value;
+}
+
+constexpr double kTieTolerance = 1e-12;
+
+}  // namespace
+
+PolicyBalancer::PolicyBalancer(size_t candidate_count, std::vector<Entry> entries,
+                               std::unique_ptr<LoadBalancer> no_opinion, Random& random)
+    : count_(candidate_count),
+      entries_(std::move(entries)),
+      no_opinion_(std::move(no_opinion)),
+      random_(random) {}
+
+bool PolicyBalancer::same_total(double a, double b) {
+  return std::abs(a - b) <= kTieTolerance * std::max(std::abs(a), std::abs(b));
+}
+
+std::optional<size_t> PolicyBalancer::pick(const RouteContext& ctx, const Loads& loads) {
+  return pick_eligible(ctx, loads, [](size_t) { return true; });
+}
+
+size_t PolicyBalancer::totals(const RouteContext& ctx, const Loads& loads, Eligible eligible,
+                              std::span<double> totals) const {
+  std::fill(totals.begin(), totals.end(), 0.0);
+  if (loads.size() != count_ || totals.size() != count_) return 0;
+  Scratch& s = scratch();
+  s.ensure(count_);
+  const std::span<double> scores(s.scores.data(), count_);
+  size_t voters = 0;
+  for (const Entry& entry : entries_) {
+    const double multiplier = entry.plugin->vote(ctx, loads, eligible, scores);
+    if (!(multiplier > 0) || !std::isfinite(multiplier)) continue;  // abstains
+    double sum = 0;
+    for (size_t i = 0; i < count_; ++i) {
+      scores[i] = eligible(i) ? clean_score(scores[i]) : 0.0;
+      sum += scores[i];
+    }
+    if (!(sum > 0) || !std::isfinite(sum)) continue;  // all zero: no opinion among these
+    ++voters;
+    const double scale = entry.weight * multiplier / sum;
+    for (size_t i = 0; i < count_; ++i) {
+      if (!eligible(i)) continue;
+      const double contribution = scale * scores[i];
+      totals[i] += contribution;
+      if (ctx.explain != nullptr) ctx.explain->score(i, entry.plugin->name(), contribution);
+    }
+  }
+  return voters;
+}
+
+std::optional<size_t> PolicyBalancer::pick_eligible(const RouteContext& ctx, const Loads& loads,
+                                                    Eligible eligible) {
+  // A mismatched Loads belongs to another candidate list: any index would be meaningless.
+  if (count_ == 0 || loads.size() != count_) return std::nullopt;
+  Scratch& s = scratch();
+  s.ensure(count_);
+
+  // Ask the predicate once per candidate, so every plugin sees the same eligible set even if the
+  // caller's answer would change mid-pick.
+  size_t eligible_count = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    s.eligible[i] = eligible(i) ? 1 : 0;
+    eligible_count += s.eligible[i];
+  }
+  if (eligible_count == 0) return std::nullopt;
+  const auto is_eligible = [&s](size_t i) { return s.eligible[i] != 0; };
+
+  const std::span<double> totals_out(s.totals.data(), count_);
+  if (totals(ctx, loads, is_eligible, totals_out) == 0) {
+    if (ctx.explain != nullptr)
+      ctx.explain->reason("no plugin had an opinion: " + std::string(no_opinion_->name()));
+    return no_opinion_->pick_eligible(ctx, loads, is_eligible);
+  }
+
+  double best_total = 0;
+  bool any = false;
+  for (size_t i = 0; i < count_; ++i) {
+    if (!s.eligible[i]) continue;
+    if (ctx.explain != nullptr) ctx.explain->total(i, s.totals[i]);
+    if (!any || s.totals[i] > best_total) best_total = s.totals[i];
+    any = true;
+  }
+  // Uniform among the candidates tied with the best (reservoir sampling: the k-th tied candidate
+  // replaces the choice with probability 1/k).
+  size_t best = count_;
+  size_t ties = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    if (!s.eligible[i] || !same_total(s.totals[i], best_total)) continue;
+    ++ties;
+    if (ties == 1 || random_.uniform(ties) == 0) best = i;
+  }
+  return best;
+}
+
+}  // namespace rolter
