@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "proxy/decision_client.h"
+#include "proxy/decision_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
