@@ -328,8 +328,8 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       break;
   }
   // SPEC §7: a policy route reads its own session key chain and may ask its decision service
-  // which model fits, before the pick. Other routes skip this on one pointer test. Both values are
-  // owned here, for the whole request; d.ctx views them.
+  // which model fits, before the pick; a session's verdict is reused for 60 s. Other routes skip
+  // this on one pointer test. Both values are owned here, for the whole request; d.ctx views them.
   std::string policy_key;
   std::optional<DecisionVerdict> verdict;
   if (const PolicyRoute* policy = d.route.pool->policy.get()) {
@@ -340,8 +340,12 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       // Named locals, not temporaries, in the co_await (see Dispatch on GCC 12).
       const std::string_view route_name = d.route.pool->name;
       const std::string_view body = request.body();
-      verdict = co_await ask_decision_service(*policy->decision, route_name, body, worker.tls(),
-                                              kDecisionTimeout);
+      verdict = worker.decision_cache().find(route_name, policy_key);
+      if (!verdict) {
+        verdict = co_await ask_decision_service(*policy->decision, route_name, body, worker.tls(),
+                                                kDecisionTimeout);
+        if (verdict) worker.decision_cache().put(route_name, policy_key, *verdict);
+      }
       if (verdict) d.ctx.decision = &*verdict;
     }
   }

@@ -139,7 +139,8 @@ for (const [name, fault, outcome] of [
 }
 
 test('the same session-id header keeps landing on one instance', { skip }, async (t) => {
-  const { rolter } = await startPolicyFleet(t);
+  // One worker: verdicts are cached per worker, so the count of decisions below is exact.
+  const { sim, rolter } = await startFleet(t, { engines: kDecider + 1, config: policyConfig, workers: 1 });
   for (const key of ['alpha', 'beta', 'gamma']) {
     const targets = new Set();
     for (let i = 0; i < 4; i++) {
@@ -151,6 +152,7 @@ test('the same session-id header keeps landing on one instance', { skip }, async
     }
     assert.equal(targets.size, 1, `session ${key} went to ${[...targets]}`);
   }
+  assert.equal(await systemoneCalls(sim), 3, "a session's verdict is reused for 60 s");
   // A key the chain reads later (x-client-request-id) works too, and session-id wins over it.
   const { key, target } = await keyLandingOn(rolter, kLarge);
   const byRequestId = await chat(rolter.url, 'qwen3', { headers: { 'x-client-request-id': key } });
