@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { startFleet, startRolter } from '../lib/rolter.mjs';
 import { chat, postJson, settle } from '../lib/http.mjs';
 import { scrapeMetrics } from '../lib/metrics.mjs';
+import { startSimFor } from '../lib/sim.mjs';
 
 const kSmall = 'qwen3-0.6b';
 const kLarge = 'qwen3-32b';
@@ -171,4 +172,34 @@ test('prompt_cache_key is a session key on /v1/responses, not on chat completion
     assert.equal(r.status, 200, r.text);
     assert.equal(modelOf(r.target), kSmall, `chat with prompt_cache_key routed to ${r.target}`);
   }
+});
+
+// The simulated decision service alone (runs without the policy balancer).
+test('rolter-sim answers POST /v1/systemone, and its decision faults switch at run time', async (t) => {
+  const sim = await startSimFor(t, { engines: 1, args: ['--time-scale', '0'] });
+  const url = `${sim.engines[0].url}/v1/systemone`;
+  const ask = async (content) => settle(await postJson(url, {
+    state: { model: 'qwen3', messages: [{ role: 'user', content }] },
+    model: 'jev-latest',
+    questions: { model_selection: { type: 'choice', instructions: 'pick', criteria: { [kSmall]: null, [kLarge]: null } } },
+  }));
+  const easy = await ask('hello');
+  assert.equal(easy.status, 200, easy.text);
+  assert.equal(easy.json.answers.model_selection.choice, kSmall);
+  const hard = await ask(kHard);
+  assert.equal(hard.json.answers.model_selection.choice, kLarge);
+  const { probabilities, confidence } = hard.json.answers.model_selection;
+  assert.ok(Math.abs(probabilities[kSmall] + probabilities[kLarge] - 1) < 1e-9);
+  assert.ok(confidence > 0 && confidence <= 1);
+
+  await sim.setFault(0, { decision_status: 503 });
+  assert.equal((await ask('hello')).status, 503);
+  await sim.setFault(0, { decision_garbage: true });
+  const garbage = await ask('hello');
+  assert.equal(garbage.status, 200);
+  assert.equal(garbage.json, undefined, 'not JSON');
+  await sim.clearFault(0);
+  assert.equal((await ask('hello')).status, 200);
+  const inference = await chat(sim.engines[0].url, 'qwen3');
+  assert.equal(inference.status, 200, 'the decision faults leave inference alone');
 });
