@@ -16,9 +16,10 @@
 //
 //   std::optional<DecisionVerdict> verdict;  // must outlive every use of ctx.decision
 //   if (wants_decision(kind, policy)) {
-//     verdict = co_await ask_decision_service(*policy.decision, body, tls);
+//     verdict = co_await ask_decision_service(*policy.decision, route_name, body, tls);
 //     if (verdict) ctx.decision = &*verdict;
 //   }
+// (server/endpoints.cc also keeps a session's verdict for 60 s: proxy/decision_cache.h.)
 //
 // Thread-safety: wants_decision() may be called from any thread. The coroutines run on the
 // calling worker's executor; the Decision, its provider and the TLS context must outlive the call.
@@ -44,6 +45,7 @@ namespace rolter {
 
 // SPEC §7: the whole call (connect, write, read) has 3000 ms.
 inline constexpr std::chrono::milliseconds kDecisionTimeout{3000};
+
 // Whether a request of `kind` on a pool with `policy` asks the decision service: the route has an
 // active decision_service, and the request is inference other than embeddings (an embedding
 // model is not chosen by how hard a conversation is).
