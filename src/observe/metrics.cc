@@ -32,6 +32,18 @@ const prometheus::Histogram::BucketBoundaries& tokenize_buckets() {
 // By Metrics::TokenizeOutcome.
 constexpr std::array<const char*, 3> kTokenizeOutcomes = {"ok", "timeout", "error"};
 
+// Decision-service buckets in seconds: a decision engine runs a model, tens of milliseconds to a
+// second or two; the call's deadline is 3 s, so the top bucket holds the timeouts.
+const prometheus::Histogram::BucketBoundaries& decision_buckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5};
+  return kBuckets;
+}
+
+// By Metrics::DecisionOutcome.
+constexpr std::array<const char*, 5> kDecisionOutcomes = {"ok", "timeout", "error", "status",
+                                                          "invalid"};
+
 constexpr std::array<const char*, 6> kCodeClasses = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 }  // namespace
@@ -164,7 +176,17 @@ struct Metrics::Families {
                      .Name("rolter_tokenize_seconds")
                      .Help("Calls to an engine's POST /tokenize for a request's token ids, by "
                            "provider and outcome (ok, timeout, error)")
-                     .Register(r)) {}
+                     .Register(r)),
+        decision_requests(prometheus::BuildCounter()
+                              .Name("rolter_decision_service_requests_total")
+                              .Help("Calls to a policy route's decision service, by route and "
+                                    "outcome (ok, timeout, error, status, invalid)")
+                              .Register(r)),
+        decision_seconds(prometheus::BuildHistogram()
+                             .Name("rolter_decision_service_seconds")
+                             .Help("Duration of the calls to a policy route's decision service, "
+                                   "by route")
+                             .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -194,6 +216,8 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Gauge>& lmcache_occupancy;
   prometheus::Family<prometheus::Counter>& lmcache_failures;
   prometheus::Family<prometheus::Histogram>& tokenize;
+  prometheus::Family<prometheus::Counter>& decision_requests;
+  prometheus::Family<prometheus::Histogram>& decision_seconds;
 };
 
 Metrics::Metrics()
@@ -262,6 +286,16 @@ Metrics::TokenizeInstruments Metrics::tokenize(std::string_view provider) {
   return t;
 }
 
+Metrics::DecisionInstruments Metrics::decision(std::string_view route) {
+  DecisionInstruments d;
+  for (size_t i = 0; i < kDecisionOutcomes.size(); ++i) {
+    d.requests[i] = &families_->decision_requests.Add(
+        {{"route", std::string(route)}, {"outcome", kDecisionOutcomes[i]}});
+  }
+  d.seconds = &families_->decision_seconds.Add({{"route", std::string(route)}}, decision_buckets());
+  return d;
+}
+
 void Metrics::park(std::string_view instance, std::string_view reason) {
   families_->parks.Add({{"instance", std::string(instance)}, {"reason", std::string(reason)}})
       .Increment();
@@ -312,6 +346,12 @@ void Metrics::observe_seconds(prometheus::Histogram* h, double seconds) {
 void Metrics::observe_tokenize(const TokenizeInstruments& t, TokenizeOutcome outcome,
                                double seconds) {
   observe_seconds(t[static_cast<size_t>(outcome)], seconds);
+}
+
+void Metrics::observe_decision(const DecisionInstruments& d, DecisionOutcome outcome,
+                               double seconds) {
+  if (auto* counter = d.requests[static_cast<size_t>(outcome)]) counter->Increment();
+  observe_seconds(d.seconds, seconds);
 }
 
 void Metrics::count_engine_scrape(const EngineInstruments& e, bool ok,

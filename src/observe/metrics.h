@@ -42,6 +42,11 @@
 //   lmcache_poll_failures_total{instance}   polls that failed (connect, timeout, status, body)
 //   tokenize_seconds{provider,outcome}      POST /tokenize calls to the engines (tokenize =
 //                                           "engine"), histogram; outcome = ok, timeout, error
+//   decision_service_requests_total{route,outcome}
+//                                           calls to a policy route's decision service (SPEC
+//                                           §7); outcome = ok, timeout, error (connect, I/O),
+//                                           status (non-2xx), invalid (a reply that may not vote)
+//   decision_service_seconds{route}         those calls' duration, whatever their outcome
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -104,6 +109,11 @@ class Metrics {
   enum class TokenizeOutcome { kOk, kTimeout, kError };
   // One histogram per outcome, indexed by TokenizeOutcome.
   using TokenizeInstruments = std::array<prometheus::Histogram*, 3>;
+  enum class DecisionOutcome { kOk, kTimeout, kError, kStatus, kInvalid };
+  struct DecisionInstruments {
+    std::array<prometheus::Counter*, 5> requests{};  // indexed by DecisionOutcome
+    prometheus::Histogram* seconds = nullptr;
+  };
 
   Metrics();
   ~Metrics();
@@ -121,6 +131,8 @@ class Metrics {
   LmcacheInstruments lmcache(std::string_view instance);
   // A provider with tokenize = "engine": the series of its /tokenize calls.
   TokenizeInstruments tokenize(std::string_view provider);
+  // A policy route that asks a decision service: the series of its calls.
+  DecisionInstruments decision(std::string_view route);
 
   void park(std::string_view instance, std::string_view reason);
   void auth_failure(std::string_view reason);
@@ -138,6 +150,9 @@ class Metrics {
   static void observe_seconds(prometheus::Histogram* h, double seconds);
   // One /tokenize call and how it ended.
   static void observe_tokenize(const TokenizeInstruments& t, TokenizeOutcome outcome,
+                               double seconds);
+  // One decision-service call and how it ended.
+  static void observe_decision(const DecisionInstruments& d, DecisionOutcome outcome,
                                double seconds);
   // One scrape of an engine's /metrics: a failure, or a success with the cache usage it read.
   static void count_engine_scrape(const EngineInstruments& e, bool ok,

@@ -8,8 +8,10 @@
 #include "common/json_escape.h"
 #include "inspect/request_inspector.h"
 #include "observe/metrics.h"
+#include "proxy/decision_client.h"
 #include "proxy/engine_tokenizer.h"
 #include "proxy/forwarder.h"
+#include "proxy/policy_session_key.h"
 #include "proxy/request_log.h"
 #include "server/server_state.h"
 #include "server/worker.h"
@@ -324,6 +326,28 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
     }
     case Dispatch::Kind::kForward:
       break;
+  }
+  // SPEC §7: a policy route reads its own session key chain and may ask its decision service
+  // which model fits, before the pick; a session's verdict is reused for 60 s. Other routes skip
+  // this on one pointer test. Both values are owned here, for the whole request; d.ctx views them.
+  std::string policy_key;
+  std::optional<DecisionVerdict> verdict;
+  if (const PolicyRoute* policy = d.route.pool->policy.get()) {
+    auto header = [&](std::string_view name) { return std::string_view(request[name]); };
+    policy_key = policy_session_key(*policy, path_of(request.target()), header, request.body());
+    d.ctx.policy_session_key = policy_key;
+    if (wants_decision(*d.endpoint->kind, *policy)) {
+      // Named locals, not temporaries, in the co_await (see Dispatch on GCC 12).
+      const std::string_view route_name = d.route.pool->name;
+      const std::string_view body = request.body();
+      verdict = worker.decision_cache().find(route_name, policy_key);
+      if (!verdict) {
+        verdict = co_await ask_decision_service(*policy->decision, route_name, body, worker.tls(),
+                                                kDecisionTimeout);
+        if (verdict) worker.decision_cache().put(route_name, policy_key, *verdict);
+      }
+      if (verdict) d.ctx.decision = &*verdict;
+    }
   }
   // SPEC §6.15: a request without token ids, on a route whose strategy reads them, may get them
   // from an engine (tokenize = "engine"). Best effort: on any failure it goes on without.

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "inspect/request_inspector.h"
+#include "proxy/decision_cache.h"
 #include "proxy/forwarder.h"
 #include "snapshot/snapshot.h"
 #include "upstream/connection_pool.h"
@@ -40,6 +41,8 @@ class Worker {
   ConnectionPool& pool() { return pool_; }
   // The client TLS context of this worker's upstream connections.
   asio::ssl::context& tls() { return tls_; }
+  // Policy mode's decision-service verdicts of this worker's sessions (proxy/decision_cache.h).
+  DecisionCache& decision_cache() { return decision_cache_; }
 
   // Connections waiting for their next request; a drain closes them (they carry no request).
   void add_idle(beast::tcp_stream* stream) { idle_.insert(stream); }
@@ -56,6 +59,7 @@ class Worker {
   ConnectionPool pool_;
   Forwarder forwarder_;
   RequestInspector inspector_;
+  DecisionCache decision_cache_{default_clock()};
   std::unordered_set<beast::tcp_stream*> idle_;
 };
 

@@ -11,7 +11,9 @@
 //                                 their defaults): {"refuse":bool,"error_rate":0..1,
 //                                 "error_status":500,"status_429_retry_after_s":N|null,
 //                                 "stall_first_byte_ms":N,"drop_mid_stream_after_tokens":N|null,
-//                                 "drop_with_reset":bool}
+//                                 "drop_with_reset":bool,"tokenize_stall_ms":N,
+//                                 "decision_stall_ms":N,"decision_status":0|N,
+//                                 "decision_garbage":bool, "kv_...": see faults.h}
 //   DELETE /faults/{i}            clear engine i's faults
 // Changes take effect before the response is sent: once POST /faults/{i} with refuse answers,
 // connects to engine i are refused.

@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "sim/decision_service.h"
 #include "sim/http_support.h"
 
 namespace rolter::sim {
@@ -338,6 +339,7 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       co_return co_await reply(conn, req, http::status::ok, engine.models_json());
     }
     if (path == "/tokenize" && post) co_return co_await serve_tokenize(conn, req);
+    if (path == "/v1/systemone" && post) co_return co_await serve_decision(conn, req);
     if (path == "/reset_prefix_cache" && post) {
       // vLLM's endpoint: drops every cached block (the engine publishes AllBlocksCleared).
       engine.model().reset_prefix_cache(model_now());
@@ -352,8 +354,9 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       co_return co_await reply(conn, req, http::status::ok, engine.stats_json().dump());
     }
     const bool known = path == "/health" || path == "/occupancy" || path == "/metrics" ||
-                       path == "/tokenize" || path == "/reset_prefix_cache" ||
-                       path == "/v1/models" || path == "/sim/stats" || path == "/sim/reset";
+                       path == "/tokenize" || path == "/v1/systemone" ||
+                       path == "/reset_prefix_cache" || path == "/v1/models" ||
+                       path == "/sim/stats" || path == "/sim/reset";
     if (known) {
       co_return co_await reply(conn, req, http::status::method_not_allowed,
                                render_error(false, 405, "method not allowed"));
@@ -375,6 +378,33 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     }
     co_return co_await reply(conn, req, static_cast<http::status>(answer.status),
                              std::move(answer.body));
+  }
+
+  // POST /v1/systemone, the simulated decision service (decision_service.h), after its faults:
+  // decision_stall_ms, then decision_status or decision_garbage. A client that leaves during the
+  // stall ends it: the connection is closed without an answer.
+  asio::awaitable<bool> serve_decision(Connection& conn, const HttpRequest& req) {
+    const Faults faults = engine.faults();
+    if (faults.decision_stall_ms > 0) {
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      const auto stall = std::chrono::milliseconds(faults.decision_stall_ms);
+      auto stalled = sleep_until(timer, Clock::now() + stall) || watch_client(conn);
+      auto result = co_await std::move(stalled);
+      if (result.index() != 0 || !std::get<0>(result)) co_return false;
+    }
+    if (faults.decision_status != 0) {
+      co_return co_await reply(conn, req, static_cast<http::status>(faults.decision_status),
+                               render_error(false, faults.decision_status, "decision fault"));
+    }
+    if (faults.decision_garbage) {
+      co_return co_await reply(conn, req, http::status::ok, "<<not json>>");
+    }
+    auto answer = answer_systemone(req.body());
+    if (!answer) {
+      co_return co_await reply(conn, req, http::status::bad_request,
+                               render_error(false, 400, answer.error()));
+    }
+    co_return co_await reply(conn, req, http::status::ok, answer->dump());
   }
 
   asio::awaitable<bool> reply(Connection& conn, const HttpRequest& req, http::status status,

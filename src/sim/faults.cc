@@ -43,6 +43,10 @@ tl::expected<void, std::string> validate(const Faults& f) {
   }
   if (f.stall_first_byte_ms < 0) return tl::make_unexpected("stall_first_byte_ms must be >= 0");
   if (f.tokenize_stall_ms < 0) return tl::make_unexpected("tokenize_stall_ms must be >= 0");
+  if (f.decision_stall_ms < 0) return tl::make_unexpected("decision_stall_ms must be >= 0");
+  if (f.decision_status != 0 && (f.decision_status < 100 || f.decision_status > 599)) {
+    return tl::make_unexpected("decision_status must be 0 (off) or an HTTP status (100..599)");
+  }
   if (f.drop_mid_stream_after_tokens && *f.drop_mid_stream_after_tokens < 0) {
     return tl::make_unexpected("drop_mid_stream_after_tokens must be >= 0");
   }
@@ -56,6 +60,7 @@ bool* bool_field(Faults& f, std::string_view key) {
   if (key == "kv_skip_seq") return &f.kv_skip_seq;
   if (key == "kv_garbage") return &f.kv_garbage;
   if (key == "kv_silent") return &f.kv_silent;
+  if (key == "decision_garbage") return &f.decision_garbage;
   return nullptr;
 }
 
@@ -81,6 +86,9 @@ Json faults_to_json(const Faults& f) {
       {"status_429_retry_after_s", nullptr},
       {"stall_first_byte_ms", f.stall_first_byte_ms},
       {"tokenize_stall_ms", f.tokenize_stall_ms},
+      {"decision_stall_ms", f.decision_stall_ms},
+      {"decision_status", f.decision_status},
+      {"decision_garbage", f.decision_garbage},
       {"drop_mid_stream_after_tokens", nullptr},
       {"drop_with_reset", f.drop_with_reset},
       {"kv_skip_seq", f.kv_skip_seq},
@@ -116,6 +124,16 @@ tl::expected<Faults, std::string> faults_from_json(const Json& json) {
       if (!value.is_number_integer())
         return tl::make_unexpected("tokenize_stall_ms must be an integer");
       f.tokenize_stall_ms = value.get<int64_t>();
+    } else if (key == "decision_stall_ms") {
+      if (!value.is_number_integer()) {
+        return tl::make_unexpected("decision_stall_ms must be an integer");
+      }
+      f.decision_stall_ms = value.get<int64_t>();
+    } else if (key == "decision_status") {
+      if (!value.is_number_integer()) {
+        return tl::make_unexpected("decision_status must be an integer");
+      }
+      f.decision_status = value.get<int>();
     } else if (key == "status_429_retry_after_s") {
       if (!read_optional_int(json, "status_429_retry_after_s", f.status_429_retry_after_s)) {
         return tl::make_unexpected("status_429_retry_after_s must be an integer or null");
@@ -174,6 +192,14 @@ tl::expected<void, std::string> apply_fault_settings(std::string_view settings, 
       auto v = parse_number<int64_t>(value);
       if (!v) return tl::make_unexpected(bad);
       f.tokenize_stall_ms = *v;
+    } else if (key == "decision_stall_ms" || key == "decision_stall") {
+      auto v = parse_number<int64_t>(value);
+      if (!v) return tl::make_unexpected(bad);
+      f.decision_stall_ms = *v;
+    } else if (key == "decision_status") {
+      auto v = parse_number<int>(value);
+      if (!v) return tl::make_unexpected(bad);
+      f.decision_status = *v;
     } else if (key == "drop_mid_stream_after_tokens" || key == "drop") {
       if (value == "null" || value == "off") {
         f.drop_mid_stream_after_tokens.reset();

@@ -34,6 +34,13 @@ struct Faults {
   // Wait this long before answering POST /tokenize (the inference APIs are not affected), so a
   // test can make tokenisation slow or, with a long stall, hang.
   int64_t tokenize_stall_ms = 0;
+  // The simulated decision service, POST /v1/systemone (decision_service.h); the inference APIs
+  // are not affected. decision_stall_ms: wait this long before answering (past rolter's 3 s
+  // deadline, a timeout). decision_status: when not 0, answer that HTTP status with an error body.
+  // decision_garbage: answer 200 with a body that is not JSON. The stall applies first.
+  int64_t decision_stall_ms = 0;
+  int decision_status = 0;
+  bool decision_garbage = false;
   // When set, a stream is cut after this many token events.
   std::optional<int64_t> drop_mid_stream_after_tokens;
   // How the stream is cut: false = FIN after the data already sent (like a crashed process),
@@ -57,7 +64,7 @@ tl::expected<Faults, std::string> faults_from_json(const nlohmann::json& json);
 
 // Applies comma-separated settings such as "refuse,error_rate=0.5,error_status=503" onto
 // `faults`. Keys are the JSON field names; short aliases: 429=N, stall=MS, drop=N, reset,
-// tokenize_stall=MS.
+// tokenize_stall=MS, decision_stall=MS.
 // Returns an error message and leaves `faults` unspecified on failure.
 tl::expected<void, std::string> apply_fault_settings(std::string_view settings, Faults& faults);
 

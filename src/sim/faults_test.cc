@@ -88,6 +88,9 @@ TEST(FaultsTest, JsonRoundTrip) {
   f.status_429_retry_after_s = 3;
   f.stall_first_byte_ms = 100;
   f.tokenize_stall_ms = 250;
+  f.decision_stall_ms = 4000;
+  f.decision_status = 503;
+  f.decision_garbage = true;
   f.drop_mid_stream_after_tokens = 4;
   auto back = faults_from_json(faults_to_json(f));
   ASSERT_TRUE(back.has_value()) << back.error();
@@ -112,6 +115,9 @@ TEST(FaultsTest, JsonRejectsBadFields) {
   EXPECT_FALSE(faults_from_json(Json{{"drop_mid_stream_after_tokens", -1}}).has_value());
   EXPECT_FALSE(faults_from_json(Json{{"tokenize_stall_ms", -1}}).has_value());
   EXPECT_FALSE(faults_from_json(Json{{"tokenize_stall_ms", "10"}}).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"decision_stall_ms", -1}}).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"decision_status", 42}}).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"decision_garbage", 1}}).has_value());
   EXPECT_FALSE(faults_from_json(Json::array()).has_value());
 }
 
@@ -148,6 +154,12 @@ TEST(FaultsTest, SettingsAliases) {
   EXPECT_EQ(f.tokenize_stall_ms, 10000);
   EXPECT_EQ(f.stall_first_byte_ms, 150);
   ASSERT_TRUE(apply_fault_settings("tokenize_stall_ms=5", f).has_value());
+  EXPECT_EQ(f.tokenize_stall_ms, 5);
+  ASSERT_TRUE(apply_fault_settings("decision_stall=4000,decision_status=500,decision_garbage", f)
+                  .has_value());
+  EXPECT_EQ(f.decision_stall_ms, 4000);
+  EXPECT_EQ(f.decision_status, 500);
+  EXPECT_TRUE(f.decision_garbage);
   EXPECT_EQ(f.tokenize_stall_ms, 5);
   ASSERT_TRUE(apply_fault_settings("429=off,drop=null,refuse=false", f).has_value());
   EXPECT_FALSE(f.status_429_retry_after_s.has_value());

@@ -246,7 +246,11 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     for (const auto& scorer : rc.pipeline) pipeline.emplace_back(scorer.name, scorer.weight);
     RouteSettings settings{.pipeline = pipeline};
     if (rc.strategy == "policy") {
-      pool->policy = make_policy_route(rc, providers);
+      auto policy = make_policy_route(rc, providers);
+      if (metrics != nullptr && policy->decision) {
+        policy->decision->instruments = metrics->decision(rc.name);
+      }
+      pool->policy = std::move(policy);
       settings.policy = &pool->policy->settings;
     }
     if (auto* built = finish_pool(std::move(pool), specs, settings)) {

@@ -91,6 +91,7 @@ struct PolicyRoute {
     std::string instructions;
     // Every distinct target model, in target order, with its criteria description (null: none).
     std::vector<std::pair<std::string, std::optional<std::string>>> criteria;
+    Metrics::DecisionInstruments instruments{};  // the route's call series; null without metrics
   };
   std::optional<Decision> decision;
 };
