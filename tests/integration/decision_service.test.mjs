@@ -6,11 +6,10 @@
 // The fleet: engines 0-1 serve qwen3-0.6b, engines 2-3 serve qwen3-32b (rolter-sim echoes any
 // model name), engine 4 is the decision service. One policy route "qwen3" with session_affinity
 // (weight 100: a session key outweighs everything else), least_inflight (1) and decision_service
-// (10). While the gateway cannot build a policy route (its balancer factory says "unknown
-// strategy"), the tests are skipped.
+// (10).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFleet, startRolter } from '../lib/rolter.mjs';
+import { startFleet } from '../lib/rolter.mjs';
 import { chat, postJson, settle } from '../lib/http.mjs';
 import { scrapeMetrics } from '../lib/metrics.mjs';
 import { startSimFor } from '../lib/sim.mjs';
@@ -45,20 +44,6 @@ criteria = { "${kSmall}" = "fast, simple requests", "${kLarge}" = "reasoning, ma
   return toml;
 };
 
-// Why the tests cannot run yet, or false: a gateway that cannot build a policy route ("unknown
-// strategy" from the balancer factory) exits at start; `rolter check` validates only the config.
-async function unknownStrategy() {
-  const engines = Array.from({ length: kDecider + 1 }, (_, i) => ({ url: `http://127.0.0.1:${i + 1}` }));
-  try {
-    const rolter = await startRolter({ config: policyConfig(engines) });
-    await rolter.stop();
-    return false;
-  } catch (err) {
-    if (/unknown strategy "policy"/.test(err.message)) return 'needs strategy policy (unknown to the balancer factory)';
-    throw err;
-  }
-}
-const skip = await unknownStrategy();
 
 const startPolicyFleet = (t) => startFleet(t, { engines: kDecider + 1, config: policyConfig });
 
@@ -94,7 +79,7 @@ async function keyLandingOn(rolter, model) {
   throw new Error(`no session key among 64 lands on ${model}`);
 }
 
-test('a greeting goes to the small model, a proof with code to the large one', { skip }, async (t) => {
+test('a greeting goes to the small model, a proof with code to the large one', async (t) => {
   const { sim, rolter } = await startPolicyFleet(t);
   for (let i = 0; i < 3; i++) {
     const easy = await chat(rolter.url, 'qwen3', { content: 'hello there!' });
@@ -108,7 +93,7 @@ test('a greeting goes to the small model, a proof with code to the large one', {
   assert.equal(await decisions(rolter, 'ok'), 6);
 });
 
-test('embeddings do not ask the decision service', { skip }, async (t) => {
+test('embeddings do not ask the decision service', async (t) => {
   const { sim, rolter } = await startPolicyFleet(t);
   const r = await settle(await postJson(`${rolter.url}/v1/embeddings`, { model: 'qwen3', input: 'hi' }));
   assert.equal(r.status, 200, r.text);
@@ -121,7 +106,7 @@ for (const [name, fault, outcome] of [
   ['answers garbage', { decision_garbage: true }, 'invalid'],
   ['stalls past the 3 s deadline', { decision_stall_ms: 4500 }, 'timeout'],
 ]) {
-  test(`a decision service that ${name} costs the vote, not the request`, { skip }, async (t) => {
+  test(`a decision service that ${name} costs the vote, not the request`, async (t) => {
     const { sim, rolter } = await startPolicyFleet(t);
     await sim.setFault(kDecider, fault);
     const r = await chat(rolter.url, 'qwen3', { content: kHard, timeoutMs: 15000 });
@@ -132,7 +117,7 @@ for (const [name, fault, outcome] of [
   });
 }
 
-test('the same session-id header keeps landing on one instance', { skip }, async (t) => {
+test('the same session-id header keeps landing on one instance', async (t) => {
   // One worker: verdicts are cached per worker, so the count of decisions below is exact.
   const { sim, rolter } = await startFleet(t, { engines: kDecider + 1, config: policyConfig, workers: 1 });
   for (const key of ['alpha', 'beta', 'gamma']) {
@@ -153,7 +138,7 @@ test('the same session-id header keeps landing on one instance', { skip }, async
   assert.equal(byRequestId.target, target);
 });
 
-test('prompt_cache_key is a session key on /v1/responses, not on chat completions', { skip }, async (t) => {
+test('prompt_cache_key is a session key on /v1/responses, not on chat completions', async (t) => {
   const { rolter } = await startPolicyFleet(t);
   // A key whose instance serves the large model: an easy request there shows the key decided.
   const { key, target } = await keyLandingOn(rolter, kLarge);

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { binDir, startRolter, stopSim } from '../lib/rolter.mjs';
 import { startSim } from '../lib/sim.mjs';
-import { chat, postJson, settle, withDeadline } from '../lib/http.mjs';
+import { chat, withDeadline } from '../lib/http.mjs';
 
 const kGreeting = 'Hi there!';
 const kHard = 'Prove that there are infinitely many primes, then write code in C++ that implements ' +
@@ -181,26 +181,3 @@ test('a session keeps its instance while loads are equal, and every node agrees 
       }
     }
   });
-
-test('prompt_cache_key is a session key on /v1/responses but not on chat completions', async (t) => {
-  const { rolter } = await startFleet(t);
-  // Same key on /v1/responses: one instance every time.
-  const engines = new Set();
-  for (let i = 0; i < 6; ++i) {
-    const r = await settle(await postJson(`${rolter.url}/v1/responses`,
-      { model: 'chat-pair', input: `question ${i}`, max_output_tokens: 1, prompt_cache_key: 'pck-7' }));
-    assert.equal(r.status, 200, r.text);
-    engines.add(r.engine);
-  }
-  assert.equal(engines.size, 1, `engines: ${[...engines]}`);
-  // On chat completions the body field is not a key: with no key the session plugin abstains and
-  // least_inflight alone decides; on an idle pair that is an exact tie, broken at random, so over
-  // 20 requests both instances serve (all on one: probability 2^-19).
-  const chatEngines = new Set();
-  for (let i = 0; i < 20; ++i) {
-    const r = await chat(rolter.url, 'chat-pair', { content: `q ${i}`, body: { prompt_cache_key: 'pck-7' } });
-    assert.equal(r.status, 200, r.text);
-    chatEngines.add(r.engine);
-  }
-  assert.equal(chatEngines.size, 2, `engines: ${[...chatEngines]}`);
-});
