@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "balance/adaptive/adaptive_balancer.h"
 #include "balance/stacks.h"
 #include "balance/strategies/cache_aware.h"
 #include "balance/strategies/consistent_hash.h"
@@ -52,6 +53,14 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   if (strategy == "precise_cache_aware") return make_precise_cache_aware(candidates, deps);
   if (strategy == "kv_cost") return std::make_unique<KvCostBalancer>(candidates, random);
   if (strategy == "lmcache_aware") return make_lmcache_aware(candidates, deps);
+  if (strategy == "adaptive") {
+    // SPEC §6.10: the default pipeline stack is the fallback, whatever [routes.pipeline] says.
+    auto fallback = make_pipeline(candidates, deps, {});
+    if (!fallback) return tl::unexpected(std::move(fallback.error()));
+    const Clock& clock = deps.clock != nullptr ? *deps.clock : default_clock();
+    return std::make_unique<AdaptiveBalancer>(candidates, std::move(*fallback), settings.adaptive,
+                                              settings.adaptive_state, random, clock);
+  }
   return tl::unexpected("unknown strategy \"" + std::string(strategy) +
                         "\"; known strategies: " + join(known_strategies()));
 }

@@ -42,6 +42,16 @@
 //   lmcache_poll_failures_total{instance}   polls that failed (connect, timeout, status, body)
 //   tokenize_seconds{provider,outcome}      POST /tokenize calls to the engines (tokenize =
 //                                           "engine"), histogram; outcome = ok, timeout, error
+//   adaptive_routing_target_score{model,target}
+//                                           an adaptive route's blended score of each target,
+//                                           set by the telemetry sampler every period
+//   adaptive_routing_decisions_total{model,decision}
+//                                           an adaptive route's picks by decision (blend,
+//                                           exploration, probe, fallback), read from the
+//                                           LoadTracker at scrape time
+//   adaptive_routing_target_picks_total{model,target,decision}
+//                                           the same per target
+//   adaptive_telemetry_posts_total{result}  telemetry posts to the control plane (ok, error)
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -147,6 +157,11 @@ class Metrics {
   static void sync_kv_events(const KvEventInstruments& k, const KvEventCounts& counts);
   // One failed poll of an LMCache endpoint.
   static void count_lmcache_failure(const LmcacheInstruments& l);
+
+  // Sets an adaptive route's blended score of one target (SPEC §6.10).
+  void set_adaptive_score(std::string_view model, std::string_view target, double score);
+  // One telemetry post to the control plane, and whether it was accepted.
+  void count_adaptive_telemetry_post(bool ok);
 
   // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.
   std::string render(const LoadTracker& tracker);

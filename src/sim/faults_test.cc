@@ -89,6 +89,7 @@ TEST(FaultsTest, JsonRoundTrip) {
   f.stall_first_byte_ms = 100;
   f.tokenize_stall_ms = 250;
   f.drop_mid_stream_after_tokens = 4;
+  f.slowdown = 5;
   auto back = faults_from_json(faults_to_json(f));
   ASSERT_TRUE(back.has_value()) << back.error();
   EXPECT_EQ(*back, f);
@@ -113,6 +114,18 @@ TEST(FaultsTest, JsonRejectsBadFields) {
   EXPECT_FALSE(faults_from_json(Json{{"tokenize_stall_ms", -1}}).has_value());
   EXPECT_FALSE(faults_from_json(Json{{"tokenize_stall_ms", "10"}}).has_value());
   EXPECT_FALSE(faults_from_json(Json::array()).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"slowdown", 0.5}}).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"slowdown", "5"}}).has_value());
+}
+
+TEST(FaultsTest, SlowdownFromFlagReachesTheDecision) {
+  Faults f;
+  ASSERT_TRUE(apply_fault_settings("slowdown=5", f).has_value());
+  EXPECT_EQ(f.slowdown, 5.0);
+  EXPECT_EQ(decide_faults(f, 0, 0, 0).slowdown, 5.0);
+  EXPECT_EQ(decide_faults(Faults{}, 0, 0, 0).slowdown, 1.0);
+  EXPECT_FALSE(apply_fault_settings("slowdown=0", f).has_value());
+  EXPECT_FALSE(apply_fault_settings("slowdown=fast", f).has_value());
 }
 
 TEST(FaultsTest, FlagWithEngine) {
