@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { configFor, startFleet } from '../lib/rolter.mjs';
 import { chat, waitUntil, withDeadline } from '../lib/http.mjs';
-import { scrapeMetrics } from '../lib/metrics.mjs';
+import { promtool, scrapeMetrics } from '../lib/metrics.mjs';
 
 const kTargets = ['engine-0/sim-model', 'engine-1/sim-model'];
 
@@ -196,4 +196,6 @@ test('the telemetry sender posts every adaptive route to the control plane with 
     assert.match(text, new RegExp(`^rolter_adaptive_routing_target_score\\{model="m",target="${target}"\\} `, 'm'));
   }
   assert.ok(sumOf(text, 'rolter_adaptive_telemetry_posts_total', { result: 'ok' }) >= 1);
+  const lint = await promtool(t, text);
+  assert.equal(lint.code, 0, lint.out);
 });

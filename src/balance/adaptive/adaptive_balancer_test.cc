@@ -197,7 +197,9 @@ TEST(AdaptiveBalancerTest, AtMostEightProbesPerCandidateEvenWithoutAnswers) {
     const auto pick = lb->pick({}, fleet.loads.view());
     ASSERT_TRUE(pick);
     if (*pick == 1) ++to_one;
-    if (i < 8) EXPECT_EQ(*pick, 1u) << "probe " << i;
+    if (i < 8) {
+      EXPECT_EQ(*pick, 1u) << "probe " << i;
+    }
   }
   // SPEC §6.10: 8, written out so that a change of the constant shows here.
   EXPECT_EQ(probed.probes(), 8u);
@@ -241,14 +243,15 @@ TEST(AdaptiveBalancerTest, BlendPrefersTheFastCheapIdleCandidate) {
   // Candidate 1 ineligible: the next fastest.
   EXPECT_EQ(lb->pick_eligible({}, fleet.loads.view(), [](size_t c) { return c != 1; }), 2u);
 
-  // Cost only: the cheapest; an unknown price (0.5) beats the dearest (0).
+  // Cost only: the cheapest. With it ineligible, the one known price left is an all-equal range
+  // (1.0), which beats the unknown price (0.5).
   fleet.candidates[0].price = 5;
   fleet.candidates[1].price = 9;
   const AdaptivePolicy cost_only{.enabled = true, .latency_weight = 0, .cost_weight = 1,
                                  .load_weight = 0, .exploration_ratio = 0, .min_samples = 0};
   auto by_cost = make_adaptive(fleet, &cost_only, &state, random, clock);
   EXPECT_EQ(by_cost->pick({}, fleet.loads.view()), 0u);
-  EXPECT_EQ(by_cost->pick_eligible({}, fleet.loads.view(), [](size_t c) { return c != 0; }), 2u);
+  EXPECT_EQ(by_cost->pick_eligible({}, fleet.loads.view(), [](size_t c) { return c != 0; }), 1u);
 
   // Load only: the least loaded.
   fleet.loads.set(0, 4);
