@@ -398,8 +398,9 @@ void render_adaptive(Families& families, const LoadTracker& tracker) {
     });
     for (size_t k = 0; k < kAdaptiveDecisionCount; ++k) {
       const std::string decision(adaptive_decision_name(static_cast<AdaptiveDecision>(k)));
-      sync_counter(families.adaptive_decisions.Add({{"model", route.route()}, {"decision", decision}}),
-                   static_cast<double>(split[k]));
+      sync_counter(
+          families.adaptive_decisions.Add({{"model", route.route()}, {"decision", decision}}),
+          static_cast<double>(split[k]));
     }
     for (const auto& [key, total] : by_target) {
       const std::string decision(adaptive_decision_name(static_cast<AdaptiveDecision>(key.second)));

@@ -437,7 +437,8 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     }
     if (!plan.model_request) {
       // Embeddings: one prefill, no decode, outside the engine model.
-      const auto delay = std::chrono::duration_cast<Clock::duration>(plan.delay * plan.fault.slowdown);
+      const auto delay =
+          std::chrono::duration_cast<Clock::duration>(plan.delay * plan.fault.slowdown);
       if (!co_await sleep_until(timer, start + delay)) co_return Outcome::kCancelled;
       HttpResponse res = make_response(req, http::status::ok, kJson, plan.body);
       res.set("x-sim-engine", engine_header());
@@ -472,11 +473,11 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
   // by the pump whenever an event arrives. False when cancelled first.
   asio::awaitable<bool> slow_down(const RequestPlan& plan, Clock::time_point start, double at_ms) {
     if (!(plan.fault.slowdown > 1)) co_return true;
-    const auto happened =
-        epoch + std::chrono::duration_cast<Clock::duration>(
-                    std::chrono::duration<double, std::milli>(at_ms));
+    const auto happened = epoch + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double, std::milli>(at_ms));
     const auto taken = happened > start ? happened - start : Clock::duration::zero();
-    const auto due = start + std::chrono::duration_cast<Clock::duration>(taken * plan.fault.slowdown);
+    const auto due =
+        start + std::chrono::duration_cast<Clock::duration>(taken * plan.fault.slowdown);
     asio::steady_timer timer(co_await asio::this_coro::executor);
     co_return co_await sleep_until(timer, due);
   }

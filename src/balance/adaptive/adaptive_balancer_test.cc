@@ -97,7 +97,8 @@ TEST(AdaptiveScoreTest, MinMaxLowerIsBetter) {
   for (const Case& c : cases) {
     std::vector<double> values = c.raw;
     adaptive_score_lower_is_better(values, [&](size_t i) { return bool(c.eligible[i]); });
-    for (size_t i = 0; i < values.size(); ++i) EXPECT_DOUBLE_EQ(values[i], c.want[i]) << c.what << " [" << i << "]";
+    for (size_t i = 0; i < values.size(); ++i)
+      EXPECT_DOUBLE_EQ(values[i], c.want[i]) << c.what << " [" << i << "]";
   }
 }
 
@@ -109,9 +110,10 @@ TEST(AdaptiveBalancerTest, DisabledPolicyPicksExactlyAsThePipelineStack) {
   for (size_t i = 0; i < 5; ++i) fleet.sample(i, 10.0 * (i + 1));
   ManualClock clock;
   const AdaptivePolicy disabled{.enabled = false, .min_samples = 0};
-  const AdaptivePolicy zero_blend{.enabled = true, .latency_weight = 0, .cost_weight = 0,
-                                  .load_weight = 0, .min_samples = 0};
-  for (const AdaptivePolicy* policy : {&disabled, &zero_blend, static_cast<const AdaptivePolicy*>(nullptr)}) {
+  const AdaptivePolicy zero_blend{
+      .enabled = true, .latency_weight = 0, .cost_weight = 0, .load_weight = 0, .min_samples = 0};
+  for (const AdaptivePolicy* policy :
+       {&disabled, &zero_blend, static_cast<const AdaptivePolicy*>(nullptr)}) {
     SeededRandom random_a(99), random_b(99), driver(5);
     auto pipeline = make_pipeline(fleet.candidates, {.random = &random_a, .clock = &clock}, {});
     ASSERT_TRUE(pipeline);
@@ -153,8 +155,11 @@ TEST(AdaptiveBalancerTest, EngagementNeedsEveryCondition) {
   const Case cases[] = {
       {"all hold", enabled_policy(5), 5, 2, true},
       {"disabled", {.enabled = false, .min_samples = 5}, 5, 2, false},
-      {"no weight", {.enabled = true, .latency_weight = 0, .cost_weight = 0, .load_weight = 0,
-                     .min_samples = 5}, 5, 2, false},
+      {"no weight",
+       {.enabled = true, .latency_weight = 0, .cost_weight = 0, .load_weight = 0, .min_samples = 5},
+       5,
+       2,
+       false},
       {"served one short of min_samples", enabled_policy(5), 4, 2, false},
       {"one sampled candidate", enabled_policy(5), 5, 1, false},
       {"min_samples 0 engages at once", enabled_policy(0), 0, 2, true},
@@ -235,8 +240,12 @@ TEST(AdaptiveBalancerTest, BlendPrefersTheFastCheapIdleCandidate) {
   fleet.sample(2, 30);
   SeededRandom random(5);
   ManualClock clock;
-  const AdaptivePolicy latency_only{.enabled = true, .latency_weight = 1, .cost_weight = 0,
-                                    .load_weight = 0, .exploration_ratio = 0, .min_samples = 0};
+  const AdaptivePolicy latency_only{.enabled = true,
+                                    .latency_weight = 1,
+                                    .cost_weight = 0,
+                                    .load_weight = 0,
+                                    .exploration_ratio = 0,
+                                    .min_samples = 0};
   AdaptiveRouteState state("m");
   auto lb = make_adaptive(fleet, &latency_only, &state, random, clock);
   for (int i = 0; i < 20; ++i) EXPECT_EQ(lb->pick({}, fleet.loads.view()), 1u);
@@ -247,8 +256,12 @@ TEST(AdaptiveBalancerTest, BlendPrefersTheFastCheapIdleCandidate) {
   // (1.0), which beats the unknown price (0.5).
   fleet.candidates[0].price = 5;
   fleet.candidates[1].price = 9;
-  const AdaptivePolicy cost_only{.enabled = true, .latency_weight = 0, .cost_weight = 1,
-                                 .load_weight = 0, .exploration_ratio = 0, .min_samples = 0};
+  const AdaptivePolicy cost_only{.enabled = true,
+                                 .latency_weight = 0,
+                                 .cost_weight = 1,
+                                 .load_weight = 0,
+                                 .exploration_ratio = 0,
+                                 .min_samples = 0};
   auto by_cost = make_adaptive(fleet, &cost_only, &state, random, clock);
   EXPECT_EQ(by_cost->pick({}, fleet.loads.view()), 0u);
   EXPECT_EQ(by_cost->pick_eligible({}, fleet.loads.view(), [](size_t c) { return c != 0; }), 1u);
@@ -257,8 +270,12 @@ TEST(AdaptiveBalancerTest, BlendPrefersTheFastCheapIdleCandidate) {
   fleet.loads.set(0, 4);
   fleet.loads.set(1, 1);
   fleet.loads.set(2, 3);
-  const AdaptivePolicy load_only{.enabled = true, .latency_weight = 0, .cost_weight = 0,
-                                 .load_weight = 1, .exploration_ratio = 0, .min_samples = 0};
+  const AdaptivePolicy load_only{.enabled = true,
+                                 .latency_weight = 0,
+                                 .cost_weight = 0,
+                                 .load_weight = 1,
+                                 .exploration_ratio = 0,
+                                 .min_samples = 0};
   auto by_load = make_adaptive(fleet, &load_only, &state, random, clock);
   EXPECT_EQ(by_load->pick({}, fleet.loads.view()), 1u);
 }
@@ -277,7 +294,8 @@ TEST(AdaptiveBalancerTest, ExplorationShareMatchesTheRatio) {
   int slow = 0;
   for (int i = 0; i < kPicks; ++i) slow += *lb->pick({}, fleet.loads.view()) == 1 ? 1 : 0;
   const AdaptiveSplit split = state.split();
-  const double explored = static_cast<double>(split[size_t(AdaptiveDecision::kExploration)]) / kPicks;
+  const double explored =
+      static_cast<double>(split[size_t(AdaptiveDecision::kExploration)]) / kPicks;
   EXPECT_NEAR(explored, 0.2, 0.02);
   EXPECT_EQ(split[size_t(AdaptiveDecision::kBlend)] + split[size_t(AdaptiveDecision::kExploration)],
             static_cast<uint64_t>(kPicks));
@@ -327,8 +345,12 @@ TEST(AdaptiveBalancerTest, FallbackStackAffinityLearnedWhileEngaged) {
   fleet.sample(2, 50);
   SeededRandom random(8);
   ManualClock clock;
-  const AdaptivePolicy on{.enabled = true, .latency_weight = 1, .cost_weight = 0, .load_weight = 0,
-                          .exploration_ratio = 0, .min_samples = 0};
+  const AdaptivePolicy on{.enabled = true,
+                          .latency_weight = 1,
+                          .cost_weight = 0,
+                          .load_weight = 0,
+                          .exploration_ratio = 0,
+                          .min_samples = 0};
   AdaptiveRouteState state("m");
   auto fallback = make_pipeline(fleet.candidates, {.random = &random, .clock = &clock}, {});
   ASSERT_TRUE(fallback);

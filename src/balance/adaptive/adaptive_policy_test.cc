@@ -29,10 +29,18 @@ TEST(AdaptivePolicyTest, SanitiserTable) {
       {"negative exploration is 0", {.exploration_ratio = -0.1}, {.exploration_ratio = 0}},
       {"NaN exploration is 0", {.exploration_ratio = kNan}, {.exploration_ratio = 0}},
       {"in-range values are kept",
-       {.enabled = true, .latency_weight = 2, .cost_weight = 0, .load_weight = 1.5,
-        .exploration_ratio = 0.1, .min_samples = 10},
-       {.enabled = true, .latency_weight = 2, .cost_weight = 0, .load_weight = 1.5,
-        .exploration_ratio = 0.1, .min_samples = 10}},
+       {.enabled = true,
+        .latency_weight = 2,
+        .cost_weight = 0,
+        .load_weight = 1.5,
+        .exploration_ratio = 0.1,
+        .min_samples = 10},
+       {.enabled = true,
+        .latency_weight = 2,
+        .cost_weight = 0,
+        .load_weight = 1.5,
+        .exploration_ratio = 0.1,
+        .min_samples = 10}},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(sanitize_adaptive_policy(c.raw), c.want) << c.what;

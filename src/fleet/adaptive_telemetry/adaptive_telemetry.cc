@@ -181,8 +181,8 @@ Task<Status> AdaptiveTelemetry::Impl::post(const std::string& body) {
   request.keep_alive(false);
   request.body() = body;
   request.prepare_payload();
-  co_return co_await std::visit(
-      [&](auto& stream) { return post_on(stream, *connection, request); }, connection->stream);
+  co_return co_await std::visit([&](auto& stream) { return post_on(stream, *connection, request); },
+                                connection->stream);
 }
 
 Task<void> AdaptiveTelemetry::Impl::tick() {
@@ -191,7 +191,8 @@ Task<void> AdaptiveTelemetry::Impl::tick() {
   const auto samples = collect_adaptive_samples(*snapshot, clock.now());
   if (Metrics* metrics = snapshot->metrics()) {
     for (const auto& route : samples) {
-      for (const auto& c : route.candidates) metrics->set_adaptive_score(route.route, c.target, c.score);
+      for (const auto& c : route.candidates)
+        metrics->set_adaptive_score(route.route, c.target, c.score);
     }
   }
   if (!endpoint || samples.empty()) co_return;

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "config/loader.h"
 #include "snapshot/snapshot.h"
+#include "snapshot/snapshot_store.h"
 
 namespace rolter {
 namespace {
@@ -44,7 +47,8 @@ provider = "fast"
 model = "up"
 
 [adaptive_routing]
-enabled = )") + (enabled ? "true" : "false") + R"(
+enabled = )") +
+         (enabled ? "true" : "false") + R"(
 min_samples = 2
 exploration_ratio = 0.9
 )";
@@ -55,8 +59,8 @@ class AdaptiveTelemetryTest : public ::testing::Test {
   std::shared_ptr<const Snapshot> build(bool enabled) {
     auto loaded = load_config_text(fleet_toml(enabled), "test.toml");
     EXPECT_TRUE(loaded);
-    auto snapshot = build_snapshot(std::move(loaded->config), tracker_, BalancerDeps{}, ++version_,
-                                   &metrics_);
+    auto snapshot =
+        build_snapshot(std::move(loaded->config), tracker_, BalancerDeps{}, ++version_, &metrics_);
     EXPECT_TRUE(snapshot);
     return *snapshot;
   }
@@ -96,8 +100,10 @@ TEST_F(AdaptiveTelemetryTest, SnapshotWiresPolicyAndStateThatSurvivesReloads) {
   EXPECT_NE(text.find(R"(rolter_adaptive_routing_decisions_total{decision="probe",model="m"} 2)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find(R"(rolter_adaptive_routing_target_picks_total{decision="fallback",model="m",target=)"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          R"(rolter_adaptive_routing_target_picks_total{decision="fallback",model="m",target=)"),
+      std::string::npos)
       << text;
 }
 
@@ -141,6 +147,36 @@ TEST_F(AdaptiveTelemetryTest, SamplesAndTheirJson) {
   EXPECT_EQ(slow["picks_by_decision"]["probe"], 1);
   EXPECT_FALSE(slow["seconds_since_last_pick"].is_null());
   EXPECT_DOUBLE_EQ(fast["score"].get<double>(), 1.0 * 1 + 0.5 * 1 + 0.25 * 1);
+}
+
+// A control plane that refuses connections: each failed post is counted, the gauges still follow,
+// and the sender keeps running. The period is short here; the product's is 15 s.
+TEST_F(AdaptiveTelemetryTest, FailedPostsAreCountedAndNeverFatal) {
+  SnapshotStore store;
+  store.publish(build(true));
+  // Port 1 on loopback: nothing listens there, so every connect is refused at once.
+  AdaptiveTelemetry telemetry(store, {.control_plane = "http://127.0.0.1:1",
+                                      .node_id = "n",
+                                      .interval = std::chrono::milliseconds(10)});
+  telemetry.start();
+  // The error count in an exposition, 0 when absent.
+  const auto failures = [](const std::string& text) {
+    const std::string series = R"(rolter_adaptive_telemetry_posts_total{result="error"} )";
+    const size_t at = text.find(series);
+    return at == std::string::npos ? 0.0 : std::stod(text.substr(at + series.size()));
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::string text;
+  while (std::chrono::steady_clock::now() < deadline) {
+    text = metrics_.render(tracker_);
+    if (failures(text) >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling, with a deadline
+  }
+  telemetry.stop();
+  EXPECT_GE(failures(text), 2) << text;
+  EXPECT_NE(text.find(R"(rolter_adaptive_routing_target_score{model="m",target="fast/up"})"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace
