@@ -1,9 +1,12 @@
 // rolter: the gateway's command line (SPEC §1).
 //
 //   rolter serve --config rolter.toml   all-in-one data plane
+//     [--control-plane URL --node-id ID]  report adaptive-routing telemetry there (SPEC §6.10),
+//                                         with the node token from ROLTER_NODE_TOKEN
 //   rolter check --config rolter.toml   validate a config; exit 1 on error
 //   rolter policy-thresholds            when policy mode moves a session off a busy engine
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +16,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 
@@ -21,6 +25,7 @@
 #include "balance/balancer_factory.h"
 #include "config/loader.h"
 #include "config/url.h"
+#include "fleet/adaptive_telemetry/adaptive_telemetry.h"
 #include "fleet/engine_metrics/engine_scraper.h"
 #include "fleet/kv_events/kv_event_service.h"
 #include "fleet/lmcache/lmcache_poller.h"
@@ -60,8 +65,20 @@ void raise_file_limit() {
   }
 }
 
+// What `rolter serve` reports to a control plane (SPEC §10).
+struct NodeOptions {
+  std::string control_plane;  // empty = report nowhere
+  std::string node_id;        // empty = the host name
+};
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "rolter";
+  return name;
+}
+
 int run_serve(const std::string& path, const std::string& listen_override,
-              unsigned workers_override) {
+              unsigned workers_override, const NodeOptions& node) {
   raise_file_limit();
   SnapshotStore store;
   LoadTracker tracker;
@@ -109,6 +126,15 @@ int run_serve(const std::string& path, const std::string& listen_override,
   kv_events.start();
   LmcachePoller lmcache(store);
   lmcache.start();
+  const char* node_token = std::getenv("ROLTER_NODE_TOKEN");
+  AdaptiveTelemetry adaptive_telemetry(
+      store, {.control_plane = node.control_plane,
+              .node_id = node.node_id.empty() ? host_name() : node.node_id,
+              .node_token = node_token != nullptr ? node_token : ""});
+  adaptive_telemetry.start();
+  if (!node.control_plane.empty()) {
+    spdlog::info("adaptive telemetry: reporting to {} every 15 s", node.control_plane);
+  }
   const std::string shown_host =
       address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
   spdlog::info("rolter listening on http://{}:{} ({} routes, config version {})", shown_host, *port,
@@ -163,6 +189,7 @@ int run_serve(const std::string& path, const std::string& listen_override,
     engine_metrics.stop();
     kv_events.stop();
     lmcache.stop();
+    adaptive_telemetry.stop();
     server.stop();
     spdlog::info("stopped");
   });
@@ -189,6 +216,12 @@ int main(int argc, char** argv) {
   serve->add_option("-c,--config", config_path, "Path to rolter.toml")->capture_default_str();
   serve->add_option("--listen", listen, "Override server.listen, e.g. 127.0.0.1:0");
   serve->add_option("--workers", workers, "Override server.workers (0 = one per core)");
+  rolter::NodeOptions node;
+  serve->add_option("--control-plane", node.control_plane,
+                    "The control plane this node reports to, e.g. http://cp.internal:4100 "
+                    "(node token from ROLTER_NODE_TOKEN); none = report nowhere");
+  serve->add_option("--node-id", node.node_id,
+                    "This node's id in its reports (x-rolter-node-id); default: the host name");
 
   auto* check = app.add_subcommand("check",
                                    "Validate a config: print every error with file, "
@@ -223,5 +256,5 @@ int main(int argc, char** argv) {
   if (*thresholds) {
     return rolter::run_policy_thresholds(threshold_targets, threshold_ratios, threshold_json);
   }
-  return rolter::run_serve(config_path, listen, workers);
+  return rolter::run_serve(config_path, listen, workers, node);
 }

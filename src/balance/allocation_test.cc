@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "balance/adaptive/adaptive_policy.h"
+#include "balance/adaptive/adaptive_route_state.h"
 #include "balance/balancer_factory.h"
 #include "balance/decision_verdict.h"
 #include "balance/evidence/instance_evidence.h"
@@ -199,6 +201,30 @@ TEST_P(AllocationTest, ScoreStackStrategiesDoNotAllocatePerPick) {
     (*lb)->observe(0, session);
     LoadsFixture loads(n);
     EXPECT_EQ(allocations_during(**lb, loads), 0) << (*lb)->name() << " with " << n;
+  }
+}
+
+// adaptive (SPEC §6.10), engaged (blend and exploration) and disengaged (its pipeline fallback),
+// over warm evidence and prices.
+TEST_P(AllocationTest, AdaptiveDoesNotAllocatePerPick) {
+  const size_t n = GetParam();
+  auto evidence = std::make_unique<InstanceEvidence[]>(n);
+  auto candidates = make_candidates(n);
+  for (size_t i = 0; i < n; ++i) {
+    candidates[i].price = static_cast<double>(i % 3);
+    candidates[i].evidence = &evidence[i];
+    evidence[i].latency.record(100.0 + 10.0 * static_cast<double>(i % 5));
+  }
+  SeededRandom random(5);
+  const AdaptivePolicy engaged{.enabled = true, .exploration_ratio = 0.3, .min_samples = 0};
+  const AdaptivePolicy waiting{.enabled = true, .min_samples = 1000000};
+  for (const AdaptivePolicy* policy : {&engaged, &waiting}) {
+    AdaptiveRouteState state("m");
+    auto lb = make_balancer("adaptive", candidates, BalancerDeps{.random = &random},
+                            {.adaptive = policy, .adaptive_state = &state});
+    ASSERT_TRUE(lb.has_value()) << lb.error();
+    LoadsFixture loads(n);
+    EXPECT_EQ(allocations_during(**lb, loads), 0) << "min_samples " << policy->min_samples;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "balance/policy/policy_factory.h"
+#include "balance/adaptive/adaptive_balancer.h"
 #include "balance/stacks.h"
 #include "balance/strategies/cache_aware.h"
 #include "balance/strategies/consistent_hash.h"
@@ -56,6 +57,14 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
   // Not in known_strategies(): a policy route is checked by the config validator as such, with
   // its [routes.policy] table, rather than as one more strategy name.
   if (strategy == "policy") return make_policy_balancer(candidates, settings.policy, deps);
+  if (strategy == "adaptive") {
+    // SPEC §6.10: the default pipeline stack is the fallback, whatever [routes.pipeline] says.
+    auto fallback = make_pipeline(candidates, deps, {});
+    if (!fallback) return tl::unexpected(std::move(fallback.error()));
+    const Clock& clock = deps.clock != nullptr ? *deps.clock : default_clock();
+    return std::make_unique<AdaptiveBalancer>(candidates, std::move(*fallback), settings.adaptive,
+                                              settings.adaptive_state, random, clock);
+  }
   return tl::unexpected("unknown strategy \"" + std::string(strategy) +
                         "\"; known strategies: " + join(known_strategies()));
 }

@@ -181,6 +181,12 @@ TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
        {256, 245, 250, 249, 258, 246, 259, 230},
        7,
        {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
+      // No policy given: adaptive is disabled, so every pick is its fallback's, the default
+      // pipeline stack, drawing the same numbers: exactly the pipeline's sequence.
+      {"adaptive",
+       {518, 87, 9, 255, 99, 87, 896, 42},
+       7,
+       {5, 6, 6, 0, 1, 0, 4, 6, 6, 3, 0, 6, 0, 3, 0, 6}},
   };
   for (std::string_view strategy : known_strategies()) {
     const auto answers = seeded_run(strategy, 31337);

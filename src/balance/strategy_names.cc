@@ -6,12 +6,12 @@
 namespace rolter {
 namespace {
 
-constexpr std::array<std::string_view, 14> kStrategies = {
+constexpr std::array<std::string_view, 15> kStrategies = {
     "round_robin",       "random",          "power_of_two",
     "weighted",          "consistent_hash", "cache_aware",
     "pipeline",          "cheapest",        "fastest",
     "predicted_latency", "lora_aware",      "precise_cache_aware",
-    "kv_cost",           "lmcache_aware",
+    "kv_cost",           "lmcache_aware",   "adaptive",
 };
 
 }  // namespace

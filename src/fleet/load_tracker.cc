@@ -13,6 +13,15 @@ InstanceState& LoadTracker::instance(std::string_view provider, std::string_view
   return state;
 }
 
+AdaptiveRouteState& LoadTracker::adaptive_route(std::string_view route) {
+  std::lock_guard lock(mu_);
+  // Few routes, looked up only while building a snapshot: a scan is enough.
+  for (auto& state : adaptive_routes_) {
+    if (state.route() == route) return state;
+  }
+  return adaptive_routes_.emplace_back(std::string(route));
+}
+
 size_t LoadTracker::size() const {
   std::lock_guard lock(mu_);
   return states_.size();

@@ -4,10 +4,13 @@
 // InstanceState; states are never destroyed while the tracker lives, so a pointer taken by any
 // snapshot stays valid across reloads. Per instance it keeps the load signals (local in-flight and
 // engine-reported load), the learned latency evidence, availability (parking, breaker, health) and
-// the KV residency read from its KV-event stream.
+// the KV residency read from its KV-event stream. Per `adaptive` route, keyed by route name, it
+// keeps the route's AdaptiveRouteState (served count, picks by decision kind), which outlives
+// reloads the same way.
 //
-// Thread-safety: instance() takes a mutex and is called only while building a snapshot. The
-// InstanceState fields are atomics, read and written by worker threads without locks.
+// Thread-safety: instance() and adaptive_route() take a mutex and are called only while building
+// a snapshot (and by scrapes). The InstanceState fields are atomics, read and written by worker
+// threads without locks.
 #pragma once
 
 #include <atomic>
@@ -18,6 +21,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "balance/adaptive/adaptive_route_state.h"
 #include "balance/evidence/instance_evidence.h"
 #include "balance/lmcache_signal.h"
 #include "balance/loads.h"
@@ -52,6 +56,18 @@ class LoadTracker {
   // Number of instances ever seen (ids are < size()).
   size_t size() const;
 
+  // Returns the adaptive state of the route (or group address) named `route`, creating it on
+  // first use. Never destroyed while the tracker lives.
+  AdaptiveRouteState& adaptive_route(std::string_view route);
+
+  // Calls fn(const AdaptiveRouteState&) for every adaptive route ever seen, under the tracker's
+  // lock (for scrapes).
+  template <typename Fn>
+  void for_each_adaptive_route(Fn&& fn) const {
+    std::lock_guard lock(mu_);
+    for (const auto& state : adaptive_routes_) fn(state);
+  }
+
   // Calls fn(const InstanceState&) for every instance, under the tracker's lock (for scrapes).
   template <typename Fn>
   void for_each(Fn&& fn) const {
@@ -63,6 +79,7 @@ class LoadTracker {
   mutable std::mutex mu_;
   std::deque<InstanceState> states_;  // deque: stable addresses
   std::unordered_map<std::string, InstanceState*> by_identity_;
+  std::deque<AdaptiveRouteState> adaptive_routes_;  // deque: stable addresses
 };
 
 // Counts one request's uncached prompt tokens in the instance's queued prefill work

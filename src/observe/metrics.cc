@@ -7,6 +7,9 @@
 #include <prometheus/text_serializer.h>
 
 #include <limits>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "fleet/load_tracker.h"
 
@@ -186,7 +189,26 @@ struct Metrics::Families {
                              .Name("rolter_decision_service_seconds")
                              .Help("Duration of the calls to a policy route's decision service, "
                                    "by route")
-                             .Register(r)) {}
+                             .Register(r)),
+        adaptive_score(prometheus::BuildGauge()
+                           .Name("rolter_adaptive_routing_target_score")
+                           .Help("An adaptive route's blended latency x cost x load score of each "
+                                 "target (higher is better), at the last telemetry sample")
+                           .Register(r)),
+        adaptive_decisions(prometheus::BuildCounter()
+                               .Name("rolter_adaptive_routing_decisions_total")
+                               .Help("An adaptive route's picks, by decision: blend, exploration, "
+                                     "probe (warm-up), fallback (the pipeline stack)")
+                               .Register(r)),
+        adaptive_target_picks(prometheus::BuildCounter()
+                                  .Name("rolter_adaptive_routing_target_picks_total")
+                                  .Help("An adaptive route's picks of each target, by decision")
+                                  .Register(r)),
+        adaptive_posts(prometheus::BuildCounter()
+                           .Name("rolter_adaptive_telemetry_posts_total")
+                           .Help("Adaptive-routing telemetry posts to the control plane, by "
+                                 "result (ok, error)")
+                           .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -218,6 +240,10 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Histogram>& tokenize;
   prometheus::Family<prometheus::Counter>& decision_requests;
   prometheus::Family<prometheus::Histogram>& decision_seconds;
+  prometheus::Family<prometheus::Gauge>& adaptive_score;
+  prometheus::Family<prometheus::Counter>& adaptive_decisions;
+  prometheus::Family<prometheus::Counter>& adaptive_target_picks;
+  prometheus::Family<prometheus::Counter>& adaptive_posts;
 };
 
 Metrics::Metrics()
@@ -380,7 +406,55 @@ void Metrics::count_lmcache_failure(const LmcacheInstruments& l) {
   if (l.poll_failures != nullptr) l.poll_failures->Increment();
 }
 
+void Metrics::set_adaptive_score(std::string_view model, std::string_view target, double score) {
+  families_->adaptive_score.Add({{"model", std::string(model)}, {"target", std::string(target)}})
+      .Set(score);
+}
+
+void Metrics::count_adaptive_telemetry_post(bool ok) {
+  families_->adaptive_posts.Add({{"result", ok ? "ok" : "error"}}).Increment();
+}
+
+namespace {
+
+// A Counter cannot be set, only increased: brings it up to `total` (the atomics only grow).
+void sync_counter(prometheus::Counter& counter, double total) {
+  if (total > counter.Value()) counter.Increment(total - counter.Value());
+}
+
+// The adaptive routes' decision counters, from their states in the tracker. Candidates that share
+// a label (instances of one provider) are summed under it.
+template <typename Families>
+void render_adaptive(Families& families, const LoadTracker& tracker) {
+  // Two concurrent scrapes must not both add the same difference.
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  tracker.for_each_adaptive_route([&](const AdaptiveRouteState& route) {
+    const AdaptiveSplit split = route.split();
+    std::map<std::pair<std::string, size_t>, uint64_t> by_target;
+    route.for_each_candidate([&](const AdaptiveCandidateCounters& c) {
+      const AdaptiveSplit s = c.split();
+      for (size_t k = 0; k < kAdaptiveDecisionCount; ++k) by_target[{c.label(), k}] += s[k];
+    });
+    for (size_t k = 0; k < kAdaptiveDecisionCount; ++k) {
+      const std::string decision(adaptive_decision_name(static_cast<AdaptiveDecision>(k)));
+      sync_counter(
+          families.adaptive_decisions.Add({{"model", route.route()}, {"decision", decision}}),
+          static_cast<double>(split[k]));
+    }
+    for (const auto& [key, total] : by_target) {
+      const std::string decision(adaptive_decision_name(static_cast<AdaptiveDecision>(key.second)));
+      sync_counter(families.adaptive_target_picks.Add(
+                       {{"model", route.route()}, {"target", key.first}, {"decision", decision}}),
+                   static_cast<double>(total));
+    }
+  });
+}
+
+}  // namespace
+
 std::string Metrics::render(const LoadTracker& tracker) {
+  render_adaptive(*families_, tracker);
   const auto now = default_clock().now();
   tracker.for_each([&](const InstanceState& state) {
     const prometheus::Labels labels = {{"instance", state.identity}};

@@ -47,6 +47,16 @@
 //                                           §7); outcome = ok, timeout, error (connect, I/O),
 //                                           status (non-2xx), invalid (a reply that may not vote)
 //   decision_service_seconds{route}         those calls' duration, whatever their outcome
+//   adaptive_routing_target_score{model,target}
+//                                           an adaptive route's blended score of each target,
+//                                           set by the telemetry sampler every period
+//   adaptive_routing_decisions_total{model,decision}
+//                                           an adaptive route's picks by decision (blend,
+//                                           exploration, probe, fallback), read from the
+//                                           LoadTracker at scrape time
+//   adaptive_routing_target_picks_total{model,target,decision}
+//                                           the same per target
+//   adaptive_telemetry_posts_total{result}  telemetry posts to the control plane (ok, error)
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -162,6 +172,11 @@ class Metrics {
   static void sync_kv_events(const KvEventInstruments& k, const KvEventCounts& counts);
   // One failed poll of an LMCache endpoint.
   static void count_lmcache_failure(const LmcacheInstruments& l);
+
+  // Sets an adaptive route's blended score of one target (SPEC §6.10).
+  void set_adaptive_score(std::string_view model, std::string_view target, double score);
+  // One telemetry post to the control plane, and whether it was accepted.
+  void count_adaptive_telemetry_post(bool ok);
 
   // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.
   std::string render(const LoadTracker& tracker);

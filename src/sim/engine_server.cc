@@ -467,7 +467,9 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     }
     if (!plan.model_request) {
       // Embeddings: one prefill, no decode, outside the engine model.
-      if (!co_await sleep_until(timer, start + plan.delay)) co_return Outcome::kCancelled;
+      const auto delay =
+          std::chrono::duration_cast<Clock::duration>(plan.delay * plan.fault.slowdown);
+      if (!co_await sleep_until(timer, start + delay)) co_return Outcome::kCancelled;
       HttpResponse res = make_response(req, http::status::ok, kJson, plan.body);
       res.set("x-sim-engine", engine_header());
       if (!co_await write_response(conn.socket, res)) co_return Outcome::kCancelled;
@@ -483,18 +485,35 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
         auto event = co_await next_event(ticket);
         if (!event) co_return Outcome::kCancelled;
         c.cached_tokens = event->cached_tokens;
-        if (event->kind == ModelEvent::Kind::kFinished) break;
+        if (event->kind == ModelEvent::Kind::kFinished) {
+          if (!co_await slow_down(plan, start, event->at_ms)) co_return Outcome::kCancelled;
+          break;
+        }
       }
       HttpResponse res = make_response(req, http::status::ok, kJson, render_response(c));
       res.set("x-sim-engine", engine_header());
       if (!co_await write_response(conn.socket, res)) co_return Outcome::kCancelled;
       co_return Outcome::kCompleted;
     }
-    co_return co_await stream(conn, req, plan, c, ticket);
+    co_return co_await stream(conn, req, plan, c, ticket, start);
+  }
+
+  // The slowdown fault: holds a model event that happened at `at_ms` (model time) until it is
+  // `slowdown` times as far from `start` as it really was. Its own timer: the ticket's is woken
+  // by the pump whenever an event arrives. False when cancelled first.
+  asio::awaitable<bool> slow_down(const RequestPlan& plan, Clock::time_point start, double at_ms) {
+    if (!(plan.fault.slowdown > 1)) co_return true;
+    const auto happened = epoch + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double, std::milli>(at_ms));
+    const auto taken = happened > start ? happened - start : Clock::duration::zero();
+    const auto due =
+        start + std::chrono::duration_cast<Clock::duration>(taken * plan.fault.slowdown);
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    co_return co_await sleep_until(timer, due);
   }
 
   asio::awaitable<Outcome> stream(Connection& conn, const HttpRequest& req, const RequestPlan& plan,
-                                  Completion& c, ModelTicket& ticket) {
+                                  Completion& c, ModelTicket& ticket, Clock::time_point start) {
     // HTTP/1.0 has no chunked encoding: the stream is then delimited by closing the connection.
     const bool chunked = req.version() >= 11;
     http::response<http::empty_body> head{http::status::ok, req.version()};
@@ -536,6 +555,7 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     for (;;) {
       auto event = co_await next_event(ticket);
       if (!event) co_return Outcome::kCancelled;
+      if (!co_await slow_down(plan, start, event->at_ms)) co_return Outcome::kCancelled;
       c.cached_tokens = event->cached_tokens;
       if (event->kind == ModelEvent::Kind::kFirstToken) {
         if (drop_now(0)) {

@@ -42,6 +42,10 @@ tl::expected<void, std::string> validate(const Faults& f) {
     return tl::make_unexpected("status_429_retry_after_s must be >= 0");
   }
   if (f.stall_first_byte_ms < 0) return tl::make_unexpected("stall_first_byte_ms must be >= 0");
+  // At most 1000: a larger factor is a stall, which has its own fault.
+  if (!(f.slowdown >= 1 && f.slowdown <= 1000)) {
+    return tl::make_unexpected("slowdown must be within [1, 1000]");
+  }
   if (f.tokenize_stall_ms < 0) return tl::make_unexpected("tokenize_stall_ms must be >= 0");
   if (f.decision_stall_ms < 0) return tl::make_unexpected("decision_stall_ms must be >= 0");
   if (f.decision_status != 0 && (f.decision_status < 100 || f.decision_status > 599)) {
@@ -89,6 +93,7 @@ Json faults_to_json(const Faults& f) {
       {"decision_stall_ms", f.decision_stall_ms},
       {"decision_status", f.decision_status},
       {"decision_garbage", f.decision_garbage},
+      {"slowdown", f.slowdown},
       {"drop_mid_stream_after_tokens", nullptr},
       {"drop_with_reset", f.drop_with_reset},
       {"kv_skip_seq", f.kv_skip_seq},
@@ -112,6 +117,9 @@ tl::expected<Faults, std::string> faults_from_json(const Json& json) {
     } else if (key == "error_rate") {
       if (!value.is_number()) return tl::make_unexpected("error_rate must be a number");
       f.error_rate = value.get<double>();
+    } else if (key == "slowdown") {
+      if (!value.is_number()) return tl::make_unexpected("slowdown must be a number");
+      f.slowdown = value.get<double>();
     } else if (key == "error_status") {
       if (!value.is_number_integer()) return tl::make_unexpected("error_status must be an integer");
       f.error_status = value.get<int>();
@@ -172,6 +180,10 @@ tl::expected<void, std::string> apply_fault_settings(std::string_view settings, 
       auto v = parse_number<double>(value);
       if (!v) return tl::make_unexpected(bad);
       f.error_rate = *v;
+    } else if (key == "slowdown") {
+      auto v = parse_number<double>(value);
+      if (!v) return tl::make_unexpected(bad);
+      f.slowdown = *v;
     } else if (key == "error_status") {
       auto v = parse_number<int>(value);
       if (!v) return tl::make_unexpected(bad);
@@ -250,6 +262,7 @@ FaultDecision decide_faults(const Faults& f, uint64_t seed, size_t engine_index,
                             uint64_t request_seq) {
   FaultDecision d;
   d.stall = std::chrono::milliseconds(f.stall_first_byte_ms);
+  d.slowdown = f.slowdown;
   d.drop_after_tokens = f.drop_mid_stream_after_tokens;
   d.drop_with_reset = f.drop_with_reset;
   if (f.status_429_retry_after_s) {

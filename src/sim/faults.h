@@ -41,6 +41,11 @@ struct Faults {
   int64_t decision_stall_ms = 0;
   int decision_status = 0;
   bool decision_garbage = false;
+  // Multiplies the engine's latencies as its clients see them: every moment of an answer (the
+  // response head, each streamed token, the end) comes `slowdown` times as long after the request
+  // began to be served (after any stall). 1 = none. The engine's own queue and batch run at their
+  // normal pace; only delivery is delayed, so an engine made slow does not also hold more work.
+  double slowdown = 1;
   // When set, a stream is cut after this many token events.
   std::optional<int64_t> drop_mid_stream_after_tokens;
   // How the stream is cut: false = FIN after the data already sent (like a crashed process),
@@ -64,7 +69,7 @@ tl::expected<Faults, std::string> faults_from_json(const nlohmann::json& json);
 
 // Applies comma-separated settings such as "refuse,error_rate=0.5,error_status=503" onto
 // `faults`. Keys are the JSON field names; short aliases: 429=N, stall=MS, drop=N, reset,
-// tokenize_stall=MS, decision_stall=MS.
+// tokenize_stall=MS, decision_stall=MS. slowdown=F multiplies latencies by F (>= 1).
 // Returns an error message and leaves `faults` unspecified on failure.
 tl::expected<void, std::string> apply_fault_settings(std::string_view settings, Faults& faults);
 
@@ -87,6 +92,7 @@ struct FaultDecision {
   int status = 200;
   int64_t retry_after_s = 0;
   std::chrono::milliseconds stall{0};
+  double slowdown = 1;  // Faults::slowdown
   // Token events to send before cutting a stream; empty = never cut.
   std::optional<int64_t> drop_after_tokens;
   bool drop_with_reset = false;

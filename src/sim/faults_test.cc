@@ -92,6 +92,7 @@ TEST(FaultsTest, JsonRoundTrip) {
   f.decision_status = 503;
   f.decision_garbage = true;
   f.drop_mid_stream_after_tokens = 4;
+  f.slowdown = 5;
   auto back = faults_from_json(faults_to_json(f));
   ASSERT_TRUE(back.has_value()) << back.error();
   EXPECT_EQ(*back, f);
@@ -119,6 +120,18 @@ TEST(FaultsTest, JsonRejectsBadFields) {
   EXPECT_FALSE(faults_from_json(Json{{"decision_status", 42}}).has_value());
   EXPECT_FALSE(faults_from_json(Json{{"decision_garbage", 1}}).has_value());
   EXPECT_FALSE(faults_from_json(Json::array()).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"slowdown", 0.5}}).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"slowdown", "5"}}).has_value());
+}
+
+TEST(FaultsTest, SlowdownFromFlagReachesTheDecision) {
+  Faults f;
+  ASSERT_TRUE(apply_fault_settings("slowdown=5", f).has_value());
+  EXPECT_EQ(f.slowdown, 5.0);
+  EXPECT_EQ(decide_faults(f, 0, 0, 0).slowdown, 5.0);
+  EXPECT_EQ(decide_faults(Faults{}, 0, 0, 0).slowdown, 1.0);
+  EXPECT_FALSE(apply_fault_settings("slowdown=0", f).has_value());
+  EXPECT_FALSE(apply_fault_settings("slowdown=fast", f).has_value());
 }
 
 TEST(FaultsTest, FlagWithEngine) {

@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
                  "Fault injection, repeatable: \"engine=1,refuse\", \"engine=0,error_rate=0.5,"
                  "error_status=503\", \"429=2\", \"stall=300\", \"drop=4\", "
                  "\"tokenize_stall=10000\", \"decision_stall=4000\", \"decision_status=500\", "
-                 "\"decision_garbage\" (no engine= means all)")
+                 "\"decision_garbage\", \"slowdown=5\" (latencies x5) (no engine= means all)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--threads", opt.threads, "I/O threads (each engine stays on one strand)")
       ->check(CLI::Range(1, 256));

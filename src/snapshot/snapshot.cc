@@ -165,6 +165,23 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
   std::vector<std::string> errors;
   snap->version_ = version;
   snap->metrics_ = metrics;
+  const AdaptiveRoutingConfig& adaptive = config.adaptive_routing;
+  snap->adaptive_policy_ = sanitize_adaptive_policy(AdaptivePolicy{
+      .enabled = adaptive.enabled,
+      .latency_weight = adaptive.latency_weight,
+      .cost_weight = adaptive.cost_weight,
+      .load_weight = adaptive.load_weight,
+      .exploration_ratio = adaptive.exploration_ratio,
+      .min_samples = adaptive.min_samples,
+  });
+  // An adaptive pool's policy and its state (kept by the tracker under `key`, so it survives
+  // reloads). The policy lives in the snapshot, as long as the balancer that reads it.
+  auto adaptive_settings = [&](RoutePool& pool, const std::string& key, RouteSettings& settings) {
+    if (pool.strategy != "adaptive") return;
+    pool.adaptive_state = &tracker.adaptive_route(key);
+    settings.adaptive = &snap->adaptive_policy_;
+    settings.adaptive_state = pool.adaptive_state;
+  };
 
   std::unordered_map<std::string, const Provider*> providers;
   for (const auto& pc : config.providers) {
@@ -253,6 +270,7 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
       pool->policy = std::move(policy);
       settings.policy = &pool->policy->settings;
     }
+    adaptive_settings(*pool, rc.name, settings);
     if (auto* built = finish_pool(std::move(pool), specs, settings)) {
       snap->routes_.emplace(rc.name, built);
       snap->model_ids_.push_back(rc.name);
@@ -273,7 +291,10 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
                      it->second->price, m, tracker);
       if (member.upstream_model.empty()) pool->passthrough = true;
     }
-    if (auto* built = finish_pool(std::move(pool), specs)) {
+    // A group's state is keyed by its address, "<slug>/*", as its metrics series are.
+    RouteSettings settings;
+    adaptive_settings(*pool, gc.slug + "/*", settings);
+    if (auto* built = finish_pool(std::move(pool), specs, settings)) {
       snap->groups_.emplace(gc.slug, built);
       for (const auto& member : gc.members) {
         if (!member.upstream_model.empty()) {

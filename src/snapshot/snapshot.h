@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "balance/adaptive/adaptive_policy.h"
 #include "balance/balancer_factory.h"
 #include "balance/load_balancer.h"
 #include "balance/policy/policy_settings.h"
@@ -109,6 +110,9 @@ struct RoutePool {
   std::vector<const LoadSignals*> counters;  // counters[i] = &candidates[i].state->load
   std::unique_ptr<LoadBalancer> balancer;
   std::unique_ptr<const PolicyRoute> policy;  // strategy "policy" only
+  // Strategy "adaptive" only: the route's learned state, owned by the LoadTracker (outlives the
+  // snapshot); its balancer is an AdaptiveBalancer (balance/adaptive/adaptive_balancer.h).
+  AdaptiveRouteState* adaptive_state = nullptr;
   Metrics::RouteInstruments instruments;
   Metrics::CandidateInstruments no_target;  // answers the gateway gave itself (502, 503, 504)
 
@@ -157,6 +161,10 @@ class Snapshot {
   const BreakerParams& breaker() const { return breaker_; }
   // Process-wide metrics, or null when the snapshot was built without them (tests).
   Metrics* metrics() const { return metrics_; }
+  // The sanitised [adaptive_routing] policy every adaptive pool of this snapshot runs.
+  const AdaptivePolicy& adaptive_policy() const { return adaptive_policy_; }
+  // Every pool: routes, then groups, then provider pins.
+  const std::vector<std::unique_ptr<RoutePool>>& pools() const { return pools_; }
 
   // Resolves a request's model: an exact route name first, then "group-slug/model", then
   // "provider/model". nullopt when nothing matches.
@@ -193,6 +201,7 @@ class Snapshot {
   Config config_;
   BreakerParams breaker_;
   Metrics* metrics_ = nullptr;
+  AdaptivePolicy adaptive_policy_;
   std::vector<std::unique_ptr<Provider>> providers_;
   std::vector<std::unique_ptr<RoutePool>> pools_;
   NameMap<const RoutePool*> routes_;  // by route name

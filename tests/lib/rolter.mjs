@@ -54,15 +54,16 @@ class LogWatch {
   }
 }
 
-// config: rolter.toml text. Its [server].listen is overridden with 127.0.0.1:0.
+// config: rolter.toml text. Its [server].listen is overridden with 127.0.0.1:0. args: more
+// `rolter serve` flags, e.g. ['--control-plane', url].
 // Rejects (and kills the process) when rolter exits or has not logged its port within
 // startTimeoutMs.
-export async function startRolter({ config, env = {}, workers = 2, startTimeoutMs = 10000 } = {}) {
+export async function startRolter({ config, env = {}, workers = 2, args = [], startTimeoutMs = 10000 } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'rolter-test-'));
   const configPath = path.join(dir, 'rolter.toml');
   writeFileSync(configPath, config);
   const child = spawn(path.join(binDir, 'rolter'),
-    ['serve', '--config', configPath, '--listen', '127.0.0.1:0', '--workers', String(workers)],
+    ['serve', '--config', configPath, '--listen', '127.0.0.1:0', '--workers', String(workers), ...args],
     { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   const log = new LogWatch(child.stderr);
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -171,14 +172,14 @@ export { readSse };
 //
 //   test('...', async (t) => {
 //     const { sim, rolter } = await startFleet(t, { engines: 2, config: (engines) => configFor({ engines, routes }) });
-export async function startFleet(t, { engines = 1, simArgs = ['--time-scale', '0'], config, env, workers } = {}) {
+export async function startFleet(t, { engines = 1, simArgs = ['--time-scale', '0'], config, env, workers, args } = {}) {
   const sim = await startSim({ engines, args: simArgs });
   let rolter;
   t.after(async () => {
     await rolter?.stop();
     await stopSim(sim);
   });
-  rolter = await startRolter({ config: config(sim.engines), env, workers });
+  rolter = await startRolter({ config: config(sim.engines), env, workers, args });
   return { sim, rolter };
 }
 

@@ -1,0 +1,76 @@
+// AdaptiveTelemetry: every period (15 s in the product), a sample of every adaptive route of the
+// current snapshot (SPEC §6.10): per target the blended score, its components, the raw signals,
+// picks and seconds since the last pick, plus the route's decision split and the sanitised policy.
+//
+// Each tick it sets rolter_adaptive_routing_target_score{model,target} and, when a control plane
+// is configured, POSTs the samples as one JSON document to
+// `{control_plane}/internal/adaptive-telemetry` with the node token (`Authorization: Bearer`) and
+// `x-rolter-node-id`. A failed post is logged (once per run of failures) and counted; the next
+// tick tries again. Without a control plane nothing is sent; the gauges still follow.
+//
+// The pieces: collect_adaptive_samples() reads a snapshot (pure but for the clock's reading);
+// adaptive_telemetry_json() encodes; AdaptiveTelemetry is the thin I/O loop on its own thread.
+// Sampling reads only atomics and the route states' locks: the pick path pays nothing for it
+// beyond what AdaptiveRouteState documents.
+//
+// Thread-safety: start() and stop() from one thread; the loop runs on the object's own thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "balance/adaptive/adaptive_balancer.h"
+#include "common/clock.h"
+
+namespace rolter {
+
+class Snapshot;
+class SnapshotStore;
+
+// The samples of every adaptive pool (routes and groups) of `snapshot`, in pool order, at `now`.
+std::vector<AdaptiveRouteSample> collect_adaptive_samples(const Snapshot& snapshot,
+                                                          Clock::TimePoint now);
+
+// The document posted to the control plane:
+//   {"node_id": "...", "routes": [{"route": "m", "engaged": true, "served": 120,
+//     "decisions": {"blend": 100, "exploration": 4, "probe": 3, "fallback": 13},
+//     "policy": {"enabled": true, "latency_weight": 1, ...},
+//     "targets": [{"target": "a/m", "score": 1.5,
+//                  "components": {"latency": 1, "cost": 0.5, "load": 1},
+//                  "signals": {"latency_ms": 12.5, "price": 0.8, "in_flight": 0},
+//                  "picks": 60, "picks_by_decision": {...}, "seconds_since_last_pick": 0.4}]}]}
+// Unknown values (no latency sample, no price, never picked) are null.
+std::string adaptive_telemetry_json(const std::string& node_id,
+                                    const std::vector<AdaptiveRouteSample>& routes);
+
+class AdaptiveTelemetry {
+ public:
+  struct Options {
+    std::string control_plane;  // base URL; empty = do not send
+    std::string node_id;
+    std::string node_token;  // empty = no Authorization header
+    // SPEC §6.10: every 15 s. A parameter so tests can run fast.
+    std::chrono::milliseconds interval{15000};
+  };
+
+  // `store` and `clock` must outlive the object.
+  AdaptiveTelemetry(SnapshotStore& store, Options options, const Clock& clock = default_clock());
+  ~AdaptiveTelemetry();
+  AdaptiveTelemetry(const AdaptiveTelemetry&) = delete;
+  AdaptiveTelemetry& operator=(const AdaptiveTelemetry&) = delete;
+
+  // Starts the thread; the first sample is taken one interval after the start.
+  void start();
+  // Stops the thread. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::thread thread_;
+};
+
+}  // namespace rolter
