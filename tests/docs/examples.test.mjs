@@ -1,4 +1,4 @@
-// The configuration examples in the operator guides are real configs: every ```toml block in
+// The configuration examples in the operator guides, and the demo's config, are real configs: every ```toml block in
 // them is written to a file and must pass `rolter check` (exit 0, no error line), so a renamed
 // key or a changed rule cannot leave a guide teaching a config the gateway refuses.
 import { test } from 'node:test';
@@ -53,6 +53,13 @@ for (const guide of guides) {
     }
   });
 }
+
+test('examples/rolter.toml, which scripts/demo serves, passes rolter check', async () => {
+  const { code, output } = await check(path.join(repoRoot, 'examples', 'rolter.toml'));
+  assert.equal(code, 0, output);
+  assert.doesNotMatch(output, /error/i, output);
+  assert.match(output, /OK \(/);
+});
 
 test('a broken example is caught: rolter check refuses a policy route with weights on some targets',
   async () => {
