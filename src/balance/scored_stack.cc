@@ -1,28 +1,18 @@
 #include "balance/scored_stack.h"
 
+#include <algorithm>
 #include <span>
 #include <utility>
 
 #include "balance/explain.h"
+#include "balance/pick_scratch.h"
 
 namespace rolter {
 namespace {
 
-// Per-thread scratch for one pick. Buffers only grow: a thread pays one allocation the first time
-// it sees a larger candidate list and none afterwards.
-struct Scratch {
-  std::vector<double> scores;
-  std::vector<double> totals;
-  std::vector<char> eligible;  // char, not bool: std::vector<bool> packs bits and is slower here
-
-  void ensure(size_t n) {
-    if (scores.size() < n) {
-      scores.resize(n);
-      totals.resize(n);
-      eligible.resize(n);
-    }
-  }
-};
+// Columns of the per-thread pick scratch: each scorer's values, and the weighted totals.
+enum Column : size_t { kScores, kTotals, kColumns };
+using Scratch = PickScratch<kColumns>;
 
 Scratch& scratch() {
   thread_local Scratch buffers;
@@ -58,32 +48,24 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
   // A mismatched Loads belongs to another candidate list: any index would be meaningless.
   if (count_ == 0 || loads.size() != count_) return std::nullopt;
   Scratch& s = scratch();
-  s.ensure(count_);
+  if (s.begin(count_, eligible) == 0) return std::nullopt;
+  const auto is_eligible = s.predicate();
+  const std::span<double> scores = s.column(kScores, count_);
+  const std::span<double> totals = s.column(kTotals, count_);
+  std::fill(totals.begin(), totals.end(), 0.0);
 
-  // Ask the predicate once per candidate, so every scorer sees the same eligible set even if the
-  // caller's answer would change mid-pick.
-  size_t eligible_count = 0;
-  for (size_t i = 0; i < count_; ++i) {
-    s.eligible[i] = eligible(i) ? 1 : 0;
-    eligible_count += s.eligible[i];
-    s.totals[i] = 0;
-  }
-  if (eligible_count == 0) return std::nullopt;
-  const auto is_eligible = [&s](size_t i) { return s.eligible[i] != 0; };
-
-  const std::span<double> scores(s.scores.data(), count_);
   for (const Entry& entry : entries_) {
     entry.scorer->score(ctx, loads, is_eligible, scores);
     for (size_t i = 0; i < count_; ++i) {
-      if (!s.eligible[i]) continue;
+      if (!s.eligible(i)) continue;
       const double contribution = entry.weight * clamp_score(scores[i]);
-      s.totals[i] += contribution;
+      totals[i] += contribution;
       if (ctx.explain != nullptr) ctx.explain->score(i, entry.scorer->name(), contribution);
     }
   }
   if (ctx.explain != nullptr) {
     for (size_t i = 0; i < count_; ++i) {
-      if (s.eligible[i]) ctx.explain->total(i, s.totals[i]);
+      if (s.eligible(i)) ctx.explain->total(i, totals[i]);
     }
   }
 
@@ -96,12 +78,12 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
   size_t best = count_;
   size_t ties = 0;
   for (size_t i = 0; i < count_; ++i) {
-    if (!s.eligible[i]) continue;
-    if (best == count_ || s.totals[i] > s.totals[best] ||
-        (s.totals[i] == s.totals[best] && served(i) < served(best))) {
+    if (!s.eligible(i)) continue;
+    if (best == count_ || totals[i] > totals[best] ||
+        (totals[i] == totals[best] && served(i) < served(best))) {
       best = i;
       ties = 1;
-    } else if (s.totals[i] == s.totals[best] && served(i) == served(best)) {
+    } else if (totals[i] == totals[best] && served(i) == served(best)) {
       ++ties;
       if (random_.uniform(ties) == 0) best = i;
     }

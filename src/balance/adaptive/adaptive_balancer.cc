@@ -8,6 +8,7 @@
 
 #include "balance/evidence/instance_evidence.h"
 #include "balance/explain.h"
+#include "balance/pick_scratch.h"
 
 namespace rolter {
 namespace {
@@ -20,20 +21,9 @@ constexpr double kAllEqualScore = 1.0;
 
 // Per-thread scratch for one pick. Buffers only grow: a thread pays one allocation the first time
 // it sees a larger candidate list and none afterwards.
-struct Scratch {
-  std::vector<char> eligible;  // char, not bool: std::vector<bool> packs bits
-  std::vector<double> latency, cost, load, total;
-
-  void ensure(size_t n) {
-    if (eligible.size() < n) {
-      eligible.resize(n);
-      latency.resize(n);
-      cost.resize(n);
-      load.resize(n);
-      total.resize(n);
-    }
-  }
-};
+// Columns of the per-thread pick scratch: the three normalised scores and the blend.
+enum Column : size_t { kLatency, kCost, kLoad, kTotal, kColumns };
+using Scratch = PickScratch<kColumns>;
 
 Scratch& scratch() {
   thread_local Scratch buffers;
@@ -131,14 +121,9 @@ std::optional<size_t> AdaptiveBalancer::pick_eligible(const RouteContext& ctx, c
   if (count_ == 0 || loads.size() != count_) return std::nullopt;
 
   Scratch& s = scratch();
-  s.ensure(count_);
-  size_t eligible_count = 0;
-  for (size_t i = 0; i < count_; ++i) {
-    s.eligible[i] = eligible(i) ? 1 : 0;
-    eligible_count += s.eligible[i];
-  }
+  const size_t eligible_count = s.begin(count_, eligible);
   if (eligible_count == 0) return std::nullopt;
-  const std::span<const char> mask(s.eligible.data(), count_);
+  const std::span<const char> mask = s.mask(count_);
 
   if (engaged()) {
     if (policy_.exploration_ratio > 0 && random_.uniform_double() < policy_.exploration_ratio) {
@@ -154,8 +139,7 @@ std::optional<size_t> AdaptiveBalancer::pick_eligible(const RouteContext& ctx, c
                         std::to_string(sampled_count()) +
                         " candidates with a latency sample); the pipeline stack decides");
   }
-  const auto is_eligible = [&s](size_t i) { return s.eligible[i] != 0; };
-  return fallback_pick(ctx, loads, is_eligible);
+  return fallback_pick(ctx, loads, s.predicate());
 }
 
 std::optional<size_t> AdaptiveBalancer::probe(const RouteContext& ctx,
@@ -223,10 +207,10 @@ void AdaptiveBalancer::score_all(const Loads& loads, std::span<const char> eligi
 size_t AdaptiveBalancer::blend(const RouteContext& ctx, const Loads& loads,
                                std::span<const char> eligible) {
   Scratch& s = scratch();
-  const std::span<double> latency(s.latency.data(), count_);
-  const std::span<double> cost(s.cost.data(), count_);
-  const std::span<double> load(s.load.data(), count_);
-  const std::span<double> total(s.total.data(), count_);
+  const std::span<double> latency = s.column(kLatency, count_);
+  const std::span<double> cost = s.column(kCost, count_);
+  const std::span<double> load = s.column(kLoad, count_);
+  const std::span<double> total = s.column(kTotal, count_);
   score_all(loads, eligible, latency, cost, load, total);
 
   // Argmax with reservoir sampling over exact ties: each tied candidate wins with 1/ties.

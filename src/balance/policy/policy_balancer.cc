@@ -6,25 +6,14 @@
 #include <utility>
 
 #include "balance/explain.h"
+#include "balance/pick_scratch.h"
 
 namespace rolter {
 namespace {
 
-// Per-thread scratch for one pick. Buffers only grow: a thread pays one allocation the first time
-// it sees a larger candidate list and none afterwards.
-struct Scratch {
-  std::vector<double> scores;
-  std::vector<double> totals;
-  std::vector<char> eligible;  // char, not bool: std::vector<bool> packs bits and is slower here
-
-  void ensure(size_t n) {
-    if (scores.size() < n) {
-      scores.resize(n);
-      totals.resize(n);
-      eligible.resize(n);
-    }
-  }
-};
+// Columns of the per-thread pick scratch: one plugin's scores, and the weighted totals.
+enum Column : size_t { kScores, kTotals, kColumns };
+using Scratch = PickScratch<kColumns>;
 
 Scratch& scratch() {
   thread_local Scratch buffers;
@@ -63,7 +52,7 @@ size_t PolicyBalancer::totals(const RouteContext& ctx, const Loads& loads, Eligi
   if (loads.size() != count_ || totals.size() != count_) return 0;
   Scratch& s = scratch();
   s.ensure(count_);
-  const std::span<double> scores(s.scores.data(), count_);
+  const std::span<double> scores = s.column(kScores, count_);
   size_t voters = 0;
   for (const Entry& entry : entries_) {
     const double multiplier = entry.plugin->vote(ctx, loads, eligible, scores);
@@ -91,19 +80,10 @@ std::optional<size_t> PolicyBalancer::pick_eligible(const RouteContext& ctx, con
   // A mismatched Loads belongs to another candidate list: any index would be meaningless.
   if (count_ == 0 || loads.size() != count_) return std::nullopt;
   Scratch& s = scratch();
-  s.ensure(count_);
+  if (s.begin(count_, eligible) == 0) return std::nullopt;
+  const auto is_eligible = s.predicate();
 
-  // Ask the predicate once per candidate, so every plugin sees the same eligible set even if the
-  // caller's answer would change mid-pick.
-  size_t eligible_count = 0;
-  for (size_t i = 0; i < count_; ++i) {
-    s.eligible[i] = eligible(i) ? 1 : 0;
-    eligible_count += s.eligible[i];
-  }
-  if (eligible_count == 0) return std::nullopt;
-  const auto is_eligible = [&s](size_t i) { return s.eligible[i] != 0; };
-
-  const std::span<double> totals_out(s.totals.data(), count_);
+  const std::span<double> totals_out = s.column(kTotals, count_);
   if (totals(ctx, loads, is_eligible, totals_out) == 0) {
     if (ctx.explain != nullptr)
       ctx.explain->reason("no plugin had an opinion: " + std::string(no_opinion_->name()));
@@ -113,9 +93,9 @@ std::optional<size_t> PolicyBalancer::pick_eligible(const RouteContext& ctx, con
   double best_total = 0;
   bool any = false;
   for (size_t i = 0; i < count_; ++i) {
-    if (!s.eligible[i]) continue;
-    if (ctx.explain != nullptr) ctx.explain->total(i, s.totals[i]);
-    if (!any || s.totals[i] > best_total) best_total = s.totals[i];
+    if (!s.eligible(i)) continue;
+    if (ctx.explain != nullptr) ctx.explain->total(i, totals_out[i]);
+    if (!any || totals_out[i] > best_total) best_total = totals_out[i];
     any = true;
   }
   // Uniform among the candidates tied with the best (reservoir sampling: the k-th tied candidate
@@ -123,7 +103,7 @@ std::optional<size_t> PolicyBalancer::pick_eligible(const RouteContext& ctx, con
   size_t best = count_;
   size_t ties = 0;
   for (size_t i = 0; i < count_; ++i) {
-    if (!s.eligible[i] || !same_total(s.totals[i], best_total)) continue;
+    if (!s.eligible(i) || !same_total(totals_out[i], best_total)) continue;
     ++ties;
     if (ties == 1 || random_.uniform(ties) == 0) best = i;
   }
