@@ -101,6 +101,21 @@ test('embeddings do not ask the decision service', async (t) => {
   assert.equal(await decisions(rolter, 'ok'), 0);
 });
 
+test('a route whose targets serve one model never asks the decision service', async (t) => {
+  // The same fleet, every target on the large model: there is nothing to choose (SPEC §7).
+  const oneModel = (engines) => policyConfig(engines)
+    .replaceAll(`model = "${kSmall}"`, `model = "${kLarge}"`)
+    .replace(`"${kSmall}" = "fast, simple requests", `, '');
+  const { sim, rolter } = await startFleet(t, { engines: kDecider + 1, config: oneModel });
+  for (const content of ['hello', kHard]) {
+    const r = await chat(rolter.url, 'qwen3', { content });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(modelOf(r.target), kLarge);
+  }
+  assert.equal(await systemoneCalls(sim), 0);
+  assert.equal(await decisions(rolter, 'ok'), 0);
+});
+
 for (const [name, fault, outcome] of [
   ['answers 500', { decision_status: 500 }, 'status'],
   ['answers garbage', { decision_garbage: true }, 'invalid'],
