@@ -1,7 +1,8 @@
 // ns per pick for the score-stack strategies (balance/stacks.h) at 8 and 64 candidates, every
 // candidate eligible, each fed the signal it ranks: a remembered session (pipeline), warm latency
 // models (predicted_latency), latency averages (fastest), catalog prices (cheapest) and a resident
-// adapter (lora_aware).
+// adapter (lora_aware); and the strategies built around a stack: policy mode with all three
+// plugins voting, and adaptive with its blend engaged.
 //
 // Until prefix_affinity is registered (balance/scorer_registry.cc) the pipeline runs without it
 // and lora_aware runs as adapter_residency 1.0 + least_load 0.25; both benchmarks' labels say so.
@@ -12,7 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "balance/adaptive/adaptive_policy.h"
+#include "balance/balancer_factory.h"
+#include "balance/decision_verdict.h"
 #include "balance/evidence/instance_evidence.h"
+#include "balance/policy/policy_settings.h"
 #include "balance/scorer_registry.h"
 #include "balance/stacks.h"
 #include "balance/testing/candidates_fixture.h"
@@ -118,6 +123,45 @@ void bm_lora_aware(benchmark::State& state) {
   run(state, **lb, {ctx});
 }
 
+// Policy mode with least_inflight, session_affinity and decision_service all voting: every
+// request has a session key and a verdict over two models.
+void bm_policy(benchmark::State& state) {
+  BenchFleet fleet(static_cast<size_t>(state.range(0)));
+  for (size_t i = 0; i < fleet.candidates.size(); ++i) {
+    fleet.candidates[i].model = i % 2 == 0 ? "small" : "large";
+  }
+  const PolicySettings settings{
+      .least_inflight_weight = 1, .session_affinity_weight = 1, .decision_weight = 10};
+  auto lb = make_balancer("policy", fleet.candidates, BalancerDeps{}, {.policy = &settings});
+  if (!lb) {
+    state.SkipWithError(lb.error().c_str());
+    return;
+  }
+  const DecisionVerdict verdict{
+      .choice = "large", .probabilities = {{"small", 0.2}, {"large", 0.8}}, .confidence = 0.9};
+  std::vector<std::string> keys;
+  for (size_t s = 0; s < kSessions; ++s) keys.push_back("session-" + std::to_string(s));
+  std::vector<RouteContext> ctxs(kSessions);
+  for (size_t s = 0; s < kSessions; ++s) {
+    ctxs[s].policy_session_key = keys[s];
+    ctxs[s].decision = &verdict;
+  }
+  run(state, **lb, ctxs);
+}
+
+// Adaptive with its blend engaged (every candidate has latency samples and a price; no
+// min_samples wait) and the default 5% exploration.
+void bm_adaptive(benchmark::State& state) {
+  const BenchFleet fleet(static_cast<size_t>(state.range(0)));
+  const AdaptivePolicy policy{.enabled = true, .min_samples = 0};
+  auto lb = make_balancer("adaptive", fleet.candidates, BalancerDeps{}, {.adaptive = &policy});
+  if (!lb) {
+    state.SkipWithError(lb.error().c_str());
+    return;
+  }
+  run(state, **lb, {RouteContext{}});
+}
+
 void pool_sizes(benchmark::internal::Benchmark* b) { b->Arg(8)->Arg(64); }
 
 BENCHMARK(bm_pipeline)->Apply(pool_sizes);
@@ -125,6 +169,8 @@ BENCHMARK_CAPTURE(bm_stack, predicted_latency, &make_predicted_latency)->Apply(p
 BENCHMARK(bm_lora_aware)->Apply(pool_sizes);
 BENCHMARK_CAPTURE(bm_stack, cheapest, &make_cheapest)->Apply(pool_sizes);
 BENCHMARK_CAPTURE(bm_stack, fastest, &make_fastest)->Apply(pool_sizes);
+BENCHMARK(bm_policy)->Apply(pool_sizes);
+BENCHMARK(bm_adaptive)->Apply(pool_sizes);
 
 }  // namespace
 }  // namespace rolter
