@@ -1,6 +1,9 @@
 #include "proxy/decision_cache.h"
 
 #include <algorithm>
+#include <cstdio>
+
+#include "common/hash.h"
 
 namespace rolter {
 
@@ -9,7 +12,19 @@ std::string DecisionCache::key_of(std::string_view route, std::string_view key) 
   std::string out = std::to_string(route.size());
   out.push_back(':');
   out.append(route);
-  out.append(key);
+  if (key.size() <= kMaxStoredKeyBytes) {
+    out.push_back('k');
+    out.append(key);
+    return out;
+  }
+  // A longer key (a header may be 64 KiB, a body field far more) is stored as a 128-bit digest, so
+  // the cache's memory stays bounded by its capacity whatever clients send.
+  char digest[33];
+  std::snprintf(digest, sizeof digest, "%016llx%016llx",
+                static_cast<unsigned long long>(hash64(key, 1)),
+                static_cast<unsigned long long>(hash64(key, 2)));
+  out.push_back('h');
+  out.append(digest, 32);
   return out;
 }
 

@@ -30,8 +30,12 @@ class DecisionCache {
  public:
   // SPEC §7.
   static constexpr std::chrono::seconds kTtl{60};
-  // A verdict is ~100 bytes plus its key: 4096 sessions per worker stay well under a megabyte.
+  // A verdict is ~100 bytes plus its key (at most kMaxStoredKeyBytes, and it names only the
+  // route's models: see keep_route_models() in decision_protocol.h): 4096 sessions per worker
+  // stay around 2 MB.
   static constexpr size_t kDefaultCapacity = 4096;
+  // Session keys up to this length are stored as they are; longer ones as a 128-bit digest.
+  static constexpr size_t kMaxStoredKeyBytes = 256;
 
   explicit DecisionCache(const Clock& clock, size_t capacity = kDefaultCapacity)
       : clock_(clock), capacity_(capacity) {}

@@ -27,6 +27,25 @@ TEST(DecisionCache, FreshFor60SecondsPerRouteAndKey) {
   EXPECT_FALSE(cache.find("r", "s1")) << "60 s after it was put";
 }
 
+// A session key longer than kMaxStoredKeyBytes is kept as a digest: still found by the same key,
+// never by another long key that shares its first bytes, and distinct from a short key.
+TEST(DecisionCache, LongKeysAreDigestedButStillDistinct) {
+  ManualClock clock;
+  DecisionCache cache(clock);
+  const std::string long_a(DecisionCache::kMaxStoredKeyBytes + 1000, 'a');
+  std::string long_b = long_a;
+  long_b.back() = 'b';
+  const std::string at_bound(DecisionCache::kMaxStoredKeyBytes, 'a');
+  cache.put("r", long_a, verdict("big"));
+  cache.put("r", at_bound, verdict("small"));
+  ASSERT_TRUE(cache.find("r", long_a));
+  EXPECT_EQ(cache.find("r", long_a)->choice, "big");
+  EXPECT_FALSE(cache.find("r", long_b)) << "differs only in its last byte";
+  ASSERT_TRUE(cache.find("r", at_bound));
+  EXPECT_EQ(cache.find("r", at_bound)->choice, "small");
+  EXPECT_FALSE(cache.find("other", long_a));
+}
+
 TEST(DecisionCache, PutRefreshesAndReplaces) {
   ManualClock clock;
   DecisionCache cache(clock);

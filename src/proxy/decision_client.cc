@@ -123,6 +123,7 @@ Task<std::optional<DecisionVerdict>> ask_decision_service(const PolicyRoute::Dec
                   decision.provider->name, route, call.error);
     co_return std::nullopt;
   }
+  if (call.verdict) keep_route_models(*call.verdict, decision);
   co_return std::move(call.verdict);
 }
 

@@ -161,4 +161,14 @@ tl::expected<DecisionVerdict, std::string> read_decision_reply(std::string_view 
   return read_model_selection(selection);
 }
 
+void keep_route_models(DecisionVerdict& verdict, const PolicyRoute::Decision& decision) {
+  const auto is_route_model = [&](std::string_view model) {
+    return std::any_of(decision.criteria.begin(), decision.criteria.end(),
+                       [&](const auto& criterion) { return criterion.first == model; });
+  };
+  std::erase_if(verdict.probabilities, [&](const auto& p) { return !is_route_model(p.first); });
+  verdict.probabilities.shrink_to_fit();
+  if (!is_route_model(verdict.choice)) verdict.choice.clear();
+}
+
 }  // namespace rolter

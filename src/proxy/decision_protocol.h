@@ -49,4 +49,10 @@ std::string decision_request_body(std::string_view client_body,
 // value counts.
 tl::expected<DecisionVerdict, std::string> read_decision_reply(std::string_view body);
 
+// Drops from `verdict` every probability for a model that is not one of the route's (the
+// decision's criteria): the plugin scores only those, and a verdict kept for a session then
+// costs memory in proportion to the route, not to what the service wrote. A choice that is not
+// one of them is cleared.
+void keep_route_models(DecisionVerdict& verdict, const PolicyRoute::Decision& decision);
+
 }  // namespace rolter

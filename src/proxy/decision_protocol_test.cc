@@ -169,5 +169,20 @@ TEST(ReadDecisionReply, Table) {
   }
 }
 
+// A verdict keeps only the route's models, however many the service named.
+TEST(KeepRouteModels, DropsModelsTheRouteDoesNotServe) {
+  DecisionVerdict v;
+  v.choice = "gpt-9";
+  v.probabilities = {{"qwen3-32b", 0.5}, {"gpt-9", 0.3}, {"qwen3-0.6b", 0.2}, {"x", 0.0}};
+  keep_route_models(v, two_models());
+  const std::vector<std::pair<std::string, double>> expected = {{"qwen3-32b", 0.5},
+                                                                {"qwen3-0.6b", 0.2}};
+  EXPECT_EQ(v.probabilities, expected);
+  EXPECT_EQ(v.choice, "") << "a choice outside the route is cleared";
+  v.choice = "qwen3-0.6b";
+  keep_route_models(v, two_models());
+  EXPECT_EQ(v.choice, "qwen3-0.6b");
+}
+
 }  // namespace
 }  // namespace rolter
