@@ -1,6 +1,7 @@
 #include "balance/policy/session_affinity.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "common/hash.h"
@@ -35,8 +36,16 @@ uint64_t SessionAffinityPlugin::rendezvous_weight(std::string_view session_key, 
 
 double SessionAffinityPlugin::vote(const RouteContext& ctx, const Loads& loads, Eligible eligible,
                                    std::span<double> out) {
-  const std::string_view key = ctx.policy_session_key;
+  std::string_view key = ctx.policy_session_key;
   if (key.empty() || out.size() != identity_hashes_.size()) return 0;
+  // A long key (a body field may run to megabytes) is ranked by its digest, written little-endian
+  // so every machine agrees: the pick then reads it once, not once per candidate.
+  std::array<char, 8> digest;
+  if (key.size() > kMaxRankedKeyBytes) {
+    const uint64_t d = hash64(key);
+    for (size_t b = 0; b < digest.size(); ++b) digest[b] = static_cast<char>(d >> (8 * b));
+    key = std::string_view(digest.data(), digest.size());
+  }
   std::vector<Ranked>& ranked = scratch();
   ranked.clear();  // keeps capacity
   for (size_t i = 0; i < out.size(); ++i) {

@@ -26,6 +26,9 @@ class SessionAffinityPlugin final : public PolicyPlugin {
  public:
   explicit SessionAffinityPlugin(std::span<const CandidateSpec> candidates);
 
+  // Keys up to this length are hashed as they are; a longer one is ranked by its 64-bit digest.
+  static constexpr size_t kMaxRankedKeyBytes = 256;
+
   std::string_view name() const override { return "session_affinity"; }
   // Abstains (returns 0) when ctx.policy_session_key is empty; else multiplier 1.
   double vote(const RouteContext& ctx, const Loads& loads, Eligible eligible,

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -70,6 +72,28 @@ TEST(SessionAffinityPluginTest, RendezvousWeightIsPinned) {
   const auto candidates = make_candidates(1);
   SessionAffinityPlugin plugin(candidates);
   EXPECT_EQ(plugin.rendezvous_weight("session-1", 0), 12391329319604297946ULL);
+}
+
+// A key past kMaxRankedKeyBytes ranks like its digest: still sticky, still agreed on, and keys
+// that differ only at their end still spread.
+TEST(SessionAffinityPluginTest, LongKeysRankByTheirDigest) {
+  const auto candidates = make_candidates(8);
+  SessionAffinityPlugin plugin(candidates);
+  LoadsFixture loads(8);
+  std::vector<double> first(8), again(8);
+  std::set<size_t> owners;
+  for (char last = 'a'; last <= 'p'; ++last) {
+    std::string key(1 << 20, 'k');
+    key.back() = last;
+    RouteContext ctx;
+    ctx.policy_session_key = key;
+    ASSERT_EQ(plugin.vote(ctx, loads.view(), [](size_t) { return true; }, first), 1.0);
+    ASSERT_EQ(plugin.vote(ctx, loads.view(), [](size_t) { return true; }, again), 1.0);
+    EXPECT_EQ(first, again);
+    owners.insert(std::max_element(first.begin(), first.end()) - first.begin());
+  }
+  EXPECT_GE(owners.size(), 4u) << "16 long keys differing in their last byte all went to "
+                               << owners.size() << " owners";
 }
 
 TEST(SessionAffinityPluginTest, TwoGatewayNodesAgreeOnEveryKey) {
