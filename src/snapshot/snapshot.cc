@@ -117,6 +117,19 @@ std::unique_ptr<PolicyRoute> make_policy_route(
 
 }  // namespace
 
+tl::expected<Endpoint, std::string> parse_endpoint(std::string_view text) {
+  auto url = parse_url(text);
+  if (!url) return tl::unexpected(std::move(url.error()));
+  return Endpoint{
+      .base_url = url->to_string(),
+      .tls = url->tls(),
+      .host = url->host,
+      .port = std::to_string(url->port),
+      .host_header = url->authority(),
+      .base_path = url->path,
+  };
+}
+
 std::optional<ResolvedRoute> Snapshot::resolve(std::string_view model) const {
   // Route names are matched first and may themselves contain '/', e.g. "Qwen/Qwen3-8B".
   if (auto it = routes_.find(model); it != routes_.end()) {
@@ -205,19 +218,12 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
       }
     }
     for (const auto& ic : pc.instances) {
-      auto url = parse_url(ic.base_url);
-      if (!url) {
-        errors.push_back("providers." + pc.name + ".base_url: " + url.error());
+      auto endpoint = parse_endpoint(ic.base_url);
+      if (!endpoint) {
+        errors.push_back("providers." + pc.name + ".base_url: " + endpoint.error());
         continue;
       }
-      provider->endpoints.push_back(Endpoint{
-          .base_url = url->to_string(),
-          .tls = url->tls(),
-          .host = url->host,
-          .port = std::to_string(url->port),
-          .host_header = url->authority(),
-          .base_path = url->path,
-      });
+      provider->endpoints.push_back(std::move(*endpoint));
     }
     providers.emplace(provider->name, provider.get());
     snap->providers_.push_back(std::move(provider));

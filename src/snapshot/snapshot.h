@@ -46,6 +46,11 @@ struct Endpoint {
   std::string base_path;    // prefix for request paths, without a trailing '/'
 };
 
+// The Endpoint to dial for a URL such as "http://10.0.0.5:8001/v1"; the error says why it does not
+// parse (config/url.h). Shared by providers' instances and every background client (LMCache
+// poller, telemetry sender), so all of them dial what `rolter check` accepted.
+tl::expected<Endpoint, std::string> parse_endpoint(std::string_view url);
+
 enum class ProviderKind { kOpenAi, kAnthropic, kDecisionService };
 
 struct Provider {

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "config/url.h"
 #include "snapshot/snapshot_store.h"
 #include "upstream/upstream_connection.h"
 
@@ -51,19 +50,6 @@ Json policy_json(const AdaptivePolicy& p) {
               {"load_weight", p.load_weight},
               {"exploration_ratio", p.exploration_ratio},
               {"min_samples", p.min_samples}};
-}
-
-std::optional<Endpoint> endpoint_of(const std::string& text) {
-  auto url = parse_url(text);
-  if (!url) return std::nullopt;
-  return Endpoint{
-      .base_url = url->to_string(),
-      .tls = url->tls(),
-      .host = url->host,
-      .port = std::to_string(url->port),
-      .host_header = url->authority(),
-      .base_path = url->path,
-  };
 }
 
 }  // namespace
@@ -143,10 +129,12 @@ struct AdaptiveTelemetry::Impl {
   Impl(SnapshotStore& s, Options o, const Clock& c)
       : store(s), options(std::move(o)), clock(c), tls(make_client_tls_context()) {
     if (!options.control_plane.empty()) {
-      endpoint = endpoint_of(options.control_plane);
-      if (!endpoint) {
-        spdlog::error("adaptive telemetry: control plane URL '{}' does not parse; not sending",
-                      options.control_plane);
+      auto parsed = parse_endpoint(options.control_plane);
+      if (parsed) {
+        endpoint = std::move(*parsed);
+      } else {
+        spdlog::error("adaptive telemetry: control plane URL '{}' does not parse ({}); not sending",
+                      options.control_plane, parsed.error());
       }
     }
   }

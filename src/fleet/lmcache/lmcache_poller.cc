@@ -167,21 +167,6 @@ tl::expected<LmcacheReading, std::string> reading_of(const Body& body) {
       std::string("the body is not {\"occupancy\": <number>, \"cache_available\": <bool>}"));
 }
 
-// The Endpoint to dial for an lmcache.endpoint URL; nullopt when it does not parse (the
-// validator rejects such a config, so this only guards a snapshot built without it).
-std::optional<Endpoint> endpoint_of(const std::string& text) {
-  auto url = parse_url(text);
-  if (!url) return std::nullopt;
-  return Endpoint{
-      .base_url = url->to_string(),
-      .tls = url->tls(),
-      .host = url->host,
-      .port = std::to_string(url->port),
-      .host_header = url->authority(),
-      .base_path = url->path,
-  };
-}
-
 }  // namespace
 
 struct LmcachePoller::Impl {
@@ -230,7 +215,7 @@ std::map<std::string, LmcachePoller::Impl::Wanted> LmcachePoller::Impl::wanted_b
     for (const auto& instance : provider.instances) {
       if (!instance.lmcache) continue;
       const auto base = parse_url(instance.base_url);
-      auto endpoint = endpoint_of(instance.lmcache->endpoint);
+      auto endpoint = parse_endpoint(instance.lmcache->endpoint);
       if (!base || !endpoint) continue;
       const std::string base_url = base->to_string();
       const auto candidate =
