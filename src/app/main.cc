@@ -30,6 +30,7 @@
 #include "fleet/kv_events/kv_event_service.h"
 #include "fleet/lmcache/lmcache_poller.h"
 #include "health/health_checker.h"
+#include "proxy/request_log.h"
 #include "server/server.h"
 
 namespace rolter {
@@ -216,6 +217,10 @@ int main(int argc, char** argv) {
   serve->add_option("-c,--config", config_path, "Path to rolter.toml")->capture_default_str();
   serve->add_option("--listen", listen, "Override server.listen, e.g. 127.0.0.1:0");
   serve->add_option("--workers", workers, "Override server.workers (0 = one per core)");
+  bool no_access_log = false;
+  serve->add_flag("--no-access-log", no_access_log,
+                  "Do not write the JSON line per request (like nginx's access_log off); "
+                  "everything else is still logged");
   rolter::NodeOptions node;
   serve->add_option("--control-plane", node.control_plane,
                     "The control plane this node reports to, e.g. http://cp.internal:4100 "
@@ -256,5 +261,6 @@ int main(int argc, char** argv) {
   if (*thresholds) {
     return rolter::run_policy_thresholds(threshold_targets, threshold_ratios, threshold_json);
   }
+  rolter::set_access_log(!no_access_log);
   return rolter::run_serve(config_path, listen, workers, node);
 }

@@ -152,7 +152,10 @@ http::response<http::buffer_body> client_head(const ResponseParser& parser,
   http::response<http::buffer_body> res;
   res.version(request.client_version == 10 ? 10 : 11);
   res.result(status);  // any three-digit status passes with its number and reason
-  res.reason(in.reason());
+  // The standard reason phrase costs nothing to keep; another one is copied.
+  if (in.reason() != http::obsolete_reason(static_cast<http::status>(status))) {
+    res.reason(in.reason());
+  }
   copy_response_fields(in, res, request.snapshot->config().server.forwarded_headers);
   res.set("x-rolter-target", p.candidate->label);
   res.set("x-rolter-attempts", std::to_string(p.attempt_number));
@@ -184,13 +187,14 @@ bool clean_after(const ResponseParser& parser) {
   return parser.is_done() && parser.keep_alive() && status != 204 && status != 304;
 }
 
-// Writes `data` to the client as the next piece of the body. False when the client is gone.
+// Writes `data` to the client as the next piece of the body (with the head, if that has not gone
+// yet), or as the last piece, which also ends the body. False when the client is gone.
 Task<bool> write_piece(beast::tcp_stream& client, http::response_serializer<http::buffer_body>& sr,
-                       http::response<http::buffer_body>& res, std::string_view data) {
-  if (data.empty()) co_return true;
-  res.body().data = const_cast<char*>(data.data());
+                       http::response<http::buffer_body>& res, std::string_view data, bool last) {
+  if (data.empty() && !last) co_return true;
+  res.body().data = data.empty() ? nullptr : const_cast<char*>(data.data());
   res.body().size = data.size();
-  res.body().more = true;
+  res.body().more = !last;
   auto [ec, n] = co_await http::async_write(client, sr, kNoThrow);
   co_return !ec || ec == http::error::need_buffer;
 }
@@ -202,6 +206,10 @@ Task<bool> write_piece(beast::tcp_stream& client, http::response_serializer<http
 // An SSE stream goes out whole event by whole event: the bytes of an event not yet complete wait
 // in the buffer for the rest. So a stream that breaks mid-event ends cleanly with the error event,
 // never with half an event a client would fail to parse.
+//
+// Writes are coalesced where that costs no time: a head whose first body bytes are already here
+// goes out with them, and the last piece carries the end of the body, so a small answer that
+// arrives in one read leaves in one write.
 template <typename Stream>
 Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
                       ResponseParser& parser, http::response<http::buffer_body>& res,
@@ -212,14 +220,19 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
     if (p.prefill != nullptr) p.prefill->release();
   }
   http::response_serializer<http::buffer_body> sr{res};
-  res.body().data = nullptr;
-  res.body().more = !parser.is_done();
-  auto [head_ec, head_bytes] = co_await http::async_write_header(client, sr, kNoThrow);
   auto client_gone = [&] {
     report.client_usable = false;
     report.client_gone = true;
   };
-  if (head_ec) co_return client_gone();
+  const bool half_closed = p.watch != nullptr && p.watch->half_closed();
+  if (!parser.is_done() && (connection.buffer.size() == 0 || half_closed)) {
+    // No body byte yet (a stream waiting for its first token): the client gets the head now.
+    res.body().data = nullptr;
+    res.body().more = true;
+    auto [head_ec, head_bytes] = co_await http::async_write_header(client, sr, kNoThrow);
+    if (head_ec) co_return client_gone();
+  }
+  bool finished = false;  // the last piece went out
   SseProgress progress;
   std::array<char, kRelayBufferBytes> buffer;
   size_t held = 0;  // SSE: the start of an incomplete event, at the front of `buffer`
@@ -246,7 +259,11 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
         const size_t whole = complete_events_length(ready);
         if (whole > 0 || ready.size() < buffer.size() || read_ec) send = whole;
       }
-      if (!co_await write_piece(client, sr, res, ready.substr(0, send))) co_return client_gone();
+      const bool last = parser.is_done() && !read_ec;
+      if (!co_await write_piece(client, sr, res, ready.substr(0, send), last)) {
+        co_return client_gone();
+      }
+      finished = last;
       held = ready.size() - send;
       std::memmove(buffer.data(), buffer.data() + send, held);
     }
@@ -259,18 +276,14 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
                                     ? "upstream_timeout_ms exceeded"
                                     : "upstream failed mid-stream: " + read_ec.message();
         // The incomplete event was dropped above: the error event takes its place.
-        co_await write_piece(
-            client, sr, res,
-            stream_error_event(p.request->kind, why, progress.last_sequence_number()));
+        co_await write_piece(client, sr, res,
+                             stream_error_event(p.request->kind, why, progress.last_sequence_number()),
+                             false);
       }
       co_return;
     }
   }
-  res.body().data = nullptr;
-  res.body().size = 0;
-  res.body().more = false;
-  auto [finish_ec, finish_bytes] = co_await http::async_write(client, sr, kNoThrow);
-  if (finish_ec) co_return client_gone();
+  if (!finished && !co_await write_piece(client, sr, res, {}, true)) co_return client_gone();
   report.client_usable = res.keep_alive();
   report.reusable = clean_after(parser);
 }

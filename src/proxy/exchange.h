@@ -62,6 +62,9 @@ struct AttemptParams {
   std::string_view decision;
   // Released when the first token arrives (the head, for an answer that is not streamed).
   PrefillTicket* prefill = nullptr;
+  // The client connection's watch: a client that half-closed gets the head on its own, so that a
+  // client that in fact closed fails the write that follows and is logged as gone (499).
+  const ClientWatch* watch = nullptr;
 };
 
 // Runs one attempt on `connection` (whose stream is `upstream`: UpstreamConnection::Plain or ::Tls)

@@ -1,6 +1,5 @@
 #include "proxy/forwarder.h"
 
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
@@ -23,36 +22,11 @@
 
 namespace rolter {
 namespace http = beast::http;
-using namespace asio::experimental::awaitable_operators;
 using std::chrono::milliseconds;
 
 namespace {
 
-// Reads the client side while a response is in flight. A client that shuts down its sending side
-// after a complete request (a half-close) still waits for its answer: that is noted, not acted
-// on. Any other read error means the client is gone: the in-flight upstream exchange is cancelled.
-// Bytes the client sends meanwhile (a pipelined request) are kept in `buffer` for the next request.
-Task<void> watch_client(beast::tcp_stream& client, beast::flat_buffer& buffer,
-                        UpstreamConnection** in_flight, ClientWatch& watch) {
-  co_await asio::this_coro::throw_if_cancelled(false);
-  auto [ec, n] = co_await client.socket().async_read_some(buffer.prepare(4096), kNoThrow);
-  if (!ec || ec == asio::error::eof) {
-    buffer.commit(n);
-    watch.half_closed = ec == asio::error::eof;
-    // Keep the read side quiet until the response is done; the relay branch ends this wait.
-    asio::steady_timer forever(co_await asio::this_coro::executor,
-                               asio::steady_timer::time_point::max());
-    co_await forever.async_wait(kNoThrow);
-    co_return;
-  }
-  if (*in_flight != nullptr) (*in_flight)->tcp().cancel();
-}
-
 using Excluded = boost::container::small_vector<bool, 64>;
-
-bool cancelled(const asio::cancellation_state& state) {
-  return state.cancelled() != asio::cancellation_type::none;
-}
 
 // The answer when the client went away: nothing more is written to it.
 ForwardResult gone(ForwardResult result) {
@@ -247,19 +221,17 @@ Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const 
   co_return ec;
 }
 
-Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, beast::flat_buffer& client_buffer,
+Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& watch,
                                        const ForwardRequest& request) {
-  UpstreamConnection* in_flight = nullptr;
-  ClientWatch watch;
   const auto started = std::chrono::steady_clock::now();
   // A client that stops reading cannot hold a worker's stream beyond the request's own deadline.
   client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
-  auto done = co_await (run_attempts(client, request, &in_flight) ||
-                        watch_client(client, client_buffer, &in_flight, watch));
-  if (done.index() == 0) {
-    ForwardResult result = std::get<0>(std::move(done));
+  watch.arm();
+  ForwardResult result = co_await run_attempts(client, request, watch);
+  watch.disarm();
+  if (!watch.gone() || result.status != 0) {
     // A half-closed client sends nothing more: the connection ends with this answer.
-    if (watch.half_closed) result.client_usable = false;
+    if (watch.half_closed() || watch.gone()) result.client_usable = false;
     co_return result;
   }
   // The client left before its answer: 499, once, as nginx logs it; never a 5xx.
@@ -278,9 +250,7 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, beast::flat_bu
 }
 
 Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
-                                            const ForwardRequest& request,
-                                            UpstreamConnection** in_flight) {
-  co_await asio::this_coro::throw_if_cancelled(false);
+                                            const ForwardRequest& request, ClientWatch& watch) {
   const auto& snapshot = *request.snapshot;
   const auto& server = snapshot.config().server;
   const BreakerParams& breaker = snapshot.breaker();
@@ -308,7 +278,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   // No new attempt once the request's own deadline has passed: it could only time out at once,
   // and would count against an instance that never saw the request.
   while (result.attempts < max_attempts && std::chrono::steady_clock::now() < deadline) {
-    if (cancelled(co_await asio::this_coro::cancellation_state)) co_return gone(result);
+    if (watch.gone()) co_return gone(result);
     now = clock_.now();
     std::optional<Explain> explain;
     RouteContext ctx = *request.ctx;
@@ -352,12 +322,13 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .deadline = deadline,
         .decision = decision,
         .prefill = &prefill,
+        .watch = &watch,
     };
-    const AttemptReport report = co_await attempt(client, params, in_flight);
+    const AttemptReport report = co_await attempt(client, params, watch);
 
     // A client that went away cut the attempt short: that says nothing about the instance, and
     // there is no one left to answer (forward() logs the 499).
-    if (cancelled(co_await asio::this_coro::cancellation_state)) co_return gone(result);
+    if (watch.gone()) co_return gone(result);
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
       pool.balancer->observe(choice->index, *request.ctx);
@@ -388,7 +359,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
 }
 
 Task<AttemptReport> Forwarder::attempt(beast::tcp_stream& client, const AttemptParams& params,
-                                       UpstreamConnection** in_flight) {
+                                       ClientWatch& watch) {
   const Candidate& candidate = *params.candidate;
   const auto& server = params.request->snapshot->config().server;
   AttemptReport report;
@@ -411,11 +382,11 @@ Task<AttemptReport> Forwarder::attempt(beast::tcp_stream& client, const AttemptP
       }
       connection = std::move(fresh);
     }
-    *in_flight = connection.get();
+    watch.set_in_flight(connection.get());
     report = co_await std::visit(
         [&](auto& stream) { return run_exchange(stream, *connection, client, params); },
         connection->stream);
-    *in_flight = nullptr;
+    watch.set_in_flight(nullptr);
     if (report.outcome != Outcome::kStale) break;
     connection.reset();
   }

@@ -24,6 +24,7 @@
 
 #include "balance/route_context.h"
 #include "inspect/request_facts.h"
+#include "proxy/client_watch.h"
 #include "net/asio_fwd.h"
 #include "proxy/error_response.h"
 #include "snapshot/snapshot.h"
@@ -65,11 +66,6 @@ struct ForwardResult {
   unsigned attempts = 0;
 };
 
-// Client-side facts the relay learns while a request is in flight.
-struct ClientWatch {
-  bool half_closed = false;  // the client shut down its sending side: answer, then close
-};
-
 struct AttemptParams;
 struct AttemptReport;
 
@@ -81,18 +77,18 @@ class Forwarder {
 
   // Serves `request` on `client`: either relays an upstream response or writes an error
   // (502 listing the attempts, 503 when no candidate is eligible, 504 on timeouts).
-  // `client_buffer` receives any bytes the client sends while the response is in flight.
-  Task<ForwardResult> forward(beast::tcp_stream& client, beast::flat_buffer& client_buffer,
+  // `watch` (the client connection's) notices a client that leaves meanwhile.
+  Task<ForwardResult> forward(beast::tcp_stream& client, ClientWatch& watch,
                               const ForwardRequest& request);
 
  private:
   Task<ForwardResult> run_attempts(beast::tcp_stream& client, const ForwardRequest& request,
-                                   UpstreamConnection** in_flight);
+                                   ClientWatch& watch);
   // One attempt on params.candidate: a pooled connection (a stale one replaced once by a fresh
   // one) or a new one, the exchange (proxy/exchange.h), and the connection back to the pool if
-  // clean. `*in_flight` names the connection while the exchange runs.
+  // clean. The watch knows the connection while the exchange runs.
   Task<AttemptReport> attempt(beast::tcp_stream& client, const AttemptParams& params,
-                              UpstreamConnection** in_flight);
+                              ClientWatch& watch);
 
   ConnectionPool& pool_;
   asio::ssl::context& tls_;

@@ -3,6 +3,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 
@@ -11,6 +12,8 @@
 namespace rolter {
 
 namespace {
+
+std::atomic<bool> access_log_on{true};
 
 // Request lines are whole JSON objects, one per line, so they get a logger of their own whose
 // pattern adds nothing; it follows the default logger's level.
@@ -60,7 +63,10 @@ void log_upstream_auth_failure(std::string_view provider, unsigned status,
   request_logger().warn("{}", json);
 }
 
+void set_access_log(bool on) { access_log_on.store(on, std::memory_order_relaxed); }
+
 void log_request(const RequestLogLine& line) {
+  if (!access_log_on.load(std::memory_order_relaxed)) return;
   if (!spdlog::should_log(spdlog::level::info)) return;
   std::string json = line_start("info", "request");
   json.append(R"(,"route":)");

@@ -306,7 +306,7 @@ HeadVerdict check_head(Worker& worker, const Snapshot& snapshot,
 }
 
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
-                          beast::flat_buffer& buffer, http::request<http::string_body>& request,
+                          ClientWatch& watch, http::request<http::string_body>& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
                           bool keep_alive) {
   Dispatch d = dispatch(worker, snapshot, request, facts, head);
@@ -386,7 +386,7 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       .client_version = request.version(),
       .explain = wants_explain(request),
   };
-  const ForwardResult result = co_await worker.forwarder().forward(stream, buffer, forward);
+  const ForwardResult result = co_await worker.forwarder().forward(stream, watch, forward);
   co_return result.client_usable;
 }
 

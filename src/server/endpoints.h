@@ -4,7 +4,6 @@
 // Thread-safety: runs on one worker thread.
 #pragma once
 
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
@@ -13,6 +12,7 @@
 
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
+#include "proxy/client_watch.h"
 #include "proxy/error_response.h"
 #include "snapshot/snapshot.h"
 
@@ -47,9 +47,9 @@ HeadVerdict check_head(Worker& worker, const Snapshot& snapshot,
                        const ClientPeer& peer);
 
 // Answers one request whose head passed check_head() and whose body has been read. Returns false
-// when the connection must be closed.
+// when the connection must be closed. `watch` is the connection's (proxy/client_watch.h).
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
-                          beast::flat_buffer& buffer,
+                          ClientWatch& watch,
                           beast::http::request<beast::http::string_body>& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
                           bool keep_alive);

@@ -36,10 +36,14 @@ struct ActiveRequest {
 
 // RAII: registers the stream as idle (between requests) with its worker.
 struct IdleMark {
-  IdleMark(Worker& w, beast::tcp_stream& s) : worker(w), stream(&s) { worker.add_idle(stream); }
-  ~IdleMark() { worker.remove_idle(stream); }
+  IdleMark(Worker& w, beast::tcp_stream& s) : worker(w) {
+    link.stream = &s;
+    worker.add_idle(link);
+  }
+  IdleMark(const IdleMark&) = delete;
+  ~IdleMark() { worker.remove_idle(link); }
   Worker& worker;
-  beast::tcp_stream* stream;
+  Worker::IdleLink link;
 };
 
 // The answer to a request that could not be read, or nullopt when the client is simply gone.
@@ -102,6 +106,7 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, Listener l
   auto& server = worker.server();
   const ClientPeer peer{.listener = listener, .ip = peer_ip(stream)};
   bool linger = false;  // closing with the client possibly still sending: see discard_until_close
+  ClientWatch watch(stream);
   for (;;) {
     if (server.draining()) break;
     http::request_parser<http::string_body> parser;
@@ -184,7 +189,7 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, Listener l
     erase_trailer_fields(request, head_fields);
 
     const bool keep_alive = request.keep_alive() && !server.draining();
-    const bool usable = co_await handle_request(worker, *snapshot, stream, buffer, request, facts,
+    const bool usable = co_await handle_request(worker, *snapshot, stream, watch, request, facts,
                                                 head, peer, keep_alive);
     if (!usable || !keep_alive) break;
   }

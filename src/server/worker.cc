@@ -19,7 +19,7 @@ void Worker::set_snapshot(std::shared_ptr<const Snapshot> snapshot) {
 }
 
 void Worker::close_idle() {
-  for (auto* stream : idle_) stream->cancel();
+  for (IdleLink* link = idle_.next; link != nullptr; link = link->next) link->stream->cancel();
   pool_.clear();
 }
 

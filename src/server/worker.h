@@ -12,7 +12,6 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include <memory>
-#include <unordered_set>
 
 #include "inspect/request_inspector.h"
 #include "proxy/decision_cache.h"
@@ -44,9 +43,25 @@ class Worker {
   // Policy mode's decision-service verdicts of this worker's sessions (proxy/decision_cache.h).
   DecisionCache& decision_cache() { return decision_cache_; }
 
-  // Connections waiting for their next request; a drain closes them (they carry no request).
-  void add_idle(beast::tcp_stream* stream) { idle_.insert(stream); }
-  void remove_idle(beast::tcp_stream* stream) { idle_.erase(stream); }
+  // A connection waiting for its next request, linked into its worker's list while it waits (a
+  // drain closes those: they carry no request). The link lives with the connection, so marking a
+  // connection idle allocates nothing.
+  struct IdleLink {
+    beast::tcp_stream* stream = nullptr;
+    IdleLink* prev = nullptr;
+    IdleLink* next = nullptr;
+  };
+  void add_idle(IdleLink& link) {
+    link.prev = &idle_;
+    link.next = idle_.next;
+    if (idle_.next != nullptr) idle_.next->prev = &link;
+    idle_.next = &link;
+  }
+  void remove_idle(IdleLink& link) {
+    link.prev->next = link.next;
+    if (link.next != nullptr) link.next->prev = link.prev;
+    link.prev = link.next = nullptr;
+  }
   // Cancels the reads of idle connections. Call on this worker's thread.
   void close_idle();
 
@@ -60,7 +75,7 @@ class Worker {
   Forwarder forwarder_;
   RequestInspector inspector_;
   DecisionCache decision_cache_{default_clock()};
-  std::unordered_set<beast::tcp_stream*> idle_;
+  IdleLink idle_;  // the list's head; its `next` is the first idle connection
 };
 
 }  // namespace rolter

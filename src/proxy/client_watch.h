@@ -1,0 +1,57 @@
+// ClientWatch: notices, while a request is in flight, that its client went away, and cancels the
+// upstream exchange at once, so the engine frees its batch slot and KV cache (SPEC §8).
+//
+// It waits for the client socket to become readable (no read, no coroutine of its own) and then
+// peeks at it: an error (a reset) means the client is gone; an end of stream means the client only
+// shut down its sending side after a complete request (a half-close), and still gets its answer;
+// bytes mean a pipelined request, left in the socket for the next read. Once bytes or a
+// half-close are seen, the watch stops: like a reverse proxy's, it cannot see past them.
+//
+// One ClientWatch serves a connection for its life; its state is shared with the pending wait,
+// so a wait that completes after the connection ended touches nothing freed. arm() and disarm()
+// bracket each request.
+//
+// Thread-safety: use on the connection's worker thread only.
+#pragma once
+
+#include <boost/beast/core/tcp_stream.hpp>
+
+#include "net/asio_fwd.h"
+
+#include <memory>
+
+namespace rolter {
+
+class UpstreamConnection;
+
+class ClientWatch {
+ public:
+  explicit ClientWatch(beast::tcp_stream& client);
+
+  // Starts watching for the request that begins now. REQUIRES: not armed.
+  void arm();
+  // Stops watching (the request is done). The pending wait is cancelled.
+  void disarm();
+
+  // The upstream connection the request is using now, cancelled if the client goes; null between
+  // attempts.
+  void set_in_flight(UpstreamConnection* connection);
+
+  bool gone() const { return state_->gone; }
+  bool half_closed() const { return state_->half_closed; }
+
+ private:
+  struct State {
+    beast::tcp_stream* client = nullptr;
+    UpstreamConnection* in_flight = nullptr;
+    unsigned generation = 0;  // which request's wait is current; older waits are ignored
+    bool armed = false;
+    bool gone = false;
+    bool half_closed = false;
+  };
+  static void wait(const std::shared_ptr<State>& state);
+
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace rolter
