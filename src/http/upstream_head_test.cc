@@ -4,7 +4,6 @@
 
 #include <string>
 
-#include "http/response_fields.h"
 
 namespace rolter {
 namespace {
@@ -141,32 +140,6 @@ TEST(UpstreamHead, NoLengthForABodilessGet) {
   s.method = "GET";
   s.content_length.reset();
   EXPECT_EQ(head(s, {}).find("Content-Length"), std::string::npos);
-}
-
-TEST(ResponseFields, DropsHopByHopAndLengthAddsVia) {
-  http::fields upstream;
-  upstream.insert("Content-Type", "text/event-stream");
-  upstream.insert("Content-Length", "10");
-  upstream.insert("Connection", "X-Resp-Hop");
-  upstream.insert("X-Resp-Hop", "1");
-  upstream.insert("Keep-Alive", "timeout=5");
-  upstream.insert("Upgrade", "foo");
-  upstream.insert("Proxy-Connection", "x");
-  upstream.insert("Transfer-Encoding", "chunked");
-  upstream.insert("Via", "1.1 engine");
-  upstream.insert("X-Request-Id", "abc");
-  http::fields client;
-  copy_response_fields(upstream, client, /*via=*/true);
-  EXPECT_EQ(client["content-type"], "text/event-stream");
-  EXPECT_EQ(client["x-request-id"], "abc");
-  EXPECT_EQ(client["via"], "1.1 engine, 1.1 rolter");
-  for (const char* gone : {"content-length", "connection", "x-resp-hop", "keep-alive", "upgrade",
-                           "proxy-connection", "transfer-encoding"}) {
-    EXPECT_EQ(client.count(gone), 0u) << gone;
-  }
-  http::fields plain;
-  copy_response_fields(upstream, plain, /*via=*/false);
-  EXPECT_EQ(plain["via"], "1.1 engine");
 }
 
 }  // namespace

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
+#include <span>
 
-#include "http/response_fields.h"
+#include "http/client_head.h"
 #include "http/retry_after.h"
 #include "http/sse_progress.h"
 #include "http/upstream_head.h"
@@ -143,40 +145,79 @@ Task<std::string> read_excerpt(Stream& upstream, UpstreamConnection& connection,
   co_return excerpt;
 }
 
-// The client's response head, from the upstream's final head.
-http::response<http::buffer_body> client_head(const ResponseParser& parser,
-                                              const AttemptParams& p) {
-  const auto& request = *p.request;
-  const auto& in = parser.get();
-  const unsigned status = in.result_int();
-  http::response<http::buffer_body> res;
-  res.version(request.client_version == 10 ? 10 : 11);
-  res.result(status);  // any three-digit status passes with its number and reason
-  // The standard reason phrase costs nothing to keep; another one is copied.
-  if (in.reason() != http::obsolete_reason(static_cast<http::status>(status))) {
-    res.reason(in.reason());
-  }
-  copy_response_fields(in, res, request.snapshot->config().server.forwarded_headers);
-  res.set("x-rolter-target", p.candidate->label);
-  res.set("x-rolter-attempts", std::to_string(p.attempt_number));
-  if (!p.decision.empty()) res.set("x-rolter-decision", p.decision);
-  const bool bodiless = status == 204 || status == 304;
-  bool keep_alive = request.client_keep_alive;
-  if (auto length = parser.content_length(); length && !bodiless) {
-    res.content_length(*length);
-  } else if (!parser.is_done()) {
-    // An HTTP/1.0 client cannot read chunked: the end of its body is the end of the connection.
-    if (request.client_version == 10) {
-      keep_alive = false;
+// The client's response: its head, from the upstream's final head, and the body's framing. The
+// body goes out through write(): the head with the first piece, chunk framing when chunked.
+class ClientResponse {
+ public:
+  ClientResponse(const ResponseParser& parser, const AttemptParams& p) {
+    const auto& request = *p.request;
+    const auto& in = parser.get();
+    const unsigned status = in.result_int();
+    ClientHeadSpec spec{
+        .version = request.client_version == 10 ? 10u : 11u,
+        .status = status,
+        .reason = in.reason(),
+        .via = request.snapshot->config().server.forwarded_headers,
+        .target = p.candidate->label,
+        .attempts = p.attempt_number,
+        .decision = p.decision,
+        .keep_alive = request.client_keep_alive,
+    };
+    const bool bodiless = status == 204 || status == 304;
+    if (auto length = parser.content_length(); length && !bodiless) {
+      spec.framing = BodyFraming::kLength;
+      spec.content_length = *length;
+    } else if (!parser.is_done()) {
+      // An HTTP/1.0 client cannot read chunked: the end of its body is the end of the connection.
+      spec.framing = request.client_version == 10 ? BodyFraming::kClose : BodyFraming::kChunked;
+      if (request.client_version == 10) spec.keep_alive = false;
     } else {
-      res.chunked(true);
+      spec.framing = bodiless ? BodyFraming::kNone : BodyFraming::kLength;
     }
-  } else if (!bodiless) {
-    res.content_length(0);
+    chunked_ = spec.framing == BodyFraming::kChunked;
+    keep_alive_ = spec.keep_alive;
+    head_.reserve(512);
+    append_client_head(in, spec, head_);
   }
-  res.keep_alive(keep_alive);
-  return res;
-}
+
+  bool keep_alive() const { return keep_alive_; }
+
+  // Writes the head (if it has not gone yet) and `data` as the next piece of the body; `last` also
+  // ends the body. False when the client is gone.
+  Task<bool> write(beast::tcp_stream& client, std::string_view data, bool last) {
+    std::array<asio::const_buffer, 5> pieces;
+    size_t n = 0;
+    if (!head_sent_) pieces[n++] = asio::buffer(head_);
+    std::array<char, 20> size_line;
+    if (!data.empty()) {
+      if (chunked_) {
+        const int length = std::snprintf(size_line.data(), size_line.size(), "%zx\r\n", data.size());
+        pieces[n++] = asio::buffer(size_line.data(), static_cast<size_t>(length));
+      }
+      pieces[n++] = asio::buffer(data);
+      if (chunked_) pieces[n++] = asio::buffer("\r\n", 2);
+    }
+    if (last && chunked_) pieces[n++] = asio::buffer("0\r\n\r\n", 5);
+    if (n == 0) co_return true;
+    auto [ec, written] = co_await asio::async_write(
+        client, std::span<const asio::const_buffer>(pieces.data(), n), kNoThrow);
+    if (ec) co_return false;
+    head_sent_ = true;
+    co_return true;
+  }
+
+  // Sends the head alone, at once (a stream whose first token is still to come).
+  Task<bool> write_head(beast::tcp_stream& client) {
+    if (head_sent_) co_return true;
+    co_return co_await write(client, {}, false);
+  }
+
+ private:
+  std::string head_;
+  bool head_sent_ = false;
+  bool chunked_ = false;
+  bool keep_alive_ = true;
+};
 
 // Whether the exchange left the connection fit for another request: RFC 9112 §9.3 keep-alive and
 // complete framing. 204 and 304 carry no body by definition; one that sent a body anyway left bytes
@@ -185,18 +226,6 @@ http::response<http::buffer_body> client_head(const ResponseParser& parser,
 bool clean_after(const ResponseParser& parser) {
   const unsigned status = parser.get().result_int();
   return parser.is_done() && parser.keep_alive() && status != 204 && status != 304;
-}
-
-// Writes `data` to the client as the next piece of the body (with the head, if that has not gone
-// yet), or as the last piece, which also ends the body. False when the client is gone.
-Task<bool> write_piece(beast::tcp_stream& client, http::response_serializer<http::buffer_body>& sr,
-                       http::response<http::buffer_body>& res, std::string_view data, bool last) {
-  if (data.empty() && !last) co_return true;
-  res.body().data = data.empty() ? nullptr : const_cast<char*>(data.data());
-  res.body().size = data.size();
-  res.body().more = !last;
-  auto [ec, n] = co_await http::async_write(client, sr, kNoThrow);
-  co_return !ec || ec == http::error::need_buffer;
 }
 
 // Relays the body as it arrives, until the upstream finishes, fails, or the request's deadline
@@ -212,14 +241,13 @@ Task<bool> write_piece(beast::tcp_stream& client, http::response_serializer<http
 // arrives in one read leaves in one write.
 template <typename Stream>
 Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
-                      ResponseParser& parser, http::response<http::buffer_body>& res,
+                      ResponseParser& parser, ClientResponse& response,
                       const AttemptParams& p, AttemptReport& report) {
   const bool is_sse = parser.get()[http::field::content_type].starts_with("text/event-stream");
   if (!is_sse) {
     report.first_token = report.first_byte;
     if (p.prefill != nullptr) p.prefill->release();
   }
-  http::response_serializer<http::buffer_body> sr{res};
   auto client_gone = [&] {
     report.client_usable = false;
     report.client_gone = true;
@@ -227,10 +255,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   const bool half_closed = p.watch != nullptr && p.watch->half_closed();
   if (!parser.is_done() && (connection.buffer.size() == 0 || half_closed)) {
     // No body byte yet (a stream waiting for its first token): the client gets the head now.
-    res.body().data = nullptr;
-    res.body().more = true;
-    auto [head_ec, head_bytes] = co_await http::async_write_header(client, sr, kNoThrow);
-    if (head_ec) co_return client_gone();
+    if (!co_await response.write_head(client)) co_return client_gone();
   }
   bool finished = false;  // the last piece went out
   SseProgress progress;
@@ -260,7 +285,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
         if (whole > 0 || ready.size() < buffer.size() || read_ec) send = whole;
       }
       const bool last = parser.is_done() && !read_ec;
-      if (!co_await write_piece(client, sr, res, ready.substr(0, send), last)) {
+      if (!co_await response.write(client, ready.substr(0, send), last)) {
         co_return client_gone();
       }
       finished = last;
@@ -276,15 +301,15 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
                                     ? "upstream_timeout_ms exceeded"
                                     : "upstream failed mid-stream: " + read_ec.message();
         // The incomplete event was dropped above: the error event takes its place.
-        co_await write_piece(client, sr, res,
-                             stream_error_event(p.request->kind, why, progress.last_sequence_number()),
-                             false);
+        co_await response.write(
+            client, stream_error_event(p.request->kind, why, progress.last_sequence_number()),
+            false);
       }
       co_return;
     }
   }
-  if (!finished && !co_await write_piece(client, sr, res, {}, true)) co_return client_gone();
-  report.client_usable = res.keep_alive();
+  if (!finished && !co_await response.write(client, {}, true)) co_return client_gone();
+  report.client_usable = response.keep_alive();
   report.reusable = clean_after(parser);
 }
 
@@ -329,9 +354,9 @@ Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connectio
 
   // From here on the client sees this response: no more retries.
   report.outcome = Outcome::kRelayed;
-  auto res = client_head(*parser, p);
+  ClientResponse response(*parser, p);
   report.first_byte = std::chrono::steady_clock::now();
-  co_await relay_body(upstream, connection, client, *parser, res, p, report);
+  co_await relay_body(upstream, connection, client, *parser, response, p, report);
   co_return report;
 }
 

@@ -1,0 +1,86 @@
+#include "http/client_head.h"
+
+#include <boost/beast/http/status.hpp>
+
+#include <charconv>
+
+#include "http/hop_by_hop.h"
+#include "http/tokens.h"
+#include "http/upstream_head.h"
+
+namespace rolter {
+namespace http = boost::beast::http;
+
+namespace {
+
+void append_field(std::string& out, std::string_view name, std::string_view value) {
+  out.append(name).append(": ").append(value).append("\r\n");
+}
+
+void append_number(std::string& out, uint64_t value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, end);
+}
+
+}  // namespace
+
+void append_client_head(const http::fields& upstream, const ClientHeadSpec& spec,
+                        std::string& out) {
+  out.append(spec.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  append_number(out, spec.status);
+  out.push_back(' ');
+  if (spec.reason.empty()) {
+    out.append(http::obsolete_reason(static_cast<http::status>(spec.status)));
+  } else {
+    out.append(spec.reason);
+  }
+  out.append("\r\n");
+
+  const auto options = ConnectionOptions::of(upstream);
+  auto relayed = [&](std::string_view name) {
+    return !options.is_hop_by_hop(name) && !iequals_ascii(name, "content-length");
+  };
+  for (const auto& field : upstream) {
+    const std::string_view name = field.name_string();
+    if (!relayed(name) || (spec.via && iequals_ascii(name, "via"))) continue;
+    append_field(out, name, field.value());
+  }
+  if (spec.via) {
+    // Every Via of the upstream, in order, then this hop, as one field.
+    out.append("Via: ");
+    for (const auto& field : upstream) {
+      if (iequals_ascii(field.name_string(), "via") && relayed("via")) {
+        out.append(field.value()).append(", ");
+      }
+    }
+    out.append(via_entry(11)).append("\r\n");
+  }
+
+  append_field(out, "x-rolter-target", spec.target);
+  out.append("x-rolter-attempts: ");
+  append_number(out, spec.attempts);
+  out.append("\r\n");
+  if (!spec.decision.empty()) append_field(out, "x-rolter-decision", spec.decision);
+  switch (spec.framing) {
+    case BodyFraming::kLength:
+      out.append("Content-Length: ");
+      append_number(out, spec.content_length);
+      out.append("\r\n");
+      break;
+    case BodyFraming::kChunked:
+      out.append("Transfer-Encoding: chunked\r\n");
+      break;
+    case BodyFraming::kNone:
+    case BodyFraming::kClose:
+      break;
+  }
+  if (spec.version == 10) {
+    if (spec.keep_alive) out.append("Connection: keep-alive\r\n");
+  } else if (!spec.keep_alive) {
+    out.append("Connection: close\r\n");
+  }
+  out.append("\r\n");
+}
+
+}  // namespace rolter

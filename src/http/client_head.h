@@ -1,0 +1,46 @@
+// The head of a response the proxy relays to its client, written as text in one pass.
+//
+// From the upstream's final head it keeps the status, the reason (the standard phrase when the
+// upstream sent none) and the fields, less hop-by-hop fields and those the response's Connection
+// names (http/hop_by_hop.h), and less Content-Length, because the relay frames the body itself.
+// Via gets this hop appended (RFC 9110 §7.6.3) when `via` is set. Then come the gateway's own
+// fields (x-rolter-target, x-rolter-attempts, x-rolter-decision), the framing the relay will use,
+// and Connection when the connection's fate differs from the version's default.
+//
+// Thread-safety: pure function.
+#pragma once
+
+#include <boost/beast/http/fields.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rolter {
+
+// How the relayed body is delimited.
+enum class BodyFraming {
+  kNone,     // no body by definition (204, 304) or announced empty: nothing follows the head
+  kLength,   // Content-Length: content_length
+  kChunked,  // Transfer-Encoding: chunked (HTTP/1.1 clients)
+  kClose,    // the end of the connection (an HTTP/1.0 client, length unknown)
+};
+
+struct ClientHeadSpec {
+  unsigned version = 11;    // the client's: 10 or 11
+  unsigned status = 200;    // any three-digit status
+  std::string_view reason;  // the upstream's; empty = the standard phrase
+  bool via = true;          // append this hop to Via
+  std::string_view target;  // x-rolter-target
+  unsigned attempts = 1;    // x-rolter-attempts
+  std::string_view decision;  // x-rolter-decision when not empty
+  BodyFraming framing = BodyFraming::kLength;
+  uint64_t content_length = 0;  // for kLength
+  bool keep_alive = true;       // the connection stays open after this response
+};
+
+// Appends the whole head, ending with the empty line, to `out`.
+void append_client_head(const boost::beast::http::fields& upstream, const ClientHeadSpec& spec,
+                        std::string& out);
+
+}  // namespace rolter
