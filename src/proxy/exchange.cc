@@ -15,6 +15,7 @@
 #include "http/sse_progress.h"
 #include "http/upstream_head.h"
 #include "inspect/model_rewrite.h"
+#include "proxy/relay_buffer.h"
 #include "proxy/request_log.h"
 #include "proxy/stream_error.h"
 
@@ -23,8 +24,6 @@ namespace http = beast::http;
 
 namespace {
 
-// Relay buffer: one SSE event of a token is tens of bytes, a non-streamed answer a few KiB.
-constexpr size_t kRelayBufferBytes = 16 * 1024;
 constexpr size_t kMaxResponseHeaderBytes = 64 * 1024;
 // Interim (1xx) responses consumed before the final one; more is an upstream gone wrong.
 constexpr int kMaxInterimResponses = 8;
@@ -259,7 +258,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   }
   bool finished = false;  // the last piece went out
   SseProgress progress;
-  std::array<char, kRelayBufferBytes> buffer;
+  RelayBuffer buffer;
   size_t held = 0;  // SSE: the start of an incomplete event, at the front of `buffer`
   while (!parser.is_done()) {
     error_code read_ec = beast::error::timeout;
