@@ -1,0 +1,50 @@
+// Everything `rolter-bench overhead` is told on its command line, with the defaults its --help
+// shows. `quick` shrinks the run for tests (see apply_quick()).
+//
+// Thread-safety: a plain value.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rolter::bench::overhead {
+
+struct OverheadOptions {
+  int rounds = 3;
+  int workers = 1;           // rolter's [server] workers and nginx's worker_processes
+  int upstream_workers = 1;  // the canned upstream nginx's worker_processes
+  int latency_requests = 5000;
+  int warmup = 500;
+  double duration_s = 5;     // each wrk run
+  double probe_seconds = 2;  // each open-loop probe
+  int max_probes = 8;        // per path and round
+  double p99_factor = 2;     // a probe passes when p99 <= factor x the path's concurrency-1 p99
+  int stream_chunks = 16;
+  int wrk_threads = 1;
+  bool quick = false;
+  bool quiet = false;
+  bool no_nginx = false;
+  bool no_rolter = false;
+  std::string bin_dir;      // where `rolter` is; "" = beside rolter-bench
+  std::string nginx_path = "nginx";
+  std::string wrk_path = "wrk";
+  std::string upstream_url;  // "" = start the canned nginx upstream
+  std::vector<std::string> peers;
+  std::vector<std::string> peer_headers;
+  std::string json_path, markdown_path, svg_path;
+};
+
+// The concurrencies of the closed-loop throughput phase.
+inline constexpr int kThroughputConcurrency[] = {32, 256};
+
+// --quick: one round, ~500 latency requests, 1 s wrk runs, two open-loop probes of 1 s.
+inline void apply_quick(OverheadOptions& o) {
+  o.rounds = 1;
+  o.latency_requests = 500;
+  o.warmup = 50;
+  o.duration_s = 1;
+  o.probe_seconds = 1;
+  o.max_probes = 2;
+}
+
+}  // namespace rolter::bench::overhead
