@@ -39,6 +39,9 @@ CLI::App* add_overhead_command(CLI::App& app, OverheadOptions& o) {
                   "A rate is sustainable when its p99 is within this factor of the path's "
                   "concurrency-1 p99, with no errors")
       ->capture_default_str();
+  cmd->add_option("--p99-floor-ms", o.p99_floor_ms,
+                  "The sustainable-rate p99 bound is never below this many ms (0 = factor only)")
+      ->capture_default_str();
   cmd->add_option("--stream-chunks", o.stream_chunks,
                   "SSE events in the canned streaming answer (before data: [DONE])")
       ->capture_default_str();

@@ -43,6 +43,7 @@ tl::expected<std::unique_ptr<Environment>, std::string> Environment::start(
   if (!rolter_path.empty()) {
     auto rolter = start_rolter(rolter_path, env->dir_, env->upstream_url_, o.workers);
     if (!rolter) return tl::unexpected(rolter.error());
+    env->rolter_access_log_off_ = rolter->access_log_off;
     auto added = env->add_owned("rolter", "rolter", std::move(*rolter), std::to_string(o.workers));
     if (!added) return tl::unexpected(added.error());
   }

@@ -42,6 +42,7 @@ class Environment {
   const std::string& upstream_description() const { return upstream_description_; }
   std::vector<PathUnderTest>& paths() { return paths_; }
   std::vector<std::string>& notes() { return notes_; }
+  bool rolter_access_log_off() const { return rolter_access_log_off_; }
 
  private:
   Environment() = default;
@@ -58,6 +59,7 @@ class Environment {
   std::vector<pid_t> upstream_pids_;
   std::vector<PathUnderTest> paths_;
   std::vector<std::string> notes_;
+  bool rolter_access_log_off_ = false;
 };
 
 }  // namespace rolter::bench::overhead

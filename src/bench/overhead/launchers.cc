@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -71,6 +72,18 @@ tl::expected<Launched, std::string> start_nginx_once(
 
 }  // namespace
 
+bool rolter_has_no_access_log(const std::string& rolter_path) {
+  const std::string cmd = "'" + rolter_path + "' serve --help 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return false;
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out.find("--no-access-log") != std::string::npos;
+}
+
 tl::expected<Launched, std::string> start_nginx(
     const std::string& nginx_path, const std::string& label, const std::string& parent_dir,
     int workers, const std::function<std::string(const NginxCommon&)>& conf) {
@@ -104,9 +117,12 @@ tl::expected<Launched, std::string> start_rolter(const std::string& rolter_path,
   if (!write_text(config, rolter_toml(upstream_url, workers))) {
     return tl::unexpected("cannot write " + config);
   }
-  auto child = ChildProcess::start("rolter", rolter_path, {"serve", "--config", config}, parent_dir);
+  std::vector<std::string> args = {"serve", "--config", config};
+  const bool quiet = rolter_has_no_access_log(rolter_path);
+  if (quiet) args.push_back("--no-access-log");
+  auto child = ChildProcess::start("rolter", rolter_path, args, parent_dir);
   if (!child) return tl::unexpected(child.error());
-  Launched l{std::move(*child), "", {}, config};
+  Launched l{std::move(*child), "", {}, config, quiet};
   static const std::regex kListening(R"(listening on (http://127\.0\.0\.1:\d+))");
   const auto deadline = Clock::now() + kStartDeadline;
   for (;;) {

@@ -25,6 +25,7 @@ struct Launched {
   std::string url;          // http://127.0.0.1:port
   std::vector<pid_t> pids;  // the processes that serve: nginx's workers, or the one process
   std::string config_path;
+  bool access_log_off = false;  // rolter: started with --no-access-log
 };
 
 // `conf` renders the configuration for a chosen port. Run as root, workers run as root too (the
@@ -37,6 +38,11 @@ tl::expected<Launched, std::string> start_nginx(
 // (round_robin) to it, `workers` worker threads.
 std::string rolter_toml(const std::string& upstream_url, int workers);
 
+// Whether this rolter's `serve` knows --no-access-log (read from its --help).
+bool rolter_has_no_access_log(const std::string& rolter_path);
+
+// Starts `rolter serve`, with --no-access-log when it has it: the per-request JSON line would
+// otherwise be a cost nginx (access_log off) does not pay.
 tl::expected<Launched, std::string> start_rolter(const std::string& rolter_path,
                                                  const std::string& parent_dir,
                                                  const std::string& upstream_url, int workers);

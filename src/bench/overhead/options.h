@@ -19,6 +19,7 @@ struct OverheadOptions {
   double probe_seconds = 2;  // each open-loop probe
   int max_probes = 8;        // per path and round
   double p99_factor = 2;     // a probe passes when p99 <= factor x the path's concurrency-1 p99
+  double p99_floor_ms = 1;   // ... or this, whichever is larger (see measure.cc)
   int stream_chunks = 16;
   int wrk_threads = 1;
   bool quick = false;

@@ -104,6 +104,7 @@ std::string render_json(const OverheadReport& r) {
               {"probe_seconds", o.probe_seconds},
               {"max_probes", o.max_probes},
               {"p99_factor", o.p99_factor},
+              {"p99_floor_ms", o.p99_floor_ms},
               {"stream_chunks", o.stream_chunks},
               {"wrk_threads", o.wrk_threads},
               {"quick", o.quick}}}};
@@ -149,8 +150,9 @@ std::string render_markdown(const OverheadReport& r) {
   const double d32 = direct_c32(r, true, 0);
   o << "\nThroughput (req/s, non-streaming; wrk, closed loop), maximum sustainable rate (open "
        "loop, p99 within "
-    << fixed(r.options.p99_factor, 1)
-    << "x the path's concurrency-1 p99, no errors), CPU and memory of the process that serves "
+    << fixed(r.options.p99_factor, 1) << "x the path's concurrency-1 p99 but at least "
+    << fixed(r.options.p99_floor_ms, 1)
+    << " ms, no errors), CPU and memory of the process that serves "
        "the path.\n\n";
   o << "| Path | req/s c=32 | vs direct | req/s c=256 | Max sustainable req/s (p99 bound, us) | "
        "CPU s / 10k req | RSS idle / peak (MB) | Errors | Measured process |\n";

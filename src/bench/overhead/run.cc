@@ -41,13 +41,14 @@ std::string check_options(const OverheadOptions& o) {
   if (o.probe_seconds <= 0) return "--probe-seconds must be positive";
   if (o.max_probes < 1) return "--max-probes must be at least 1";
   if (o.p99_factor < 1) return "--p99-factor must be at least 1";
+  if (o.p99_floor_ms < 0) return "--p99-floor-ms must be 0 or more";
   if (o.stream_chunks < 1) return "--stream-chunks must be at least 1";
   if (o.wrk_threads < 1) return "--wrk-threads must be at least 1";
   return {};
 }
 
 std::vector<std::string> standard_notes(const OverheadOptions& o, bool nginx_found,
-                                        const std::string& nginx_name) {
+                                        const std::string& nginx_name, bool rolter_quiet) {
   std::vector<std::string> notes = {
       "Concurrency-1 latency and TTFT: rolter-bench's own Asio client, one kept-alive "
       "connection, " + std::to_string(o.latency_requests) + " requests per round after " +
@@ -65,9 +66,12 @@ std::vector<std::string> standard_notes(const OverheadOptions& o, bool nginx_fou
       }() + " s per path and round.",
       "CPU: utime + stime of the serving process(es) across the c=32 run; for direct, the "
       "upstream's. RSS: VmRSS right after start (a peer: when first seen) and VmHWM at the end.",
-      "rolter writes one JSON log line per request at info level and has no switch to turn it "
-      "off, so its figures include that logging (to a file the bench empties between phases); "
-      "the nginx proxy runs with access_log off."};
+      rolter_quiet
+          ? "Per-request logging is off on both proxies: rolter runs with --no-access-log, the "
+            "nginx proxy with access_log off."
+          : "This rolter has no --no-access-log: it writes one JSON log line per request (to a "
+            "file the bench empties between phases), and its figures include that cost; the "
+            "nginx proxy runs with access_log off."};
   if (!nginx_found) {
     notes.push_back("The nginx proxy path was skipped: " + nginx_name + " was not found.");
   }
@@ -108,7 +112,8 @@ int run_overhead(OverheadOptions o, const std::string& command, const std::strin
   report.upstream = (*env)->upstream_description();
   report.load_generators =
       "rolter-bench (Asio; concurrency 1 and open loop), " + wrk + " (closed loop)";
-  report.notes = standard_notes(o, o.no_nginx || !nginx.empty(), o.nginx_path);
+  report.notes = standard_notes(o, o.no_nginx || !nginx.empty(), o.nginx_path,
+                                (*env)->rolter_access_log_off());
   if (o.no_nginx) report.notes.push_back("The nginx proxy path was skipped (--no-nginx).");
 
   RoundContext ctx{&o, wrk, (*env)->dir(), 0};
