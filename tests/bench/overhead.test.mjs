@@ -161,7 +161,8 @@ test('overhead: bad arguments exit 1 with a message', async () => {
     [['--wrk', '/nonexistent/wrk'], /wrk not found/],
   ];
   for (const [args, message] of cases) {
-    const run = await runBench(['overhead', '--quick', ...args], 15000);
+    const bin = args.includes('--bin-dir') ? [] : ['--bin-dir', binDir];
+    const run = await runBench(['overhead', '--quick', '--quiet', ...bin, ...args], 15000);
     assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
     assert.match(run.stderr, message, args.join(' '));
   }

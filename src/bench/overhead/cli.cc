@@ -72,6 +72,9 @@ CLI::App* add_overhead_command(CLI::App& app, OverheadOptions& o) {
   cmd->add_option("--markdown", o.markdown_path, "Write the Markdown report here (also printed)");
   cmd->add_option("--svg", o.svg_path, "Write an SVG chart here");
   cmd->add_flag("--quiet", o.quiet, "No progress on stderr");
+  cmd->final_callback([cmd, &o] {
+    if (o.quick) apply_quick(o, [cmd](const char* name) { return cmd->count(name) > 0; });
+  });
   return cmd;
 }
 

@@ -38,14 +38,16 @@ struct OverheadOptions {
 // The concurrencies of the closed-loop throughput phase.
 inline constexpr int kThroughputConcurrency[] = {32, 256};
 
-// --quick: one round, ~500 latency requests, 1 s wrk runs, two open-loop probes of 1 s.
-inline void apply_quick(OverheadOptions& o) {
-  o.rounds = 1;
-  o.latency_requests = 500;
-  o.warmup = 50;
-  o.duration_s = 1;
-  o.probe_seconds = 1;
-  o.max_probes = 2;
+// --quick: one round, ~500 latency requests, 1 s wrk runs, two open-loop probes of 1 s; an
+// option given explicitly (`given("--rounds")`) keeps its value.
+template <typename Given>
+void apply_quick(OverheadOptions& o, const Given& given) {
+  if (!given("--rounds")) o.rounds = 1;
+  if (!given("--latency-requests")) o.latency_requests = 500;
+  if (!given("--warmup")) o.warmup = 50;
+  if (!given("--duration")) o.duration_s = 1;
+  if (!given("--probe-seconds")) o.probe_seconds = 1;
+  if (!given("--max-probes")) o.max_probes = 2;
 }
 
 }  // namespace rolter::bench::overhead

@@ -82,7 +82,6 @@ std::vector<std::string> standard_notes(const OverheadOptions& o, bool nginx_fou
 
 int run_overhead(OverheadOptions o, const std::string& command, const std::string& self_dir) {
   const auto wall_start = std::chrono::steady_clock::now();
-  if (o.quick) apply_quick(o);
   if (auto bad = check_options(o); !bad.empty()) return fail(bad);
   auto peers = parse_peers(o.peers, o.peer_headers);
   if (!peers) return fail(peers.error());
