@@ -119,6 +119,7 @@ std::string render_json(const OverheadReport& r) {
     pj["pids"] = p.pids;
     pj["idle_rss_mb"] = optional_json(p.idle_rss_mb);
     pj["peak_rss_mb"] = optional_json(p.peak_rss_mb);
+    if (!p.no_streaming.empty()) pj["no_streaming"] = p.no_streaming;
     json rounds = json::array();
     for (size_t i = 0; i < p.rounds.size(); ++i) {
       rounds.push_back(figures_json(p.rounds[i], direct_c32(r, false, i)));
@@ -140,6 +141,13 @@ std::string render_markdown(const OverheadReport& r) {
   o << "|---|---|---|---|---|---|\n";
   for (const PathResult& p : r.paths) {
     const Figures& f = p.median;
+    if (!p.no_streaming.empty()) {
+      o << "| " << p.name << " | " << p.workers << " | " << us(f.latency.p50) << " / "
+        << us(f.latency.p99) << " / " << us(f.latency.p999) << " | "
+        << signed_us(f.added_latency.p50) << " / " << signed_us(f.added_latency.p99) << " / "
+        << signed_us(f.added_latency.p999) << " | n/a | n/a |\n";
+      continue;
+    }
     o << "| " << p.name << " | " << p.workers << " | " << us(f.latency.p50) << " / "
       << us(f.latency.p99) << " / " << us(f.latency.p999) << " | " << signed_us(f.added_latency.p50)
       << " / " << signed_us(f.added_latency.p99) << " / " << signed_us(f.added_latency.p999)
@@ -168,6 +176,9 @@ std::string render_markdown(const OverheadReport& r) {
   }
   o << "\n";
   for (const std::string& n : r.notes) o << "- " << n << "\n";
+  for (const PathResult& p : r.paths) {
+    if (!p.no_streaming.empty()) o << "- " << p.name << ": no TTFT, " << p.no_streaming << ".\n";
+  }
   o << "\nMachine: " << r.machine << "  \nCommit: " << r.commit << "  \nCommand: `" << r.command
     << "`  \nUpstream: " << r.upstream << "  \nLoad generators: " << r.load_generators
     << "  \nWorkers: rolter and nginx " << r.options.workers << ", upstream "

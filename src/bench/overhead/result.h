@@ -47,6 +47,7 @@ struct PathResult {
   std::vector<pid_t> pids;       // empty when not visible in /proc
   std::optional<double> idle_rss_mb;  // VmRSS right after start (a peer: when first seen)
   std::optional<double> peak_rss_mb;  // VmHWM at the end of the run
+  std::string no_streaming;  // why streaming was not measured ("" = it was)
   std::vector<Figures> rounds;
   Figures median;
 };
