@@ -1,6 +1,7 @@
 // rolter-bench: benchmarks for rolter. `replay` measures routing quality: it replays a request
 // trace once per strategy, in-process against simulated engines or over HTTP through a real
 // gateway and rolter-sim fleet, and reports cache hit ratio, latency, throughput and imbalance.
+// `overhead` measures what the gateway itself adds (bench/overhead/).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,8 @@
 #include "bench/cache_bounds.h"
 #include "bench/http_replay.h"
 #include "bench/in_process.h"
+#include "bench/overhead/cli.h"
+#include "bench/overhead/run.h"
 #include "bench/report.h"
 #include "bench/spawn.h"
 #include "bench/synthetic.h"
@@ -354,7 +357,18 @@ int main(int argc, char** argv) {
                      "Write an SVG chart: hit ratio and TTFT p99 per strategy");
   replay->add_flag("--quiet", a.quiet, "No progress on stderr");
 
-  CLI11_PARSE(app, argc, argv);
+  rb::overhead::OverheadOptions overhead_options;
+  auto* overhead = rb::overhead::add_overhead_command(app, overhead_options);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    // overhead: every bad argument is exit code 1, like every other failure.
+    const bool in_overhead = overhead->parsed() || (argc > 1 && std::string_view(argv[1]) == "overhead");
+    return code != 0 && in_overhead ? 1 : code;
+  }
+  if (overhead->parsed()) return rb::overhead::run_overhead(overhead_options, command, self_dir());
   if (a.synthetic) a.synth.seed = a.seed;
   if (replay->parsed()) {
     if (!a.in_process && !a.spawn && a.gateway.empty()) {

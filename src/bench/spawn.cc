@@ -24,8 +24,40 @@ constexpr auto kStartTimeout = std::chrono::seconds(20);
 // How long a child may take to exit after SIGTERM before it is killed.
 constexpr auto kStopGrace = std::chrono::seconds(3);
 
-// Forks and execs `path args...` with stdin from `stdin_fd` (or /dev/null), stdout and stderr to
-// files. Returns the pid, or -1.
+// The long options a binary's --help mentions, so the bench passes the sim only the model flags
+// this build of it knows.
+std::string help_text(const std::string& path) {
+  std::string cmd = "'" + path + "' --help 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return {};
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+std::vector<std::string> supported_args(const std::string& sim_path,
+                                        const std::vector<std::string>& args) {
+  const std::string help = help_text(sim_path);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool is_flag = args[i].rfind("--", 0) == 0;
+    const bool takes_value = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
+    if (is_flag && help.find(args[i]) == std::string::npos) {
+      std::fprintf(stderr, "rolter-bench: this rolter-sim has no %s; not passing it\n",
+                   args[i].c_str());
+      if (takes_value) ++i;
+      continue;
+    }
+    out.push_back(args[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
 pid_t spawn_child(const std::string& path, const std::vector<std::string>& args, int stdin_fd,
                   const std::string& out_path, const std::string& err_path) {
   std::vector<char*> argv;
@@ -39,8 +71,8 @@ pid_t spawn_child(const std::string& path, const std::vector<std::string>& args,
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);
   int in = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY);
-  int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+  int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
   if (in < 0 || out < 0 || err < 0) ::_exit(127);
   ::dup2(in, 0);
   ::dup2(out, 1);
@@ -76,40 +108,6 @@ void stop_child(pid_t& pid) {
   }
   pid = -1;
 }
-
-// The long options a binary's --help mentions, so the bench passes the sim only the model flags
-// this build of it knows.
-std::string help_text(const std::string& path) {
-  std::string cmd = "'" + path + "' --help 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return {};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
-std::vector<std::string> supported_args(const std::string& sim_path,
-                                        const std::vector<std::string>& args) {
-  const std::string help = help_text(sim_path);
-  std::vector<std::string> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const bool is_flag = args[i].rfind("--", 0) == 0;
-    const bool takes_value = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
-    if (is_flag && help.find(args[i]) == std::string::npos) {
-      std::fprintf(stderr, "rolter-bench: this rolter-sim has no %s; not passing it\n",
-                   args[i].c_str());
-      if (takes_value) ++i;
-      continue;
-    }
-    out.push_back(args[i]);
-  }
-  return out;
-}
-
-}  // namespace
 
 Spawner::Spawner(std::string bin_dir) : bin_dir_(std::move(bin_dir)) {}
 

@@ -17,6 +17,18 @@
 
 namespace rolter::bench {
 
+// Forks and execs `path args...` with stdin from `stdin_fd` (or /dev/null), stdout and stderr
+// appended to files (created empty), so an owner may truncate a long-running child's log. The
+// child gets SIGKILL when this process dies. Returns the pid, or -1.
+pid_t spawn_child(const std::string& path, const std::vector<std::string>& args, int stdin_fd,
+                  const std::string& out_path, const std::string& err_path);
+// The whole content of a file ("" when it cannot be read).
+std::string read_all(const std::string& path);
+// True (and the child reaped) when `pid` has exited.
+bool exited(pid_t pid);
+// SIGTERM, then SIGKILL after a grace period; reaps the child and sets `pid` to -1.
+void stop_child(pid_t& pid);
+
 struct SpawnedFleet {
   std::vector<std::string> engine_urls;
   std::string control_url;

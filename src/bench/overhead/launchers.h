@@ -1,0 +1,50 @@
+// Starts the processes a run owns: the canned upstream and the reverse proxy (nginx, each from
+// its own generated config in a private directory) and `rolter serve` (from a generated
+// rolter.toml), each on a loopback port, and waits with a deadline until it accepts connections.
+// A start that fails says why, with the last lines of the process's log.
+//
+// Thread-safety: not thread-safe; the bench's main thread starts and owns them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tl/expected.hpp>
+#include <vector>
+
+#include "bench/overhead/child_process.h"
+#include "bench/overhead/nginx_conf.h"
+
+namespace rolter::bench::overhead {
+
+struct Launched {
+  std::unique_ptr<ChildProcess> process;
+  std::string url;          // http://127.0.0.1:port
+  std::vector<pid_t> pids;  // the processes that serve: nginx's workers, or the one process
+  std::string config_path;
+  bool access_log_off = false;  // rolter: started with --no-access-log
+};
+
+// `conf` renders the configuration for a chosen port. Run as root, workers run as root too (the
+// temporary directory is private to this user).
+tl::expected<Launched, std::string> start_nginx(
+    const std::string& nginx_path, const std::string& label, const std::string& parent_dir,
+    int workers, const std::function<std::string(const NginxCommon&)>& conf);
+
+// rolter.toml for the bench: one openai provider at `upstream_url`, one route "bench"
+// (round_robin) to it, `workers` worker threads.
+std::string rolter_toml(const std::string& upstream_url, int workers);
+
+// Whether this rolter's `serve` knows --no-access-log (read from its --help).
+bool rolter_has_no_access_log(const std::string& rolter_path);
+
+// Starts `rolter serve`, with --no-access-log when it has it: the per-request JSON line would
+// otherwise be a cost nginx (access_log off) does not pay.
+tl::expected<Launched, std::string> start_rolter(const std::string& rolter_path,
+                                                 const std::string& parent_dir,
+                                                 const std::string& upstream_url, int workers);
+
+}  // namespace rolter::bench::overhead

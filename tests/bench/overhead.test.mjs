@@ -1,0 +1,169 @@
+// rolter-bench overhead --quick: the same workload direct, through rolter, through an nginx proxy
+// and through a peer gateway (a small Node reverse proxy this test starts, reached by URL), with
+// a JSON, Markdown and SVG report. Also the failure paths: a peer that does not answer, and bad
+// arguments, exit 1 with a clear message.
+//   ROLTER_BIN_DIR=build/bin node --test tests/bench/overhead.test.mjs
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { binDir } from '../lib/rolter.mjs';
+import { withDeadline } from '../lib/http.mjs';
+
+const bench = path.join(binDir, 'rolter-bench');
+
+// The peer: forwards POST /v1/chat/completions to the upstream named by the x-upstream header
+// (the bench sends it, with {upstream} filled in), over kept-alive connections; GET /count says
+// how many requests it forwarded. Prints {"port": N} once listening.
+const peerSource = `
+const http = require('node:http');
+const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+let forwarded = 0;
+const hop = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade',
+  'proxy-connection', 'host', 'x-upstream']);
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/count') {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ forwarded }));
+    return;
+  }
+  const upstream = req.headers['x-upstream'];
+  if (req.method !== 'POST' || req.url !== '/v1/chat/completions' || !upstream) {
+    res.statusCode = 404;
+    res.end();
+    return;
+  }
+  forwarded++;
+  const headers = {};
+  for (const [k, v] of Object.entries(req.headers)) if (!hop.has(k)) headers[k] = v;
+  const out = http.request(upstream + req.url, { method: 'POST', headers, agent }, (up) => {
+    const back = {};
+    for (const [k, v] of Object.entries(up.headers)) if (!hop.has(k)) back[k] = v;
+    res.writeHead(up.statusCode, back);
+    up.pipe(res);
+  });
+  out.on('error', () => { res.statusCode = 502; res.end(); });
+  req.pipe(out);
+});
+server.keepAliveTimeout = 300000;
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: server.address().port })));
+`;
+
+function startPeer() {
+  const child = spawn(process.execPath, ['-e', peerSource], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = withDeadline(new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)).port);
+    });
+    child.on('exit', (code) => reject(new Error(`the peer proxy exited (${code})`)));
+  }), 10000, 'the peer proxy to listen');
+  return { child, port };
+}
+
+// Runs rolter-bench without blocking this process (the peer may share its event loop's
+// machine, never its thread), with a deadline.
+function runBench(args, timeoutMs) {
+  const child = spawn(bench, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c; });
+  child.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
+  const done = new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+  return withDeadline(done, timeoutMs, `rolter-bench ${args.join(' ')}`).finally(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+}
+
+test('overhead --quick: direct, rolter, nginx and a peer by URL, a full report', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-overhead-test-'));
+  const peer = startPeer();
+  try {
+    const port = await peer.port;
+    const json = path.join(dir, 'report.json');
+    const md = path.join(dir, 'report.md');
+    const svg = path.join(dir, 'chart.svg');
+    const run = await runBench(['overhead', '--quick', '--bin-dir', binDir,
+      '--peer', `node=http://127.0.0.1:${port}`, '--peer-header', 'node:x-upstream={upstream}',
+      '--json', json, '--markdown', md, '--svg', svg], 45000);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /\[round 1\/1\] rolter: latency at concurrency 1/);
+
+    const report = JSON.parse(readFileSync(json, 'utf8'));
+    assert.deepEqual(report.paths.map((p) => p.name), ['direct', 'rolter', 'nginx', 'node']);
+    for (const p of report.paths) {
+      assert.ok(p.latency_us.p50 > 0, `${p.name} latency p50 ${p.latency_us.p50}`);
+      assert.ok(p.latency_us.p99 >= p.latency_us.p50, p.name);
+      assert.ok(p.ttft_us.p50 > 0, `${p.name} TTFT p50 ${p.ttft_us.p50}`);
+      assert.ok(p.throughput_rps.c32 > 0, `${p.name} c32 ${p.throughput_rps.c32}`);
+      assert.ok(p.throughput_rps.c256 > 0, `${p.name} c256 ${p.throughput_rps.c256}`);
+      assert.equal(p.errors.total, 0, `${p.name} errors ${JSON.stringify(p.errors)}`);
+      assert.ok(p.cpu_s_per_10k_requests > 0, `${p.name} CPU ${p.cpu_s_per_10k_requests}`);
+      assert.ok(p.peak_rss_mb > 0 && p.idle_rss_mb > 0, `${p.name} RSS`);
+      assert.ok(p.rounds.length === 1 && p.rounds[0].probes.length >= 1, `${p.name} probes`);
+    }
+    const byName = Object.fromEntries(report.paths.map((p) => [p.name, p]));
+    assert.deepEqual(byName.direct.added_latency_us, { p50: 0, p99: 0, p999: 0 });
+    assert.deepEqual(byName.direct.added_ttft_us, { p50: 0, p99: 0, p999: 0 });
+    // Added latency is the path minus direct at the same percentile.
+    for (const name of ['rolter', 'nginx', 'node']) {
+      const p = byName[name];
+      for (const q of ['p50', 'p99', 'p999']) {
+        assert.ok(Math.abs(p.added_latency_us[q] - (p.latency_us[q] - byName.direct.latency_us[q])) < 1e-6,
+          `${name} added ${q}`);
+      }
+    }
+    assert.equal(byName.rolter.workers, '1');
+    assert.equal(byName.nginx.workers, '1');
+    assert.equal(byName.node.workers, 'as started');
+    // The peer's CPU and RSS come from the process listening on its port: this test's child.
+    assert.deepEqual(byName.node.pids, [peer.child.pid]);
+    assert.equal(report.settings.quick, true);
+
+    const count = await (await fetch(`http://127.0.0.1:${port}/count`)).json();
+    assert.ok(count.forwarded >= 1000, `the peer forwarded ${count.forwarded} requests`);
+
+    const markdown = readFileSync(md, 'utf8');
+    assert.equal(markdown, run.stdout);
+    assert.match(markdown, /\| rolter \| 1 \|/);
+    assert.match(markdown, /^Machine: \d+ cores, /m);
+    assert.match(markdown, /^Commit: /m);
+    assert.match(markdown, /^Command: `.*rolter-bench overhead --quick/m);
+    assert.match(markdown, /wrk drives the closed loop/);
+    assert.match(readFileSync(svg, 'utf8'), /^<svg /);
+  } finally {
+    peer.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('overhead: a peer that does not answer fails the run, naming the peer', async () => {
+  const run = await runBench(['overhead', '--quick', '--quiet', '--bin-dir', binDir,
+    '--peer', 'bad=http://127.0.0.1:1'], 30000);
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, /peer "bad" \(http:\/\/127\.0\.0\.1:1\/v1\/chat\/completions\) does not answer/);
+  assert.match(run.stderr, /refused/i);
+  assert.equal(run.stdout, '');
+});
+
+test('overhead: bad arguments exit 1 with a message', async () => {
+  const cases = [
+    [['--rounds', '0'], /--rounds must be at least 1/],
+    [['--peer', 'nourl'], /expected NAME=URL/],
+    [['--peer-header', 'ghost:x=1'], /no --peer named "ghost"/],
+    [['--no-such-option'], /no-such-option/],
+    [['--bin-dir', '/nonexistent'], /rolter not found at \/nonexistent\/rolter/],
+    [['--wrk', '/nonexistent/wrk'], /wrk not found/],
+  ];
+  for (const [args, message] of cases) {
+    const bin = args.includes('--bin-dir') ? [] : ['--bin-dir', binDir];
+    const run = await runBench(['overhead', '--quick', '--quiet', ...bin, ...args], 15000);
+    assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
+    assert.match(run.stderr, message, args.join(' '));
+  }
+});
