@@ -207,6 +207,39 @@ ApiError no_answer(const ForwardRequest& request, unsigned attempts, const Failu
   return error;
 }
 
+// The next attempt's candidate, the evidence sample read before the attempt adds its own load
+// (SPEC §6.11: the queue it joined, the prefill queued there, and the prefill it will do there:
+// the prompt less what the instance's KV index holds now, §6.14), and the pick's explanation when
+// the client asked for one. A plain function, so its working state (a copy of the route context,
+// the explanation) stays off the attempt loop's coroutine frame.
+struct Selection {
+  Choice choice;
+  InstanceEvidence::Sample sample;
+  std::string decision;  // x-rolter-decision; empty unless asked for
+};
+
+template <typename Eligible>
+std::optional<Selection> select(const ForwardRequest& request, const Loads& loads,
+                                const Eligible& eligible, const Excluded& excluded,
+                                Clock::TimePoint now, const BreakerParams& breaker) {
+  const auto& pool = *request.route.pool;
+  std::optional<Explain> explain;
+  RouteContext ctx = *request.ctx;
+  if (request.explain) ctx.explain = &explain.emplace(start_explain(pool, loads, eligible));
+  const auto pick = pool.balancer->pick_eligible(ctx, loads, eligible);
+  const auto choice = choose(pool, pick, eligible, excluded, now, breaker);
+  if (!choice) return std::nullopt;
+  const Candidate& candidate = pool.candidates[choice->index];
+  Selection selection{.choice = *choice};
+  selection.sample = {.queue_depth = static_cast<double>(loads[choice->index]),
+                      .queued_prefill_ktokens = loads.prefill_ktokens(choice->index)};
+  // The keys live in a thread-local buffer, so they must not outlive this step.
+  RequestBlockKeys keys(*request.ctx);
+  selection.sample.uncached_ktokens = uncached_ktokens(*request.ctx, &candidate.state->kv, keys);
+  if (explain) selection.decision = finish_explain(*explain, pool, pick, choice->index);
+  return selection;
+}
+
 }  // namespace
 
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
@@ -280,28 +313,12 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   while (result.attempts < max_attempts && std::chrono::steady_clock::now() < deadline) {
     if (watch.gone()) co_return gone(result);
     now = clock_.now();
-    std::optional<Explain> explain;
-    RouteContext ctx = *request.ctx;
-    if (request.explain) ctx.explain = &explain.emplace(start_explain(pool, loads, eligible));
-    const auto pick = pool.balancer->pick_eligible(ctx, loads, eligible);
-    const auto choice = choose(pool, pick, eligible, excluded, now, breaker);
-    if (!choice) break;
-    const Candidate& candidate = pool.candidates[choice->index];
-    excluded[choice->index] = true;
-    // Read before this request's own increment (SPEC §6.11: the queue it joined, and the prefill
-    // queued there).
-    InstanceEvidence::Sample sample{.queue_depth = static_cast<double>(loads[choice->index]),
-                                    .queued_prefill_ktokens = loads.prefill_ktokens(choice->index)};
-    // And the prefill it will do there: the prompt less what the instance's KV index holds now
-    // (SPEC §6.14; the whole prompt when no index is live). The keys live in a thread-local
-    // buffer, so they must not outlive this step.
-    sample.uncached_ktokens = [&] {
-      RequestBlockKeys keys(*request.ctx);
-      return uncached_ktokens(*request.ctx, &candidate.state->kv, keys);
-    }();
-    const std::string decision =
-        explain ? finish_explain(*explain, pool, pick, choice->index) : std::string();
-    if (!choice->bypass_admit && !admit(candidate.state->health, now, breaker)) {
+    const std::optional<Selection> selection =
+        select(request, loads, eligible, excluded, now, breaker);
+    if (!selection) break;
+    const Candidate& candidate = pool.candidates[selection->choice.index];
+    excluded[selection->choice.index] = true;
+    if (!selection->choice.bypass_admit && !admit(candidate.state->health, now, breaker)) {
       continue;  // lost a half-open probe race
     }
     const unsigned attempt_number = ++result.attempts;
@@ -309,18 +326,18 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     if (attempt_number > 1) Metrics::count_retry(pool.instruments);
     InFlightGuard guard(*candidate.state);
     PrefillTicket prefill(*candidate.state,
-                          static_cast<uint64_t>(std::llround(sample.uncached_ktokens * 1000)));
+                          static_cast<uint64_t>(std::llround(selection->sample.uncached_ktokens * 1000)));
     const auto attempt_started = std::chrono::steady_clock::now();
     const AttemptParams params{
         .request = &request,
         .candidate = &candidate,
-        .model = request.route.upstream_model(choice->index),
+        .model = request.route.upstream_model(selection->choice.index),
         .may_retry = attempt_number < max_attempts &&
                      std::any_of(excluded.begin(), excluded.end(), [](bool e) { return !e; }),
         .attempt_number = attempt_number,
         .first_byte_timeout = milliseconds(server.first_byte_timeout_ms),
         .deadline = deadline,
-        .decision = decision,
+        .decision = selection->decision,
         .prefill = &prefill,
         .watch = &watch,
     };
@@ -331,8 +348,8 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     if (watch.gone()) co_return gone(result);
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
-      pool.balancer->observe(choice->index, *request.ctx);
-      record_evidence(report, candidate, *request.ctx, sample, attempt_started);
+      pool.balancer->observe(selection->choice.index, *request.ctx);
+      record_evidence(report, candidate, *request.ctx, selection->sample, attempt_started);
       log_relayed(pool, candidate, report, result.attempts, started);
       result.client_usable = report.client_usable;
       result.status = report.status;

@@ -305,21 +305,77 @@ HeadVerdict check_head(Worker& worker, const Snapshot& snapshot,
   return verdict;
 }
 
+namespace {
+
+// The coroutines below run only for the requests that need them, each with its own frame: what
+// they hold while they wait stays off handle_request's frame, which every request pays for.
+
+// A JSON answer of the gateway's own (models, health, metrics).
+Task<bool> write_json(beast::tcp_stream& stream, const Dispatch& d, bool keep_alive) {
+  http::response<http::string_body> res{d.status, 11};
+  res.set(http::field::content_type, d.content_type);
+  res.body() = d.json;
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  auto [ec, n] = co_await http::async_write(stream, res, kNoThrow);
+  co_return !ec && keep_alive;
+}
+
+// SPEC §7: a policy route reads its own session key chain and may ask its decision service which
+// model fits, before the pick; a session's verdict is reused for 60 s. `policy_key` and `verdict`
+// are the caller's, for the whole request; d.ctx views them.
+Task<void> attach_policy_inputs(Worker& worker, Dispatch& d,
+                                const http::request<http::string_body>& request,
+                                std::string& policy_key, std::optional<DecisionVerdict>& verdict) {
+  const PolicyRoute& policy = *d.route.pool->policy;
+  auto header = [&](std::string_view name) { return std::string_view(request[name]); };
+  policy_key = policy_session_key(policy, path_of(request.target()), header, request.body());
+  d.ctx.policy_session_key = policy_key;
+  if (!wants_decision(*d.endpoint->kind, policy)) co_return;
+  // Named locals, not temporaries, in the co_await (see Dispatch on GCC 12).
+  const std::string_view route_name = d.route.pool->name;
+  const std::string_view body = request.body();
+  verdict = worker.decision_cache().find(route_name, policy_key);
+  if (!verdict) {
+    verdict = co_await ask_decision_service(*policy.decision, route_name, body, worker.tls(),
+                                            kDecisionTimeout);
+    if (verdict) worker.decision_cache().put(route_name, policy_key, *verdict);
+  }
+  if (verdict) d.ctx.decision = &*verdict;
+}
+
+// SPEC §6.15: a request without token ids, on a route whose strategy reads them, may get them
+// from an engine (tokenize = "engine"). Best effort: on any failure it goes on without.
+// `tokens` is the caller's, for the whole request; d.ctx views it.
+Task<void> attach_engine_tokens(Worker& worker, const Snapshot& snapshot, Dispatch& d,
+                                std::string_view body, std::vector<uint32_t>& tokens) {
+  const EngineTokenizeRequest tokenize{
+      .snapshot = &snapshot,
+      .route = &d.route,
+      .ctx = &d.ctx,
+      .kind = *d.endpoint->kind,
+      .body = body,
+      .key = d.key,
+      .clock = &default_clock(),
+      .tls = &worker.tls(),
+  };
+  std::optional<std::vector<uint32_t>> ids = co_await engine_token_ids(tokenize);
+  if (ids) {
+    tokens = std::move(*ids);
+    d.ctx.token_ids = std::span<const uint32_t>(tokens);
+  }
+}
+
+}  // namespace
+
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
                           ClientWatch& watch, http::request<http::string_body>& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
                           bool keep_alive) {
   Dispatch d = dispatch(worker, snapshot, request, facts, head);
   switch (d.kind) {
-    case Dispatch::Kind::kJson: {
-      http::response<http::string_body> res{d.status, 11};
-      res.set(http::field::content_type, d.content_type);
-      res.body() = d.json;
-      res.keep_alive(keep_alive);
-      res.prepare_payload();
-      auto [ec, n] = co_await http::async_write(stream, res, kNoThrow);
-      co_return !ec && keep_alive;
-    }
+    case Dispatch::Kind::kJson:
+      co_return co_await write_json(stream, d, keep_alive);
     case Dispatch::Kind::kError: {
       const error_code ec = co_await write_error(stream, d.style, d.error, keep_alive);
       co_return !ec && keep_alive;
@@ -327,48 +383,17 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
     case Dispatch::Kind::kForward:
       break;
   }
-  // SPEC §7: a policy route reads its own session key chain and may ask its decision service
-  // which model fits, before the pick; a session's verdict is reused for 60 s. Other routes skip
+  // Policy routes (SPEC §7) get their session key and decision-service verdict; other routes skip
   // this on one pointer test. Both values are owned here, for the whole request; d.ctx views them.
   std::string policy_key;
   std::optional<DecisionVerdict> verdict;
-  if (const PolicyRoute* policy = d.route.pool->policy.get()) {
-    auto header = [&](std::string_view name) { return std::string_view(request[name]); };
-    policy_key = policy_session_key(*policy, path_of(request.target()), header, request.body());
-    d.ctx.policy_session_key = policy_key;
-    if (wants_decision(*d.endpoint->kind, *policy)) {
-      // Named locals, not temporaries, in the co_await (see Dispatch on GCC 12).
-      const std::string_view route_name = d.route.pool->name;
-      const std::string_view body = request.body();
-      verdict = worker.decision_cache().find(route_name, policy_key);
-      if (!verdict) {
-        verdict = co_await ask_decision_service(*policy->decision, route_name, body, worker.tls(),
-                                                kDecisionTimeout);
-        if (verdict) worker.decision_cache().put(route_name, policy_key, *verdict);
-      }
-      if (verdict) d.ctx.decision = &*verdict;
-    }
-  }
-  // SPEC §6.15: a request without token ids, on a route whose strategy reads them, may get them
-  // from an engine (tokenize = "engine"). Best effort: on any failure it goes on without.
-  // Checked here first so that other requests do not even start the coroutine.
+  if (d.route.pool->policy) co_await attach_policy_inputs(worker, d, request, policy_key, verdict);
+  // Token ids from an engine (SPEC §6.15), checked here first so that other requests do not even
+  // start the coroutine.
   std::vector<uint32_t> engine_tokens;  // what d.ctx.token_ids views, for the whole request
   if (wants_engine_tokens(*d.endpoint->kind, d.ctx, *d.route.pool)) {
-    const EngineTokenizeRequest tokenize{
-        .snapshot = &snapshot,
-        .route = &d.route,
-        .ctx = &d.ctx,
-        .kind = *d.endpoint->kind,
-        .body = request.body(),
-        .key = d.key,
-        .clock = &default_clock(),
-        .tls = &worker.tls(),
-    };
-    std::optional<std::vector<uint32_t>> tokens = co_await engine_token_ids(tokenize);
-    if (tokens) {
-      engine_tokens = std::move(*tokens);
-      d.ctx.token_ids = std::span<const uint32_t>(engine_tokens);
-    }
+    const std::string_view body = request.body();  // a named local in the co_await (GCC 12)
+    co_await attach_engine_tokens(worker, snapshot, d, body, engine_tokens);
   }
   const ForwardRequest forward{
       .snapshot = &snapshot,

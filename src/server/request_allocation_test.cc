@@ -91,8 +91,8 @@ namespace rolter {
 namespace {
 
 // Measured allocations per request (see the banner). Streaming costs what the SSE relay adds.
-constexpr double kMaxAllocationsPerRequest = 18;
-constexpr double kMaxAllocationsPerStream = 18;
+constexpr double kMaxAllocationsPerRequest = 10;
+constexpr double kMaxAllocationsPerStream = 10;
 
 constexpr int kWarmup = 200;
 constexpr int kMeasured = 1000;
