@@ -10,6 +10,7 @@
 #include <cstring>
 #include <span>
 
+#include "http/buffered_parse.h"
 #include "http/client_head.h"
 #include "http/retry_after.h"
 #include "http/sse_progress.h"
@@ -265,8 +266,20 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
     if (std::chrono::steady_clock::now() < p.deadline) {
       parser.get().body().data = buffer.data() + held;
       parser.get().body().size = buffer.size() - held;
-      connection.tcp().expires_at(p.deadline);
-      auto [ec, n] = co_await http::async_read_some(upstream, connection.buffer, parser, kNoThrow);
+      error_code ec;
+      bool parsed = false;
+      if (const size_t held_bytes = connection.buffer.size(); held_bytes > 0) {
+        // Bytes read with the head (or after it): parsed where they lie, no read to wait for.
+        // Only an incomplete piece (half a chunk header) leaves them all there: then read on.
+        ec = parse_buffered(parser, connection.buffer, ParseUntil::kMessage);
+        parsed = ec || parser.is_done() || connection.buffer.size() != held_bytes;
+      }
+      if (!parsed) {
+        connection.tcp().expires_at(p.deadline);
+        auto [read_ec_, n] =
+            co_await http::async_read_some(upstream, connection.buffer, parser, kNoThrow);
+        ec = read_ec_;
+      }
       read_ec = ec == http::error::need_buffer ? error_code{} : ec;
       const size_t got = buffer.size() - held - parser.get().body().size;
       const std::string_view fresh(buffer.data() + held, got);

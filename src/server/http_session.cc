@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "http/buffered_parse.h"
 #include "http/request_framing.h"
 #include "proxy/forwarder.h"
 #include "server/endpoints.h"
@@ -128,9 +129,13 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, Listener l
     }
     if (!ec) {
       // The whole head must follow within header_timeout_ms: a slow-loris client is cut here.
-      stream.expires_after(std::chrono::milliseconds(limits.header_timeout_ms));
-      auto [header_ec, n] = co_await http::async_read_header(stream, buffer, parser, kNoThrow);
-      ec = header_ec;
+      // Usually it is already here, read with the first bytes.
+      ec = parse_buffered(parser, buffer, ParseUntil::kHeader);
+      if (!ec && !parser.is_header_done()) {
+        stream.expires_after(std::chrono::milliseconds(limits.header_timeout_ms));
+        auto [header_ec, n] = co_await http::async_read_header(stream, buffer, parser, kNoThrow);
+        ec = header_ec;
+      }
     }
     if (ec) {
       if (auto error = read_error(ec, *snapshot)) {
@@ -176,7 +181,12 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, Listener l
       if (continue_ec) break;
     }
     const size_t head_fields = field_count(request);
-    auto [body_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+    // A small body came with the head: it is parsed where it lies, with no read to wait for.
+    error_code body_ec = parse_buffered(parser, buffer, ParseUntil::kMessage);
+    if (!body_ec && !parser.is_done()) {
+      auto [read_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+      body_ec = read_ec;
+    }
     if (body_ec) {
       if (auto error = read_error(body_ec, *snapshot)) {
         co_await write_error(stream, ErrorStyle::kOpenAi, *error, false);
