@@ -1,5 +1,7 @@
 #include "proxy/exchange.h"
 
+#include <boost/beast/core/buffer_traits.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
@@ -9,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <span>
+#include <type_traits>
 
 #include "http/buffered_parse.h"
 #include "http/client_head.h"
@@ -16,6 +19,7 @@
 #include "http/sse_progress.h"
 #include "http/upstream_head.h"
 #include "inspect/model_rewrite.h"
+#include "net/write_now.h"
 #include "proxy/relay_buffer.h"
 #include "proxy/request_log.h"
 #include "proxy/stream_error.h"
@@ -78,8 +82,18 @@ Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, const 
   const std::array<asio::const_buffer, 4> buffers = {
       asio::buffer(head), asio::buffer(rewrite->prefix), asio::buffer(rewrite->model_token),
       asio::buffer(rewrite->suffix)};
-  connection.tcp().expires_at(p.deadline);
-  auto [write_ec, written] = co_await asio::async_write(upstream, buffers, kNoThrow);
+  // On a plain connection the request usually fits in the send buffer: written at once. The rest,
+  // if any (a large body), and everything over TLS, goes asynchronously, within the deadline.
+  error_code write_ec;
+  beast::buffers_suffix<std::array<asio::const_buffer, 4>> rest(buffers);
+  if constexpr (std::is_same_v<Stream, UpstreamConnection::Plain>) {
+    rest.consume(write_now(upstream.socket(), buffers, write_ec));
+  }
+  if (!write_ec && beast::buffer_bytes(rest) > 0) {
+    connection.tcp().expires_at(p.deadline);
+    auto [ec, written] = co_await asio::async_write(upstream, rest, kNoThrow);
+    write_ec = ec;
+  }
   if (write_ec) {
     report.outcome = connection.reused && is_stale_connection_error(write_ec) ? Outcome::kStale
                                                                               : Outcome::kFailed;
@@ -199,8 +213,16 @@ class ClientResponse {
     }
     if (last && chunked_) pieces[n++] = asio::buffer("0\r\n\r\n", 5);
     if (n == 0) co_return true;
-    auto [ec, written] = co_await asio::async_write(
-        client, std::span<const asio::const_buffer>(pieces.data(), n), kNoThrow);
+    // Usually the socket takes it all at once; a slow client gets the rest asynchronously (its
+    // stream's timeout bounds the wait).
+    const std::span<const asio::const_buffer> all(pieces.data(), n);
+    error_code ec;
+    beast::buffers_suffix<std::span<const asio::const_buffer>> rest(all);
+    rest.consume(write_now(client.socket(), all, ec));
+    if (!ec && beast::buffer_bytes(rest) > 0) {
+      auto [write_ec, written] = co_await asio::async_write(client, rest, kNoThrow);
+      ec = write_ec;
+    }
     if (ec) co_return false;
     head_sent_ = true;
     co_return true;

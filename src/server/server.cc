@@ -153,6 +153,7 @@ Task<void> accept_loop(asio::ip::tcp::acceptor& acceptor,
     backoff = kMinAcceptBackoff;
     state.connection_opened();
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    socket.non_blocking(true, ec);  // responses are written at once when they fit (net/write_now.h)
     asio::co_spawn(worker.io(),
                    serve_counted(worker, beast::tcp_stream(std::move(socket)), listener),
                    asio::detached);

@@ -46,6 +46,7 @@ Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstrea
   auto [connect_ec, connected] = co_await tcp.async_connect(results, kNoThrow);
   if (connect_ec) co_return std::pair{connect_ec, nullptr};
   tcp.socket().set_option(asio::ip::tcp::no_delay(true));
+  tcp.socket().non_blocking(true);  // requests are written at once when they fit (net/write_now.h)
 
   if (!endpoint.tls) {
     tcp.expires_never();
