@@ -84,7 +84,9 @@ async function openMany(count, open) {
 }
 
 const up = await slowUpstream();
-const rolter = await startRolter({
+// A fresh rolter for each state: freed memory stays in a process's heap, so one state must not
+// inherit the last one's.
+const startGateway = () => startRolter({
   config: configFor({
     engines: [{ url: up.url }],
     routes: [{ name: 'm', targets: [{ engine: 0, model: 'up' }] }],
@@ -93,21 +95,26 @@ const rolter = await startRolter({
   workers: WORKERS,
   args: ['--no-access-log'],
 });
-const pid = rolter.child.pid;
 const rows = [];
 try {
+  let rolter = await startGateway();
   await sleep(1000);
-  rows.push(['idle, after start', rss(pid).rss, '']);
+  rows.push(['idle, after start', rss(rolter.child.pid).rss, '']);
 
   const healthz = 'GET /healthz HTTP/1.1\r\nHost: rolter\r\n\r\n';
   const idle = await withDeadline(
     openMany(CONNECTIONS, () => openClient(rolter.port, healthz, (t) => /\r\n\r\n/.test(t))),
     120000, `${CONNECTIONS} keep-alive connections`);
   await sleep(1000);
-  rows.push([`${CONNECTIONS.toLocaleString('en')} idle keep-alive client connections`, rss(pid).rss, '']);
+  const withIdle = rss(rolter.child.pid).rss;
+  rows.push([`${CONNECTIONS.toLocaleString('en')} idle keep-alive client connections`, withIdle,
+    `${((withIdle - rows[0][1]) * 1024 / CONNECTIONS).toFixed(1)} KiB per connection`]);
   for (const s of idle) s.destroy();
-  await sleep(2000);
+  await rolter.stop();
 
+  rolter = await startGateway();
+  await sleep(1000);
+  const before = rss(rolter.child.pid).rss;
   const body = JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] });
   const post = `POST /v1/chat/completions HTTP/1.1\r\nHost: rolter\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
@@ -115,13 +122,12 @@ try {
     openMany(STREAMS, () => openClient(rolter.port, post, (t) => t.includes('data: '))),
     120000, `${STREAMS} streams`);
   await sleep(3000);
-  rows.push([`${STREAMS.toLocaleString('en')} concurrent streams from a slow upstream`, rss(pid).rss,
-    `${up.state.active} upstream streams live`]);
+  const withStreams = rss(rolter.child.pid);
+  rows.push([`${STREAMS.toLocaleString('en')} concurrent streams from a slow upstream`, withStreams.rss,
+    `${up.state.active} upstream streams live; ${((withStreams.rss - before) * 1024 / STREAMS).toFixed(1)} KiB per stream`]);
   for (const s of streams) s.destroy();
-  await sleep(1000);
-  rows.push(['peak over the run (VmHWM)', rss(pid).hwm, '']);
-} finally {
   await rolter.stop();
+} finally {
   await up.close();
 }
 
