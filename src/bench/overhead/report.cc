@@ -1,6 +1,7 @@
 #include "bench/overhead/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -224,13 +225,17 @@ std::string render_svg(const OverheadReport& r) {
   for (const PathResult& p : r.paths) {
     max_added = std::max({max_added, p.median.added_latency.p50, p.median.added_latency.p99});
   }
-  axis(kMargin, "added latency at c=1 (us): p50, p99");
+  // A log scale: a slow peer's milliseconds would flatten the microsecond bars of the others.
+  axis(kMargin, "added latency at c=1 (us, log scale): p50, p99");
+  auto latency_height = [&](double us) {
+    return std::log10(1 + std::max(us, 0.0)) / std::log10(1 + max_added) * (kPanelH - 20);
+  };
   for (int i = 0; i < n; ++i) {
     const Figures& f = r.paths[i].median;
     const double x = kMargin + i * slot + slot * 0.1;
-    const double scale = (kPanelH - 20) / max_added;
-    bar(x, slot * 0.4, f.added_latency.p50 * scale, "#4477aa", signed_us(f.added_latency.p50));
-    bar(x + slot * 0.4, slot * 0.4, f.added_latency.p99 * scale, "#ee7733",
+    bar(x, slot * 0.4, latency_height(f.added_latency.p50), "#4477aa",
+        signed_us(f.added_latency.p50));
+    bar(x + slot * 0.4, slot * 0.4, latency_height(f.added_latency.p99), "#ee7733",
         signed_us(f.added_latency.p99));
     name(kMargin, i);
   }
