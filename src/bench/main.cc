@@ -7,7 +7,6 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -76,16 +75,6 @@ std::string self_dir() {
   std::string p(buf, static_cast<size_t>(n));
   auto slash = p.rfind('/');
   return slash == std::string::npos ? "." : p.substr(0, slash);
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) {
-    std::fprintf(stderr, "rolter-bench: cannot write %s\n", path.c_str());
-    return false;
-  }
-  return true;
 }
 
 // The sim's own model parameters, passed on when the bench spawns it, so both modes model the
@@ -232,9 +221,12 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
   const std::string md = rb::render_markdown(report);
   std::cout << md << std::flush;
   bool ok = true;
-  if (!a.markdown_path.empty()) ok &= write_file(a.markdown_path, md);
-  if (!a.json_path.empty()) ok &= write_file(a.json_path, rb::render_json(report));
-  if (!a.svg_path.empty()) ok &= write_file(a.svg_path, rb::render_svg(report));
+  constexpr const char* kProgram = "rolter-bench";
+  if (!a.markdown_path.empty()) ok &= rb::write_report_file(a.markdown_path, md, kProgram);
+  if (!a.json_path.empty()) {
+    ok &= rb::write_report_file(a.json_path, rb::render_json(report), kProgram);
+  }
+  if (!a.svg_path.empty()) ok &= rb::write_report_file(a.svg_path, rb::render_svg(report), kProgram);
   return ok ? 0 : 1;
 }
 

@@ -219,4 +219,14 @@ std::string render_svg(const ReplayReport& r) {
   return o.str();
 }
 
+bool write_report_file(const std::string& path, const std::string& text, const char* program) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) {
+    std::fprintf(stderr, "%s: cannot write %s\n", program, path.c_str());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace rolter::bench

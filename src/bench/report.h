@@ -25,4 +25,8 @@ std::string render_json(const ReplayReport& report);
 std::string render_markdown(const ReplayReport& report);
 std::string render_svg(const ReplayReport& report);
 
+// Writes a report to `path`. On failure prints "<program>: cannot write <path>" to stderr and
+// returns false.
+bool write_report_file(const std::string& path, const std::string& text, const char* program);
+
 }  // namespace rolter::bench

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "bench/overhead/aggregate.h"
@@ -19,16 +18,6 @@ namespace {
 int fail(const std::string& message) {
   std::fprintf(stderr, "rolter-bench overhead: %s\n", message.c_str());
   return 1;
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) {
-    std::fprintf(stderr, "rolter-bench overhead: cannot write %s\n", path.c_str());
-    return false;
-  }
-  return true;
 }
 
 std::string check_options(const OverheadOptions& o) {
@@ -140,9 +129,10 @@ int run_overhead(OverheadOptions o, const std::string& command, const std::strin
   const std::string md = render_markdown(report);
   std::cout << md << std::flush;
   bool ok = true;
-  if (!o.markdown_path.empty()) ok &= write_file(o.markdown_path, md);
-  if (!o.json_path.empty()) ok &= write_file(o.json_path, render_json(report));
-  if (!o.svg_path.empty()) ok &= write_file(o.svg_path, render_svg(report));
+  constexpr const char* kProgram = "rolter-bench overhead";
+  if (!o.markdown_path.empty()) ok &= write_report_file(o.markdown_path, md, kProgram);
+  if (!o.json_path.empty()) ok &= write_report_file(o.json_path, render_json(report), kProgram);
+  if (!o.svg_path.empty()) ok &= write_report_file(o.svg_path, render_svg(report), kProgram);
   return ok ? 0 : 1;
 }
 
