@@ -246,11 +246,13 @@ int main(int argc, char** argv) {
       "'N (tie at K)' means that at K in flight the engine ties an idle target exactly, so the "
       "pick is a coin flip, and from N the session moves. Computed by the balancer's own code on "
       "synthetic loads; docs/policy-mode.md explains how to read it.");
-  thresholds->add_option("--targets", threshold_targets,
-                         "Target counts: a range such as 2..8, or one count")
+  thresholds
+      ->add_option("--targets", threshold_targets,
+                   "Target counts: a range such as 2..8, or one count")
       ->capture_default_str();
-  thresholds->add_option("--ratios", threshold_ratios,
-                         "Comma-separated least_inflight:session_affinity weight ratios")
+  thresholds
+      ->add_option("--ratios", threshold_ratios,
+                   "Comma-separated least_inflight:session_affinity weight ratios")
       ->capture_default_str();
   thresholds->add_flag("--json", threshold_json,
                        "Print JSON: one object per cell with targets, ratio, both weights, flip "

@@ -29,9 +29,11 @@ namespace {
 // The default set for a replay: every strategy that needs nothing the replay cannot give it (no
 // KV events, telemetry or policy service): what the gateway sees itself and learns from answers.
 constexpr std::string_view kDefaultStrategies[] = {
-    "round_robin",       "random",     "power_of_two", "weighted",            "consistent_hash",
-    "cache_aware",       "pipeline",   "cheapest",     "predicted_latency",   "lora_aware",
-    "fastest",           "precise_cache_aware",        "kv_cost"};
+    "round_robin", "random",          "power_of_two",
+    "weighted",    "consistent_hash", "cache_aware",
+    "pipeline",    "cheapest",        "predicted_latency",
+    "lora_aware",  "fastest",         "precise_cache_aware",
+    "kv_cost"};
 
 struct ReplayArgs {
   std::string trace_path;
@@ -226,7 +228,8 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
   if (!a.json_path.empty()) {
     ok &= rb::write_report_file(a.json_path, rb::render_json(report), kProgram);
   }
-  if (!a.svg_path.empty()) ok &= rb::write_report_file(a.svg_path, rb::render_svg(report), kProgram);
+  if (!a.svg_path.empty())
+    ok &= rb::write_report_file(a.svg_path, rb::render_svg(report), kProgram);
   return ok ? 0 : 1;
 }
 
@@ -357,7 +360,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     // overhead: every bad argument is exit code 1, like every other failure.
-    const bool in_overhead = overhead->parsed() || (argc > 1 && std::string_view(argv[1]) == "overhead");
+    const bool in_overhead =
+        overhead->parsed() || (argc > 1 && std::string_view(argv[1]) == "overhead");
     return code != 0 && in_overhead ? 1 : code;
   }
   if (overhead->parsed()) return rb::overhead::run_overhead(overhead_options, command, self_dir());

@@ -124,10 +124,18 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
   const std::string sim_path = bin_dir_ + "/rolter-sim";
   const std::string rolter_path = bin_dir_ + "/rolter";
 
-  std::vector<std::string> args = {
-      "--engines", std::to_string(engines), "--port",      "0",   "--control-port",
-      "0",         "--exit-on-stdin-close", "--log-level", "warn", "--kv-port", "0",
-      "--kv-replay"};
+  std::vector<std::string> args = {"--engines",
+                                   std::to_string(engines),
+                                   "--port",
+                                   "0",
+                                   "--control-port",
+                                   "0",
+                                   "--exit-on-stdin-close",
+                                   "--log-level",
+                                   "warn",
+                                   "--kv-port",
+                                   "0",
+                                   "--kv-replay"};
   for (const auto& a : supported_args(sim_path, sim_args)) args.push_back(a);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return tl::unexpected(std::string("pipe failed"));

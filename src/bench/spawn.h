@@ -50,8 +50,7 @@ class Spawner {
   tl::expected<SpawnedFleet, std::string> start(size_t engines,
                                                 const std::vector<std::string>& sim_args,
                                                 const std::vector<std::string>& strategies,
-                                                const std::string& model_prefix,
-                                                size_t block_size);
+                                                const std::string& model_prefix, size_t block_size);
   // Stops both processes (SIGTERM, then SIGKILL after a grace period).
   void stop();
 

@@ -27,12 +27,12 @@ enum class BodyFraming {
 };
 
 struct ClientHeadSpec {
-  unsigned version = 11;    // the client's: 10 or 11
-  unsigned status = 200;    // any three-digit status
-  std::string_view reason;  // the upstream's; empty = the standard phrase
-  bool via = true;          // append this hop to Via
-  std::string_view target;  // x-rolter-target
-  unsigned attempts = 1;    // x-rolter-attempts
+  unsigned version = 11;      // the client's: 10 or 11
+  unsigned status = 200;      // any three-digit status
+  std::string_view reason;    // the upstream's; empty = the standard phrase
+  bool via = true;            // append this hop to Via
+  std::string_view target;    // x-rolter-target
+  unsigned attempts = 1;      // x-rolter-attempts
   std::string_view decision;  // x-rolter-decision when not empty
   BodyFraming framing = BodyFraming::kLength;
   uint64_t content_length = 0;  // for kLength

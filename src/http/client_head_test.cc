@@ -28,9 +28,8 @@ TEST(ClientHead, DropsHopByHopAndLengthAddsVia) {
   upstream.insert("Transfer-Encoding", "chunked");
   upstream.insert("Via", "1.1 engine");
   upstream.insert("X-Request-Id", "abc");
-  const std::string head = head_of(upstream, {.target = "a/up",
-                                              .attempts = 2,
-                                              .framing = BodyFraming::kChunked});
+  const std::string head =
+      head_of(upstream, {.target = "a/up", .attempts = 2, .framing = BodyFraming::kChunked});
   EXPECT_EQ(head,
             "HTTP/1.1 200 OK\r\n"
             "Content-Type: text/event-stream\r\n"
@@ -51,8 +50,12 @@ TEST(ClientHead, StatusReasonAndFraming) {
             "HTTP/1.1 429 Too Many Requests\r\nVia: 1.1 rolter\r\nx-rolter-target: t\r\n"
             "x-rolter-attempts: 1\r\nContent-Length: 17\r\n\r\n");
   // The upstream's own reason passes, whatever the status.
-  EXPECT_EQ(head_of(none, {.status = 299, .reason = "Fine Anyway", .via = false, .target = "t",
-                           .decision = R"({"chosen":0})", .framing = BodyFraming::kNone,
+  EXPECT_EQ(head_of(none, {.status = 299,
+                           .reason = "Fine Anyway",
+                           .via = false,
+                           .target = "t",
+                           .decision = R"({"chosen":0})",
+                           .framing = BodyFraming::kNone,
                            .keep_alive = false}),
             "HTTP/1.1 299 Fine Anyway\r\nx-rolter-target: t\r\nx-rolter-attempts: 1\r\n"
             "x-rolter-decision: {\"chosen\":0}\r\nConnection: close\r\n\r\n");
@@ -60,8 +63,11 @@ TEST(ClientHead, StatusReasonAndFraming) {
   EXPECT_EQ(head_of(none, {.version = 10, .via = false, .target = "t", .content_length = 2}),
             "HTTP/1.0 200 OK\r\nx-rolter-target: t\r\nx-rolter-attempts: 1\r\n"
             "Content-Length: 2\r\nConnection: keep-alive\r\n\r\n");
-  EXPECT_EQ(head_of(none, {.version = 10, .via = false, .target = "t",
-                           .framing = BodyFraming::kClose, .keep_alive = false}),
+  EXPECT_EQ(head_of(none, {.version = 10,
+                           .via = false,
+                           .target = "t",
+                           .framing = BodyFraming::kClose,
+                           .keep_alive = false}),
             "HTTP/1.0 200 OK\r\nx-rolter-target: t\r\nx-rolter-attempts: 1\r\n\r\n");
 }
 

@@ -4,7 +4,6 @@
 
 #include <string>
 
-
 namespace rolter {
 namespace {
 namespace http = boost::beast::http;

@@ -31,17 +31,15 @@ void ClientWatch::disarm() {
   state_->client->socket().cancel(ignored);
 }
 
-void ClientWatch::set_in_flight(UpstreamConnection* connection) {
-  state_->in_flight = connection;
-}
+void ClientWatch::set_in_flight(UpstreamConnection* connection) { state_->in_flight = connection; }
 
 void ClientWatch::wait(const std::shared_ptr<State>& state) {
   state->client->socket().async_wait(
       asio::socket_base::wait_read, [state, generation = state->generation](error_code ec) {
         if (!state->armed || generation != state->generation || ec) return;
         char byte;
-        const ssize_t n = ::recv(state->client->socket().native_handle(), &byte, 1,
-                                 MSG_PEEK | MSG_DONTWAIT);
+        const ssize_t n =
+            ::recv(state->client->socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n > 0) return;  // a pipelined request: it waits in the socket for the next read
         if (n == 0) {
           state->half_closed = true;  // answer, then close

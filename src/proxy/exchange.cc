@@ -205,7 +205,8 @@ class ClientResponse {
     std::array<char, 20> size_line;
     if (!data.empty()) {
       if (chunked_) {
-        const int length = std::snprintf(size_line.data(), size_line.size(), "%zx\r\n", data.size());
+        const int length =
+            std::snprintf(size_line.data(), size_line.size(), "%zx\r\n", data.size());
         pieces[n++] = asio::buffer(size_line.data(), static_cast<size_t>(length));
       }
       pieces[n++] = asio::buffer(data);
@@ -263,8 +264,8 @@ bool clean_after(const ResponseParser& parser) {
 // arrives in one read leaves in one write.
 template <typename Stream>
 Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
-                      ResponseParser& parser, ClientResponse& response,
-                      const AttemptParams& p, AttemptReport& report) {
+                      ResponseParser& parser, ClientResponse& response, const AttemptParams& p,
+                      AttemptReport& report) {
   const bool is_sse = parser.get()[http::field::content_type].starts_with("text/event-stream");
   if (!is_sse) {
     report.first_token = report.first_byte;
@@ -276,7 +277,8 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   };
   const bool half_closed = p.watch != nullptr && p.watch->half_closed();
   if (!parser.is_done() && (connection.buffer.size() == 0 || half_closed)) {
-    // No body byte yet (a stream waiting for its first token): the client gets the head now.
+    // No body byte yet (a stream waiting for its first token): the client gets the head now. A
+    // half-closed client gets it alone too (AttemptParams::watch).
     if (!co_await response.write_head(client)) co_return client_gone();
   }
   bool finished = false;  // the last piece went out

@@ -325,8 +325,9 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     Metrics::count_pick(candidate.instruments);
     if (attempt_number > 1) Metrics::count_retry(pool.instruments);
     InFlightGuard guard(*candidate.state);
-    PrefillTicket prefill(*candidate.state,
-                          static_cast<uint64_t>(std::llround(selection->sample.uncached_ktokens * 1000)));
+    PrefillTicket prefill(
+        *candidate.state,
+        static_cast<uint64_t>(std::llround(selection->sample.uncached_ktokens * 1000)));
     const auto attempt_started = std::chrono::steady_clock::now();
     const AttemptParams params{
         .request = &request,

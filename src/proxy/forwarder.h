@@ -24,8 +24,8 @@
 
 #include "balance/route_context.h"
 #include "inspect/request_facts.h"
-#include "proxy/client_watch.h"
 #include "net/asio_fwd.h"
+#include "proxy/client_watch.h"
 #include "proxy/error_response.h"
 #include "snapshot/snapshot.h"
 #include "upstream/connection_pool.h"

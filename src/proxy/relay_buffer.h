@@ -18,7 +18,8 @@ namespace rolter {
 
 class RelayBuffer {
  public:
-  static constexpr size_t kBytes = 16 * 1024;  // one SSE event is tens of bytes, an answer a few KiB
+  static constexpr size_t kBytes =
+      16 * 1024;  // one SSE event is tens of bytes, an answer a few KiB
   static constexpr size_t kKept = 64;
 
   RelayBuffer() {

@@ -15,8 +15,8 @@
 
 #include <array>
 #include <atomic>
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -106,10 +106,9 @@ constexpr std::string_view kCompletion =
 std::string sse_body() {
   std::string events;
   for (int i = 0; i < 16; ++i) {
-    events +=
-        R"(data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":)"
-        R"({"content":"tok"},"finish_reason":null}]})"
-        "\n\n";
+    events += R"(data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":)"
+              R"({"content":"tok"},"finish_reason":null}]})"
+              "\n\n";
   }
   events += "data: [DONE]\n\n";
   char size[16];

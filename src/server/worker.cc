@@ -13,9 +13,8 @@ Worker::Worker(unsigned index, ServerState& server)
       forwarder_(pool_, tls_, default_clock()) {}
 
 void Worker::set_snapshot(std::shared_ptr<const Snapshot> snapshot) {
-  asio::post(io_, [this, snapshot = std::move(snapshot)]() mutable {
-    snapshot_ = std::move(snapshot);
-  });
+  asio::post(io_,
+             [this, snapshot = std::move(snapshot)]() mutable { snapshot_ = std::move(snapshot); });
 }
 
 void Worker::close_idle() {

@@ -80,10 +80,9 @@ tl::expected<void, std::string> Environment::start_upstream(const OverheadOption
         "nginx was not found: it serves the canned upstream; install nginx (or nginx-light), "
         "give --nginx PATH, or point --upstream at an existing upstream"));
   }
-  auto up = start_nginx(nginx_path, "upstream", dir_, o.upstream_workers,
-                        [&](const NginxCommon& c) {
-                          return upstream_nginx_conf(c, o.stream_chunks);
-                        });
+  auto up =
+      start_nginx(nginx_path, "upstream", dir_, o.upstream_workers,
+                  [&](const NginxCommon& c) { return upstream_nginx_conf(c, o.stream_chunks); });
   if (!up) return tl::unexpected(up.error());
   upstream_url_ = up->url;
   upstream_pids_ = up->pids;

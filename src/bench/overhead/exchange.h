@@ -18,10 +18,10 @@
 namespace rolter::bench::overhead {
 
 struct ExchangeResult {
-  error_code error;             // transport or parse failure; the connection must be dropped
+  error_code error;  // transport or parse failure; the connection must be dropped
   unsigned status = 0;
-  bool keep_alive = true;       // false: the server will close; reconnect before the next one
-  bool saw_data = false;        // an SSE `data:` line arrived
+  bool keep_alive = true;  // false: the server will close; reconnect before the next one
+  bool saw_data = false;   // an SSE `data:` line arrived
   std::chrono::steady_clock::time_point first_data;  // when it did
   std::chrono::steady_clock::time_point done;        // when the whole answer was read
 

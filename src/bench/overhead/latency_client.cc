@@ -26,8 +26,8 @@ std::string describe(const ExchangeResult& r, bool stream) {
 Task<> run(const Target& t, const LatencyOptions& o, LatencySamples& out) {
   auto ex = co_await asio::this_coro::executor;
   const std::string request = t.raw_request(o.stream);
-  const auto timeout = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(o.timeout_s));
+  const auto timeout =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
   const int total = o.warmup + o.requests;

@@ -49,15 +49,15 @@ tl::expected<void, std::string> concurrency_one(PathUnderTest& p, const RoundCon
   return {};
 }
 
-tl::expected<void, std::string> throughput(PathUnderTest& p, const RoundContext& ctx,
-                                           Figures& f) {
+tl::expected<void, std::string> throughput(PathUnderTest& p, const RoundContext& ctx, Figures& f) {
   const OverheadOptions& o = *ctx.options;
   for (int c : kThroughputConcurrency) {
     progress(ctx, p, "throughput, wrk -c " + std::to_string(c));
     const auto cpu_before = read_cpu_seconds(p.result.pids);
     auto w = run_wrk({ctx.wrk_path, ctx.dir, c, o.wrk_threads, o.duration_s}, p.target);
     const auto cpu_after = read_cpu_seconds(p.result.pids);
-    if (!w) return tl::unexpected(p.result.name + ": wrk -c " + std::to_string(c) + ": " + w.error());
+    if (!w)
+      return tl::unexpected(p.result.name + ": wrk -c " + std::to_string(c) + ": " + w.error());
     (c == 32 ? f.rps_c32 : f.rps_c256) = w->rps();
     (c == 32 ? f.c32_errors : f.c256_errors) = w->errors();
     if (c == 32 && cpu_before && cpu_after && w->requests > 0) {
@@ -111,8 +111,8 @@ tl::expected<Figures, std::string> measure_round(PathUnderTest& p, const RoundCo
 }
 
 tl::expected<void, std::string> check_path(PathUnderTest& p) {
-  const std::string who = p.result.kind == "peer" ? "peer \"" + p.result.name + "\""
-                                                  : p.result.name;
+  const std::string who =
+      p.result.kind == "peer" ? "peer \"" + p.result.name + "\"" : p.result.name;
   for (bool stream : {false, true}) {
     auto s = measure_latency(p.target, {0, 3, stream, 10});
     if (!s && stream && p.result.kind == "peer") s = LatencySamples{{}, 1, s.error()};

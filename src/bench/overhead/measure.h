@@ -17,8 +17,8 @@ namespace rolter::bench::overhead {
 struct RoundContext {
   const OverheadOptions* options = nullptr;
   std::string wrk_path;
-  std::string dir;    // scratch files (wrk's script and output)
-  int round = 0;      // 1-based, for progress lines
+  std::string dir;  // scratch files (wrk's script and output)
+  int round = 0;    // 1-based, for progress lines
 };
 
 tl::expected<Figures, std::string> measure_round(PathUnderTest& path, const RoundContext& ctx);

@@ -12,10 +12,10 @@
 namespace rolter::bench::overhead {
 
 struct NginxCommon {
-  std::string dir;         // private directory: pid, logs and temp paths go here
-  uint16_t port = 0;       // listens on 127.0.0.1:port
-  int workers = 1;         // worker_processes; 1 = a single process (master_process off)
-  std::string run_as;      // `user` directive, only when started as root ("" = none)
+  std::string dir;     // private directory: pid, logs and temp paths go here
+  uint16_t port = 0;   // listens on 127.0.0.1:port
+  int workers = 1;     // worker_processes; 1 = a single process (master_process off)
+  std::string run_as;  // `user` directive, only when started as root ("" = none)
 };
 
 std::string upstream_nginx_conf(const NginxCommon& c, int stream_chunks);

@@ -39,9 +39,7 @@ TEST(NginxConfTest, ProxyKeepsUpstreamConnectionsAlive) {
   EXPECT_TRUE(has(c, "proxy_buffering off;"));
 }
 
-TEST(NginxConfTest, QuotesForNginx) {
-  EXPECT_EQ(nginx_quote("it's\na\\b"), "'it\\'s\\na\\\\b'");
-}
+TEST(NginxConfTest, QuotesForNginx) { EXPECT_EQ(nginx_quote("it's\na\\b"), "'it\\'s\\na\\\\b'"); }
 
 TEST(WorkloadTest, SseBodyHasTheChunksThenDone) {
   const std::string s = sse_body(3);

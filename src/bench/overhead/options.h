@@ -26,7 +26,7 @@ struct OverheadOptions {
   bool quiet = false;
   bool no_nginx = false;
   bool no_rolter = false;
-  std::string bin_dir;      // where `rolter` is; "" = beside rolter-bench
+  std::string bin_dir;  // where `rolter` is; "" = beside rolter-bench
   std::string nginx_path = "nginx";
   std::string wrk_path = "wrk";
   std::string upstream_url;  // "" = start the canned nginx upstream

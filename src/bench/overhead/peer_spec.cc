@@ -74,7 +74,8 @@ std::string substitute_upstream(std::string value, const std::string& upstream_u
 
 void substitute_upstream(std::vector<PeerSpec>& peers, const std::string& upstream_url) {
   for (PeerSpec& p : peers) {
-    for (auto& [name, value] : p.headers) value = substitute_upstream(std::move(value), upstream_url);
+    for (auto& [name, value] : p.headers)
+      value = substitute_upstream(std::move(value), upstream_url);
   }
 }
 

@@ -6,10 +6,10 @@ namespace rolter::bench::overhead {
 namespace {
 
 TEST(PeerSpecTest, ParsesPeersAndTheirHeaders) {
-  auto peers = parse_peers(
-      {"portkey=http://127.0.0.1:8787", "node=http://localhost:9000/base/"},
-      {"portkey:x-portkey-provider=openai", "portkey:x-portkey-custom-host={upstream}/v1",
-       "node:x-upstream={upstream}"});
+  auto peers =
+      parse_peers({"portkey=http://127.0.0.1:8787", "node=http://localhost:9000/base/"},
+                  {"portkey:x-portkey-provider=openai",
+                   "portkey:x-portkey-custom-host={upstream}/v1", "node:x-upstream={upstream}"});
   ASSERT_TRUE(peers) << peers.error();
   ASSERT_EQ(peers->size(), 2u);
   EXPECT_EQ((*peers)[0].name, "portkey");

@@ -112,9 +112,8 @@ std::optional<uint64_t> parse_listen_inode(std::string_view net_tcp, uint16_t po
   size_t start = net_tcp.find('\n');  // skip the header line
   while (start != std::string_view::npos && start < net_tcp.size()) {
     size_t end = net_tcp.find('\n', start + 1);
-    const std::string_view line =
-        net_tcp.substr(start + 1, end == std::string_view::npos ? std::string_view::npos
-                                                                : end - start - 1);
+    const std::string_view line = net_tcp.substr(
+        start + 1, end == std::string_view::npos ? std::string_view::npos : end - start - 1);
     start = end;
     // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
     const auto f = fields(line);

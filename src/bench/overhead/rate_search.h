@@ -23,12 +23,12 @@ struct ProbeOutcome {
 
 struct RateSearchOptions {
   double start_rps = 1000;
-  double growth = 2.0;        // geometric step while bracketing
-  double precision = 0.05;    // stop bisecting when high / low <= 1 + precision
-  int max_probes = 10;        // total probes, bracketing and bisection together
-  double min_rps = 10;        // below this the answer is 0
-  double max_rps = 1e7;       // the bracket's ceiling
-  double p99_bound_ms = 1;    // a probe passes when p99 <= this and errors == 0
+  double growth = 2.0;      // geometric step while bracketing
+  double precision = 0.05;  // stop bisecting when high / low <= 1 + precision
+  int max_probes = 10;      // total probes, bracketing and bisection together
+  double min_rps = 10;      // below this the answer is 0
+  double max_rps = 1e7;     // the bracket's ceiling
+  double p99_bound_ms = 1;  // a probe passes when p99 <= this and errors == 0
 };
 
 struct ProbeRecord {

@@ -24,11 +24,20 @@ std::string xml(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -172,8 +181,7 @@ std::string render_markdown(const OverheadReport& r) {
       << (d32 > 0 ? fixed(100.0 * f.rps_c32 / d32, 0) + "%" : "n/a") << " | " << rps(f.rps_c256)
       << " | " << rps(f.max_sustainable_rps) << " (" << us(f.p99_bound_us) << ") | "
       << (f.cpu_s_per_10k ? fixed(*f.cpu_s_per_10k, 3) : "n/a") << " | " << mb(p.idle_rss_mb)
-      << " / " << mb(p.peak_rss_mb) << " | " << f.errors() << " | " << p.measured_process
-      << " |\n";
+      << " / " << mb(p.peak_rss_mb) << " | " << f.errors() << " | " << p.measured_process << " |\n";
   }
   o << "\n";
   for (const std::string& n : r.notes) o << "- " << n << "\n";
@@ -210,9 +218,8 @@ std::string render_svg(const OverheadReport& r) {
   };
   auto bar = [&](double x, double w, double h, const char* color, const std::string& label) {
     h = std::max(h, 0.0);
-    o << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(kTop + kPanelH - h, 1)
-      << "\" width=\"" << fixed(w, 1) << "\" height=\"" << fixed(h, 1) << "\" fill=\"" << color
-      << "\"/>\n";
+    o << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(kTop + kPanelH - h, 1) << "\" width=\""
+      << fixed(w, 1) << "\" height=\"" << fixed(h, 1) << "\" fill=\"" << color << "\"/>\n";
     o << "<text x=\"" << fixed(x + w / 2, 1) << "\" y=\"" << fixed(kTop + kPanelH - h - 4, 1)
       << "\" text-anchor=\"middle\" font-size=\"10\">" << xml(label) << "</text>\n";
   };
@@ -253,8 +260,8 @@ std::string render_svg(const OverheadReport& r) {
     << "\">p50</text><rect x=\"" << kMargin + 50 << "\" y=\"" << height - 38
     << "\" width=\"10\" height=\"10\" fill=\"#ee7733\"/><text x=\"" << kMargin + 64 << "\" y=\""
     << height - 29 << "\">p99</text>\n";
-  o << "<text x=\"" << kMargin << "\" y=\"" << height - 10 << "\" fill=\"#555\">"
-    << xml(r.machine) << "; commit " << xml(r.commit.substr(0, 12)) << "</text>\n";
+  o << "<text x=\"" << kMargin << "\" y=\"" << height - 10 << "\" fill=\"#555\">" << xml(r.machine)
+    << "; commit " << xml(r.commit.substr(0, 12)) << "</text>\n";
   o << "</svg>\n";
   return o.str();
 }

@@ -40,14 +40,14 @@ struct Figures {
 
 struct PathResult {
   std::string name;
-  std::string kind;     // "direct", "rolter", "nginx" or "peer"
+  std::string kind;  // "direct", "rolter", "nginx" or "peer"
   std::string url;
-  std::string workers;  // "1", "4", "as started"
-  std::string measured_process;  // whose CPU and RSS are reported, e.g. "upstream nginx"
-  std::vector<pid_t> pids;       // empty when not visible in /proc
+  std::string workers;                // "1", "4", "as started"
+  std::string measured_process;       // whose CPU and RSS are reported, e.g. "upstream nginx"
+  std::vector<pid_t> pids;            // empty when not visible in /proc
   std::optional<double> idle_rss_mb;  // VmRSS right after start (a peer: when first seen)
   std::optional<double> peak_rss_mb;  // VmHWM at the end of the run
-  std::string no_streaming;  // why streaming was not measured ("" = it was)
+  std::string no_streaming;           // why streaming was not measured ("" = it was)
   std::vector<Figures> rounds;
   Figures median;
 };

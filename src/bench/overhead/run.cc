@@ -40,19 +40,25 @@ std::vector<std::string> standard_notes(const OverheadOptions& o, bool nginx_fou
                                         const std::string& nginx_name, bool rolter_quiet) {
   std::vector<std::string> notes = {
       "Concurrency-1 latency and TTFT: rolter-bench's own Asio client, one kept-alive "
-      "connection, " + std::to_string(o.latency_requests) + " requests per round after " +
-          std::to_string(o.warmup) + " warm-up requests; TTFT runs to the first bytes of the "
-          "first SSE `data:` event (" + std::to_string(o.stream_chunks) + " events per answer).",
+      "connection, " +
+          std::to_string(o.latency_requests) + " requests per round after " +
+          std::to_string(o.warmup) +
+          " warm-up requests; TTFT runs to the first bytes of the "
+          "first SSE `data:` event (" +
+          std::to_string(o.stream_chunks) + " events per answer).",
       "Throughput: wrk drives the closed loop (" + std::to_string(o.wrk_threads) +
           " thread(s), 32 and 256 connections, " + std::to_string(static_cast<int>(o.duration_s)) +
           " s each).",
       "Maximum sustainable rate: rolter-bench's open-loop generator (requests at fixed "
       "intervals over a pool of kept-alive connections; latency from the scheduled send time), "
-      "at most " + std::to_string(o.max_probes) + " probes of " + [&] {
-        char b[32];
-        std::snprintf(b, sizeof b, "%.1f", o.probe_seconds);
-        return std::string(b);
-      }() + " s per path and round.",
+      "at most " +
+          std::to_string(o.max_probes) + " probes of " +
+          [&] {
+            char b[32];
+            std::snprintf(b, sizeof b, "%.1f", o.probe_seconds);
+            return std::string(b);
+          }() +
+          " s per path and round.",
       "CPU: utime + stime of the serving process(es) across the c=32 run; for direct, the "
       "upstream's. RSS: VmRSS right after start (a peer: when first seen) and VmHWM at the end.",
       rolter_quiet
@@ -76,7 +82,8 @@ int run_overhead(OverheadOptions o, const std::string& command, const std::strin
   if (!peers) return fail(peers.error());
 
   const std::string wrk = find_executable(o.wrk_path);
-  if (wrk.empty()) return fail("wrk not found (" + o.wrk_path + "): install wrk or give --wrk PATH");
+  if (wrk.empty())
+    return fail("wrk not found (" + o.wrk_path + "): install wrk or give --wrk PATH");
   const std::string nginx = find_executable(o.nginx_path);
   std::string rolter;
   if (!o.no_rolter) {

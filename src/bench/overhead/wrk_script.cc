@@ -30,12 +30,14 @@ std::string wrk_script(std::string_view body,
     lua += "wrk.headers[" + lua_quote(name) + "] = " + lua_quote(value) + "\n";
   }
   // summary.duration is in microseconds, latency percentiles too.
-  lua += std::string(R"LUA(
+  lua +=
+      std::string(R"LUA(
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(
-    ')LUA") + std::string(kWrkMarker) +
-         R"LUA({"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50_us":%d,"p99_us":%d,"p999_us":%d,"mean_us":%.1f,"max_us":%d}\n',
+    ')LUA") +
+      std::string(kWrkMarker) +
+      R"LUA({"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50_us":%d,"p99_us":%d,"p999_us":%d,"mean_us":%.1f,"max_us":%d}\n',
     summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
     latency:percentile(50), latency:percentile(99), latency:percentile(99.9), latency.mean,
     latency.max))
@@ -50,10 +52,9 @@ tl::expected<WrkSummary, std::string> parse_wrk_output(std::string_view text) {
     return tl::unexpected(std::string("wrk printed no summary line (did the script run?)"));
   }
   auto end = text.find('\n', at);
-  const std::string_view line =
-      text.substr(at + kWrkMarker.size(),
-                  end == std::string_view::npos ? std::string_view::npos
-                                                : end - at - kWrkMarker.size());
+  const std::string_view line = text.substr(
+      at + kWrkMarker.size(),
+      end == std::string_view::npos ? std::string_view::npos : end - at - kWrkMarker.size());
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return tl::unexpected("wrk summary is not JSON: " + std::string(line));

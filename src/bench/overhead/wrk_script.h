@@ -25,8 +25,7 @@ inline constexpr std::string_view kWrkMarker = "ROLTER_WRK ";
 struct WrkSummary {
   uint64_t requests = 0;
   double duration_s = 0;
-  uint64_t connect_errors = 0, read_errors = 0, write_errors = 0, status_errors = 0,
-           timeouts = 0;
+  uint64_t connect_errors = 0, read_errors = 0, write_errors = 0, status_errors = 0, timeouts = 0;
   double p50_us = 0, p99_us = 0, p999_us = 0, mean_us = 0, max_us = 0;
 
   uint64_t errors() const {

@@ -44,7 +44,9 @@ TEST(WrkScriptTest, ScriptSetsMethodBodyHeadersAndPrintsTheMarker) {
 
 TEST(WrkScriptTest, LuaQuoteEscapesControlBytes) {
   EXPECT_EQ(lua_quote("a\nb"), "\"a\\010b\"");
-  EXPECT_EQ(lua_quote("\x01" "1"), "\"\\0011\"");  // three digits: the '1' stays a '1'
+  EXPECT_EQ(lua_quote("\x01"
+                      "1"),
+            "\"\\0011\"");  // three digits: the '1' stays a '1'
 }
 
 }  // namespace
