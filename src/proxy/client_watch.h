@@ -5,7 +5,9 @@
 // peeks at it: an error (a reset) means the client is gone; an end of stream means the client only
 // shut down its sending side after a complete request (a half-close), and still gets its answer;
 // bytes mean a pipelined request, left in the socket for the next read. Once bytes or a
-// half-close are seen, the watch stops: like a reverse proxy's, it cannot see past them.
+// half-close are seen, the watch stops: like a reverse proxy's, it cannot see past them. A
+// client that leaves while the upstream connection is still being made is noticed once it is
+// made (connect_timeout_ms at most): only an exchange in flight is cancelled.
 //
 // One ClientWatch serves a connection for its life; its state is shared with the pending wait,
 // so a wait that completes after the connection ended touches nothing freed. arm() and disarm()
