@@ -29,6 +29,11 @@ class UpstreamConnection;
 class ClientWatch {
  public:
   explicit ClientWatch(beast::tcp_stream& client);
+  // A wait still pending (its connection ended on shutdown) finds the watch disarmed and touches
+  // nothing of the connection.
+  ~ClientWatch() { state_->armed = false; }
+  ClientWatch(const ClientWatch&) = delete;
+  ClientWatch& operator=(const ClientWatch&) = delete;
 
   // Starts watching for the request that begins now. REQUIRES: not armed.
   void arm();
