@@ -11,15 +11,16 @@
 namespace rolter::bench {
 namespace {
 
+std::string percent(double ratio) { return fixed(ratio * 100.0, 1) + "%"; }
+
+}  // namespace
+
 std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
 }
 
-std::string percent(double ratio) { return fixed(ratio * 100.0, 1) + "%"; }
-
-// XML text escaping for the SVG's labels (strategy names and the title come from the command).
 std::string xml(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -42,8 +43,6 @@ std::string xml(std::string_view s) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string machine_description() {
   std::ifstream in("/proc/cpuinfo");

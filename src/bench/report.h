@@ -7,10 +7,16 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "bench/replay_result.h"
 
 namespace rolter::bench {
+
+// `v` with `digits` digits after the point ("%.*f").
+std::string fixed(double v, int digits);
+// `s` escaped for XML text and attribute values (the SVG charts' labels).
+std::string xml(std::string_view s);
 
 // "2 cores, Intel(R) Xeon(R) ..." from /proc/cpuinfo.
 std::string machine_description();

@@ -6,42 +6,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bench/report.h"
+
 namespace rolter::bench::overhead {
 namespace {
 
 using nlohmann::json;
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string us(double v) { return fixed(v, 0); }
 std::string signed_us(double v) { return (v > 0 ? "+" : "") + fixed(v, 0); }
-
-std::string xml(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 json percentiles_json(const Percentiles& p) {
   return {{"p50", p.p50}, {"p99", p.p99}, {"p999", p.p999}};
