@@ -49,9 +49,9 @@ void append_client_head(const http::fields& upstream, const ClientHeadSpec& spec
   if (spec.via) {
     // Every Via of the upstream, in order, then this hop, as one field.
     out.append("Via: ");
-    for (const auto& field : upstream) {
-      if (iequals_ascii(field.name_string(), "via") && relayed("via")) {
-        out.append(field.value()).append(", ");
+    if (relayed("via")) {
+      for (const auto& field : upstream) {
+        if (iequals_ascii(field.name_string(), "via")) out.append(field.value()).append(", ");
       }
     }
     out.append(via_entry(11)).append("\r\n");

@@ -1,10 +1,10 @@
 #include "proxy/exchange.h"
 
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/buffer_traits.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include <algorithm>
 #include <array>

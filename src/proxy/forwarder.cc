@@ -1,13 +1,9 @@
 #include "proxy/forwarder.h"
 
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
