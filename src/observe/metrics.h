@@ -181,6 +181,10 @@ class Metrics {
   // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.
   std::string render(const LoadTracker& tracker);
 
+  // The registry behind render(), for modules that keep families of their own (the control
+  // plane's, a gateway node's). Families added here are rendered with the rest.
+  prometheus::Registry& registry() { return *registry_; }
+
  private:
   struct Families;
   std::shared_ptr<prometheus::Registry> registry_;

@@ -31,6 +31,7 @@ enum class Listener {
 struct ClientPeer {
   Listener listener = Listener::kMain;
   std::string ip;  // the peer address, for X-Forwarded-For and logs
+  bool tls = false;  // the connection came in over TLS (X-Forwarded-Proto: https)
 };
 
 // What the request head alone decides, before any body byte is read (SPEC §2: authenticate
