@@ -26,6 +26,10 @@ std::string backend_name(const ::testing::TestParamInfo<Backend>& info) {
   return info.param == Backend::kSqlite ? "sqlite" : "postgres";
 }
 
+void PrintTo(Backend backend, std::ostream* os) {
+  *os << (backend == Backend::kSqlite ? "sqlite" : "postgres");
+}
+
 // A new empty directory, deleted by the destructor.
 class TempDir {
  public:

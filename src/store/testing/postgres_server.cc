@@ -37,8 +37,10 @@ std::string read_file(const fs::path& path) {
 
 // The directory holding initdb and pg_ctl, or "" when there is none.
 std::string find_bin_dir() {
-  if (const char* env = std::getenv("ROLTER_POSTGRES_BIN")) return env;
   std::error_code ec;
+  if (const char* chosen = std::getenv("ROLTER_POSTGRES_BIN"); chosen && *chosen) {
+    return fs::exists(fs::path(chosen) / "initdb", ec) ? chosen : "";
+  }
   std::string newest;
   int newest_major = -1;
   for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec)) {
