@@ -124,9 +124,10 @@ StoreResult<std::unique_ptr<SqlDb>> open_sqlite(const std::string& path) {
     return tl::unexpected("sqlite: cannot open \"" + path + "\": " + message);
   }
   auto db = std::make_unique<SqliteDb>(handle);
-  // The first statement reads the file: this is where a file that is no database fails.
+  // The busy timeout first, so that switching to WAL waits for another process's lock too. The
+  // switch is the first statement to read the file: where a file that is no database fails.
   const std::string busy = "PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs);
-  for (const std::string& pragma : {std::string("PRAGMA journal_mode = WAL"), busy}) {
+  for (const std::string& pragma : {busy, std::string("PRAGMA journal_mode = WAL")}) {
     if (!db->run(pragma, {})) {
       return tl::unexpected("sqlite: cannot open \"" + path + "\": " + sqlite3_errmsg(handle));
     }

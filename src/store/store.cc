@@ -41,11 +41,12 @@ StoreResult<void> upsert_setting(SqlDb& db, const std::string& key, const std::s
       {key, value}));
 }
 
-// "%needle%" for LIKE ... ESCAPE '\', lower-cased as the columns it is matched against are.
+// "%needle%" for LIKE ... ESCAPE '!', lower-cased as the columns it is matched against are. The
+// escape is '!' rather than a backslash, whose meaning in a literal depends on a server setting.
 std::string contains_pattern(std::string_view needle) {
   std::string pattern = "%";
   for (char c : needle) {
-    if (c == '%' || c == '_' || c == '\\') pattern += '\\';
+    if (c == '%' || c == '_' || c == '!') pattern += '!';
     pattern += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return pattern + "%";
@@ -211,9 +212,9 @@ StoreResult<std::vector<AuditEntry>> Store::audit(const std::string& contains, i
     const std::string pattern = contains_pattern(contains);
     result = db_->run(
         "SELECT id, at_ms, actor, action, subject, before_json, after_json FROM audit_log "
-        "WHERE lower(actor) LIKE $1 ESCAPE '\\' OR lower(action) LIKE $1 ESCAPE '\\' "
-        "OR lower(subject) LIKE $1 ESCAPE '\\' OR lower(before_json) LIKE $1 ESCAPE '\\' "
-        "OR lower(after_json) LIKE $1 ESCAPE '\\' "
+        "WHERE lower(actor) LIKE $1 ESCAPE '!' OR lower(action) LIKE $1 ESCAPE '!' "
+        "OR lower(subject) LIKE $1 ESCAPE '!' OR lower(before_json) LIKE $1 ESCAPE '!' "
+        "OR lower(after_json) LIKE $1 ESCAPE '!' "
         "ORDER BY id DESC LIMIT $2 OFFSET $3",
         {pattern, rows, skip});
   }

@@ -287,7 +287,7 @@ TEST_P(StoreTest, FiltersPagesAndOrdersTheAuditLogNewestFirst) {
       {"ops", "route.create", "route/qwen3", "null", R"({"model":"Qwen3"})"},
       {"env:ROLTER_ADMIN_TOKEN", "provider.create", "provider/a", "null", "{}"},
       {"ci", "route.update", "route/llama", R"({"w":1})", R"({"w":2})"},
-      {"ops", "key.create", "key/100%_off", "null", "{}"},
+      {"ops", "key.create", "key/100%_off!", "null", "{}"},
       {"ci", "route.delete", "route/qwen3", R"({"model":"QWEN3"})", "null"},
   };
   int64_t at = 1000;
@@ -324,6 +324,7 @@ TEST_P(StoreTest, FiltersPagesAndOrdersTheAuditLogNewestFirst) {
   EXPECT_EQ(actions("100%_", 10, 0), V{"key.create"});
   EXPECT_EQ(actions("0%", 10, 0), V{"key.create"});
   EXPECT_EQ(actions("_", 10, 0), (V{"key.create", "provider.create"}));
+  EXPECT_EQ(actions("off!", 10, 0), V{"key.create"});  // the escape character itself
   EXPECT_EQ(actions("nothing", 10, 0), V{});
 
   auto entries = *store_->audit("", 10, 0);
@@ -428,23 +429,31 @@ TEST_P(StoreTest, KeepsEverythingAcrossCloseAndReopen) {
   EXPECT_GT(all_audit().front().id, last_id);
 }
 
-TEST_P(StoreTest, SerialisesCallsFromManyThreads) {
+// Threads share a store, and two stores share the database, as two control planes would.
+TEST_P(StoreTest, SerialisesCallsFromManyThreadsAndStores) {
+  auto second = open_store();
+  ASSERT_NE(second, nullptr);
   constexpr int kThreads = 4;
   constexpr int kEach = 25;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
+    Store* store = t % 2 == 0 ? store_.get() : second.get();
+    threads.emplace_back([store, t] {
       for (int i = 0; i < kEach; ++i) {
         const std::string name = "r" + std::to_string(t) + "_" + std::to_string(i);
-        EXPECT_TRUE(store_->put_entity({EntityKind::kRoute, name, "{}"},
-                                       audit_of("route.create", "route/" + name)));
-        EXPECT_TRUE(store_->touch_node("n" + std::to_string(t), "v", i, i));
+        auto put = store->put_entity({EntityKind::kRoute, name, "{}"},
+                                     audit_of("route.create", "route/" + name));
+        EXPECT_TRUE(put) << put.error();
+        auto touched = store->touch_node("n" + std::to_string(t), "v", i, i);
+        EXPECT_TRUE(touched) << touched.error();
       }
     });
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(all_entities().size(), static_cast<size_t>(kThreads * kEach));
-  EXPECT_EQ(store_->audit("", 1000, 0)->size(), static_cast<size_t>(kThreads * kEach));
+  auto audit = all_audit();
+  EXPECT_EQ(audit.size(), static_cast<size_t>(kThreads * kEach));
+  for (size_t i = 1; i < audit.size(); ++i) EXPECT_LT(audit[i].id, audit[i - 1].id);
 }
 
 // Opening what cannot be opened says why, and never shows a password.
