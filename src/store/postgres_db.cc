@@ -96,9 +96,8 @@ class PostgresDb final : public SqlDb {
 
  private:
   tl::unexpected<std::string> fail(std::string_view sql, std::string_view message) const {
-    return tl::unexpected(hide_password("postgres: " + std::string(message) + " (in \"" +
-                                            statement_excerpt(sql) + "\")",
-                                        url_));
+    return tl::unexpected(hide_password(
+        "postgres: " + std::string(message) + " (in \"" + statement_excerpt(sql) + "\")", url_));
   }
 
   StoreResult<SqlResult> execute(std::string_view sql, std::span<const SqlValue> params) {

@@ -46,8 +46,8 @@ class SqliteDb final : public SqlDb {
 
  private:
   tl::unexpected<std::string> fail(std::string_view sql, std::string_view message) const {
-    return tl::unexpected("sqlite: " + std::string(message) + " (in \"" +
-                          statement_excerpt(sql) + "\")");
+    return tl::unexpected("sqlite: " + std::string(message) + " (in \"" + statement_excerpt(sql) +
+                          "\")");
   }
 
   // Statements are prepared once per connection and reused: the store runs a fixed set.
@@ -76,8 +76,7 @@ class SqliteDb final : public SqlDb {
       } else {
         const auto text = std::get<std::string_view>(params[i]);
         // STATIC: the caller's strings outlive the statement's use, which ends with reset.
-        rc = sqlite3_bind_text64(stmt, index, text.data(), text.size(), SQLITE_STATIC,
-                                 SQLITE_UTF8);
+        rc = sqlite3_bind_text64(stmt, index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8);
       }
       if (rc != SQLITE_OK) return fail(sql, sqlite3_errmsg(db_));
     }
@@ -116,8 +115,8 @@ StoreResult<std::unique_ptr<SqlDb>> open_sqlite(const std::string& path) {
     }
   }
   sqlite3* handle = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &handle,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
     sqlite3_close_v2(handle);

@@ -27,18 +27,18 @@ std::optional<EntityKind> entity_kind_from(std::string_view name) {
 }
 
 StoreResult<void> append_audit(SqlDb& db, const AuditEntry& audit) {
-  return succeeded(db.run(
-      "INSERT INTO audit_log (at_ms, actor, action, subject, before_json, after_json) "
-      "VALUES ($1, $2, $3, $4, $5, $6)",
-      {audit.at_ms, audit.actor, audit.action, audit.subject, audit.before_json,
-       audit.after_json}));
+  return succeeded(
+      db.run("INSERT INTO audit_log (at_ms, actor, action, subject, before_json, after_json) "
+             "VALUES ($1, $2, $3, $4, $5, $6)",
+             {audit.at_ms, audit.actor, audit.action, audit.subject, audit.before_json,
+              audit.after_json}));
 }
 
 StoreResult<void> upsert_setting(SqlDb& db, const std::string& key, const std::string& value) {
-  return succeeded(db.run(
-      "INSERT INTO settings (name, value) VALUES ($1, $2) "
-      "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-      {key, value}));
+  return succeeded(
+      db.run("INSERT INTO settings (name, value) VALUES ($1, $2) "
+             "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+             {key, value}));
 }
 
 // "%needle%" for LIKE ... ESCAPE '!', lower-cased as the columns it is matched against are. The
@@ -53,8 +53,8 @@ std::string contains_pattern(std::string_view needle) {
 }
 
 AuditEntry audit_from_row(const std::vector<std::string>& row) {
-  return AuditEntry{int64_column(row[0]), int64_column(row[1]), row[2], row[3], row[4], row[5],
-                    row[6]};
+  return AuditEntry{
+      int64_column(row[0]), int64_column(row[1]), row[2], row[3], row[4], row[5], row[6]};
 }
 
 }  // namespace
@@ -104,7 +104,8 @@ StoreResult<std::vector<Entity>> Store::entities() {
   entities.reserve(result->rows.size());
   for (auto& row : result->rows) {
     auto kind = entity_kind_from(row[0]);
-    if (!kind) return tl::unexpected("the store holds an entity of unknown kind \"" + row[0] + "\"");
+    if (!kind)
+      return tl::unexpected("the store holds an entity of unknown kind \"" + row[0] + "\"");
     entities.push_back(Entity{*kind, std::move(row[1]), std::move(row[2])});
   }
   // Sorted here, not in SQL: PostgreSQL would order names by the database's collation.
@@ -117,10 +118,10 @@ StoreResult<std::vector<Entity>> Store::entities() {
 StoreResult<void> Store::put_entity(const Entity& entity, const AuditEntry& audit) {
   std::lock_guard lock(mu_);
   return in_transaction(*db_, [&]() -> StoreResult<void> {
-    auto put = succeeded(db_->run(
-        "INSERT INTO entities (kind, name, json) VALUES ($1, $2, $3) "
-        "ON CONFLICT (kind, name) DO UPDATE SET json = excluded.json",
-        {entity_kind_name(entity.kind), entity.name, entity.json}));
+    auto put =
+        succeeded(db_->run("INSERT INTO entities (kind, name, json) VALUES ($1, $2, $3) "
+                           "ON CONFLICT (kind, name) DO UPDATE SET json = excluded.json",
+                           {entity_kind_name(entity.kind), entity.name, entity.json}));
     if (!put) return put;
     return append_audit(*db_, audit);
   });
@@ -131,7 +132,7 @@ StoreResult<void> Store::delete_entity(EntityKind kind, const std::string& name,
   std::lock_guard lock(mu_);
   return in_transaction(*db_, [&]() -> StoreResult<void> {
     auto deleted = succeeded(db_->run("DELETE FROM entities WHERE kind = $1 AND name = $2",
-                                 {entity_kind_name(kind), name}));
+                                      {entity_kind_name(kind), name}));
     if (!deleted) return deleted;
     return append_audit(*db_, audit);
   });

@@ -40,8 +40,8 @@ StoreResult<std::vector<NodeRecord>> Store::nodes() {
   nodes.reserve(result->rows.size());
   for (auto& row : result->rows) {
     nodes.push_back(NodeRecord{std::move(row[0]), std::move(row[1]),
-                               static_cast<uint64_t>(int64_column(row[2])),
-                               int64_column(row[3]), std::move(row[4]), int64_column(row[5])});
+                               static_cast<uint64_t>(int64_column(row[2])), int64_column(row[3]),
+                               std::move(row[4]), int64_column(row[5])});
   }
   // Sorted here, not in SQL: PostgreSQL would order ids by the database's collation.
   std::sort(nodes.begin(), nodes.end(),
@@ -54,9 +54,9 @@ StoreResult<void> Store::add_telemetry(const std::vector<TelemetryRow>& rows) {
   std::lock_guard lock(mu_);
   return in_transaction(*db_, [&]() -> StoreResult<void> {
     for (const TelemetryRow& row : rows) {
-      auto added = succeeded(db_->run(
-          "INSERT INTO telemetry (node_id, route, at_ms, json) VALUES ($1, $2, $3, $4)",
-          {row.node_id, row.route, row.at_ms, row.json}));
+      auto added = succeeded(
+          db_->run("INSERT INTO telemetry (node_id, route, at_ms, json) VALUES ($1, $2, $3, $4)",
+                   {row.node_id, row.route, row.at_ms, row.json}));
       if (!added) return added;
     }
     return {};

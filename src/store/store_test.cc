@@ -49,8 +49,8 @@ class TempDir {
 
 AuditEntry audit_of(std::string action, std::string subject, int64_t at_ms = 1000,
                     std::string actor = "ops") {
-  return AuditEntry{0, at_ms, std::move(actor), std::move(action), std::move(subject), "null",
-                    "null"};
+  return AuditEntry{0,      at_ms, std::move(actor), std::move(action), std::move(subject),
+                    "null", "null"};
 }
 
 class StoreTest : public ::testing::TestWithParam<Backend> {
@@ -120,11 +120,10 @@ class StoreTest : public ::testing::TestWithParam<Backend> {
   std::string database_;              // PostgreSQL
   std::string url_;
   std::unique_ptr<Store> store_;
-
 };
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
-                         backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres), backend_name);
 
 TEST_P(StoreTest, AppliesEveryMigrationOnceAndReopensAtTheSameVersion) {
   EXPECT_EQ(store_->backend(), GetParam() == Backend::kSqlite ? "sqlite" : "postgres");
@@ -144,8 +143,7 @@ TEST_P(StoreTest, RefusesADatabaseMigratedByANewerBuild) {
   store_.reset();
   auto store = Store::open(url_);
   ASSERT_FALSE(store);
-  EXPECT_NE(store.error().find("schema version 9999 is newer"), std::string::npos)
-      << store.error();
+  EXPECT_NE(store.error().find("schema version 9999 is newer"), std::string::npos) << store.error();
 }
 
 TEST_P(StoreTest, PutsReplacesAndDeletesEntitiesEachWithItsAuditEntry) {
@@ -180,8 +178,8 @@ TEST_P(StoreTest, PutsReplacesAndDeletesEntitiesEachWithItsAuditEntry) {
 
 TEST_P(StoreTest, ListsEntitiesByKindThenName) {
   const Entity put[] = {
-      {EntityKind::kKey, "k", "{}"},          {EntityKind::kRoute, "b", "{}"},
-      {EntityKind::kProvider, "z", "{}"},     {EntityKind::kRoute, "B", "{}"},
+      {EntityKind::kKey, "k", "{}"},           {EntityKind::kRoute, "b", "{}"},
+      {EntityKind::kProvider, "z", "{}"},      {EntityKind::kRoute, "B", "{}"},
       {EntityKind::kProviderGroup, "g", "{}"}, {EntityKind::kRoute, "a", "{}"},
       {EntityKind::kProvider, "a", "{}"},
   };
@@ -193,8 +191,8 @@ TEST_P(StoreTest, ListsEntitiesByKindThenName) {
     order.push_back(std::string(entity_kind_name(entity.kind)) + "/" + entity.name);
   }
   // Bytewise within a kind ("B" < "a"), on both backends whatever the server's collation.
-  const std::vector<std::string> expected = {"provider/a", "provider/z", "route/B", "route/a",
-                                             "route/b", "provider_group/g", "key/k"};
+  const std::vector<std::string> expected = {"provider/a", "provider/z",       "route/B", "route/a",
+                                             "route/b",    "provider_group/g", "key/k"};
   EXPECT_EQ(order, expected);
 }
 
@@ -292,8 +290,8 @@ TEST_P(StoreTest, FiltersPagesAndOrdersTheAuditLogNewestFirst) {
   };
   int64_t at = 1000;
   for (const auto& p : puts) {
-    ASSERT_TRUE(store_->put_setting("s", "v", AuditEntry{0, at++, p.actor, p.action, p.subject,
-                                                         p.before, p.after}));
+    ASSERT_TRUE(store_->put_setting(
+        "s", "v", AuditEntry{0, at++, p.actor, p.action, p.subject, p.before, p.after}));
   }
   auto actions = [&](const std::string& contains, int limit, int offset) {
     std::vector<std::string> out;
@@ -316,9 +314,9 @@ TEST_P(StoreTest, FiltersPagesAndOrdersTheAuditLogNewestFirst) {
   EXPECT_EQ(actions("qwen3", 10, 0), (V{"route.delete", "route.create"}));  // subject, json
   EXPECT_EQ(actions("QWEN3", 10, 0), (V{"route.delete", "route.create"}));
   EXPECT_EQ(actions("admin_token", 10, 0), V{"provider.create"});  // actor
-  EXPECT_EQ(actions("ROUTE.UPD", 10, 0), V{"route.update"});        // action
-  EXPECT_EQ(actions("\"w\":1", 10, 0), V{"route.update"});          // before
-  EXPECT_EQ(actions("\"w\":2", 10, 0), V{"route.update"});          // after
+  EXPECT_EQ(actions("ROUTE.UPD", 10, 0), V{"route.update"});       // action
+  EXPECT_EQ(actions("\"w\":1", 10, 0), V{"route.update"});         // before
+  EXPECT_EQ(actions("\"w\":2", 10, 0), V{"route.update"});         // after
   EXPECT_EQ(actions("route", 1, 1), V{"route.update"});
   // LIKE's wildcards in the needle are plain characters.
   EXPECT_EQ(actions("100%_", 10, 0), V{"key.create"});
@@ -386,10 +384,10 @@ TEST_P(StoreTest, KeepsTheNewestTelemetryPerNodeAndRouteAndPrunesOldRows) {
     return out;
   };
   using V = std::vector<std::string>;
-  EXPECT_EQ(summary(0), (V{R"(n1/llama@1500{"i":4})", R"(n1/qwen3@3000{"i":2})",
-                           R"(n2/qwen3@2500{"i":6})"}));
-  EXPECT_EQ(summary(1500), (V{R"(n1/llama@1500{"i":4})", R"(n1/qwen3@3000{"i":2})",
-                              R"(n2/qwen3@2500{"i":6})"}));
+  EXPECT_EQ(summary(0),
+            (V{R"(n1/llama@1500{"i":4})", R"(n1/qwen3@3000{"i":2})", R"(n2/qwen3@2500{"i":6})"}));
+  EXPECT_EQ(summary(1500),
+            (V{R"(n1/llama@1500{"i":4})", R"(n1/qwen3@3000{"i":2})", R"(n2/qwen3@2500{"i":6})"}));
   EXPECT_EQ(summary(1501), (V{R"(n1/qwen3@3000{"i":2})", R"(n2/qwen3@2500{"i":6})"}));
   EXPECT_EQ(summary(2600), (V{R"(n1/qwen3@3000{"i":2})"}));
   EXPECT_EQ(summary(3001), V{});
@@ -505,17 +503,17 @@ TEST(PostgresStore, ReconnectsAfterTheServerDropsTheConnection) {
   ASSERT_TRUE((*store)->put_setting("a", "1"));
 
   for (int round = 0; round < 2; ++round) {
-    ASSERT_TRUE((*server)->execute(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-        "WHERE datname = 'reconnect' AND pid <> pg_backend_pid()"));
+    ASSERT_TRUE(
+        (*server)->execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE datname = 'reconnect' AND pid <> pg_backend_pid()"));
     auto value = (*store)->setting("a");
     ASSERT_TRUE(value) << value.error();
     EXPECT_EQ(*value, std::optional<std::string>("1"));
   }
   // A transaction too: its BEGIN is what meets the dropped connection.
-  ASSERT_TRUE((*server)->execute(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-      "WHERE datname = 'reconnect' AND pid <> pg_backend_pid()"));
+  ASSERT_TRUE(
+      (*server)->execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                         "WHERE datname = 'reconnect' AND pid <> pg_backend_pid()"));
   auto put = (*store)->put_entity({EntityKind::kRoute, "r", "{}"}, audit_of("route.create", "r"));
   ASSERT_TRUE(put) << put.error();
   EXPECT_EQ((*store)->entities()->size(), 1u);

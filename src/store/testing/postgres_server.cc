@@ -156,8 +156,8 @@ tl::expected<std::unique_ptr<PostgresServer>, std::string> PostgresServer::start
   const std::string options = "-k " + *dir +
                               " -c listen_addresses='' -c fsync=off"
                               " -c full_page_writes=off -c synchronous_commit=off";
-  auto started = run({bin + "/pg_ctl", "-D", data, "-l", *dir + "/server.log", "-o", options,
-                      "-w", "-t", kPgCtlWaitSeconds, "start"},
+  auto started = run({bin + "/pg_ctl", "-D", data, "-l", *dir + "/server.log", "-o", options, "-w",
+                      "-t", kPgCtlWaitSeconds, "start"},
                      log);
   if (!started) {
     return tl::unexpected("pg_ctl start: " + started.error() + "\nserver log:\n" +
@@ -182,11 +182,10 @@ void PostgresServer::stop() {
   const fs::path log = fs::path(dir_) / "commands.log";
   const std::string data = dir_ + "/data";
   // "fast" ends sessions and shuts down cleanly; "immediate" if that did not work in time.
-  if (!run({bin_dir_ + "/pg_ctl", "-D", data, "-m", "fast", "-w", "-t", kPgCtlWaitSeconds,
-            "stop"},
+  if (!run({bin_dir_ + "/pg_ctl", "-D", data, "-m", "fast", "-w", "-t", kPgCtlWaitSeconds, "stop"},
            log)) {
-    (void)run({bin_dir_ + "/pg_ctl", "-D", data, "-m", "immediate", "-w", "-t",
-               kPgCtlWaitSeconds, "stop"},
+    (void)run({bin_dir_ + "/pg_ctl", "-D", data, "-m", "immediate", "-w", "-t", kPgCtlWaitSeconds,
+               "stop"},
               log);
   }
 }
@@ -216,8 +215,8 @@ tl::expected<void, std::string> PostgresServer::execute(const std::string& sql,
 
 tl::expected<std::string, std::string> PostgresServer::create_database(std::string_view name) {
   for (char c : name) {
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '_')) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
       return tl::unexpected("database names here are [a-z0-9_]+, not \"" + std::string(name) +
                             "\"");
     }
