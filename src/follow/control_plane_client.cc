@@ -14,9 +14,9 @@ namespace http = beast::http;
 
 template <typename Stream>
 Task<tl::expected<ControlPlaneReply, std::string>> exchange_on(Stream& stream,
-                                                                beast::flat_buffer& buffer,
-                                                                ControlPlaneRequest& request,
-                                                                size_t max_body_bytes) {
+                                                               beast::flat_buffer& buffer,
+                                                               ControlPlaneRequest& request,
+                                                               size_t max_body_bytes) {
   auto [write_ec, written] = co_await http::async_write(stream, request, kNoThrow);
   if (write_ec) co_return tl::unexpected("sending: " + write_ec.message());
   http::response_parser<http::string_body> parser;

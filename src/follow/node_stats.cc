@@ -118,8 +118,9 @@ void add_family(const prometheus::MetricFamily& family, std::map<std::string, Ro
       if (target != kNoTarget) r.targets[std::string(target)].responses[k] += n;
     } else if (name == "rolter_picks_total") {
       // Summed over strategies: a reload may change a route's strategy, not its targets' picks.
-      routes[route].targets[std::string(label(metric, "target"))].picks +=
-          count(metric.counter.value);
+      RouteSum& r = routes[route];
+      const std::string_view target = label(metric, "target");
+      if (target != kNoTarget) r.targets[std::string(target)].picks += count(metric.counter.value);
     } else if (name == "rolter_retries_total") {
       routes[route].retries += count(metric.counter.value);
     } else if (name == "rolter_tokens_total") {
@@ -238,7 +239,8 @@ Task<void> NodeStatsReporter::Impl::report() {
   request.prepare_payload();
   const ExchangeLimits limits{.connect_timeout = options.connect_timeout,
                               .deadline = std::min(kMaxPostTimeout, options.interval)};
-  const auto reply = co_await exchange_with_control_plane(*endpoint, tls, std::move(request), limits);
+  const auto reply =
+      co_await exchange_with_control_plane(*endpoint, tls, std::move(request), limits);
   if (reply && reply->status >= 200 && reply->status < 300) {
     ++ok;
     if (std::exchange(failing, false)) {
@@ -248,9 +250,8 @@ Task<void> NodeStatsReporter::Impl::report() {
   }
   ++failed;
   if (!std::exchange(failing, true)) {
-    spdlog::warn("node stats: posting to {}{} failed: {}; retrying every {} ms",
-                 endpoint->base_url, kStatsPath,
-                 reply ? "status " + std::to_string(reply->status) : reply.error(),
+    spdlog::warn("node stats: posting to {}{} failed: {}; retrying every {} ms", endpoint->base_url,
+                 kStatsPath, reply ? "status " + std::to_string(reply->status) : reply.error(),
                  options.interval.count());
   }
 }

@@ -71,8 +71,7 @@ class NodeStatsReporter {
 
   // `metrics` must outlive the object. `snapshot_version` returns the version being served (e.g.
   // SnapshotFollower::serving_version).
-  NodeStatsReporter(Metrics& metrics, Options options,
-                    std::function<uint64_t()> snapshot_version);
+  NodeStatsReporter(Metrics& metrics, Options options, std::function<uint64_t()> snapshot_version);
   ~NodeStatsReporter();
   NodeStatsReporter(const NodeStatsReporter&) = delete;
   NodeStatsReporter& operator=(const NodeStatsReporter&) = delete;

@@ -1,8 +1,8 @@
 #include "follow/node_stats.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <prometheus/registry.h>
+#include <nlohmann/json.hpp>
 
 #include <limits>
 
@@ -23,14 +23,14 @@ TEST(HistogramQuantileTest, InterpolatesWithinTheBucket) {
     double q;
     double want;
   } kCases[] = {
-      {{10, 10, 10, 10}, 0.5, 0.5},   // all in the first bucket, which starts at 0
-      {{0, 10, 10, 10}, 0.5, 1.5},    // all in (1, 2]
-      {{0, 0, 4, 4}, 0.25, 2.5},      // a quarter into (2, 4]
-      {{5, 5, 10, 10}, 0.9, 3.6},     // 4 of 5 into (2, 4]
-      {{5, 5, 10, 10}, 0.5, 1.0},     // exactly the first bucket's bound
-      {{0, 0, 0, 3}, 0.5, 4.0},       // in +Inf: the highest finite bound
-      {{1, 1, 1, 100}, 0.99, 4.0},
-      {{0, 0, 4, 4}, 0.0, 2.0},       // q = 0: the bottom of the first bucket with samples
+      {{10, 10, 10, 10}, 0.5, 0.5},  // all in the first bucket, which starts at 0
+      {{0, 10, 10, 10}, 0.5, 1.5},   // all in (1, 2]
+      {{0, 0, 4, 4}, 0.25, 2.5},     // a quarter into (2, 4]
+      {{5, 5, 10, 10}, 0.9, 3.6},    // 4 of 5 into (2, 4]
+      {{5, 5, 10, 10}, 0.5, 1.0},    // exactly the first bucket's bound
+      {{0, 0, 0, 3}, 0.5, 4.0},      // in +Inf: the highest finite bound
+      {{1, 1, 1, 100}, 0.99, 4.0},   // likewise
+      {{0, 0, 4, 4}, 0.0, 2.0},      // q = 0: the bottom of the first bucket with samples
   };
   for (const auto& c : kCases) {
     EXPECT_DOUBLE_EQ(histogram_quantile(c.q, bounds, c.cumulative), c.want)
@@ -73,8 +73,9 @@ TEST(NodeStatsJsonTest, ReportsWhatMetricsCounted) {
   ASSERT_EQ(doc["routes"].size(), 2u);  // by name
   const Json& idle = doc["routes"][0];
   EXPECT_EQ(idle["route"], "idle");
-  EXPECT_EQ(idle["duration_ms"], (Json{{"count", 0}, {"sum", 0.0}, {"p50", nullptr},
-                                       {"p90", nullptr}, {"p99", nullptr}}));
+  EXPECT_EQ(
+      idle["duration_ms"],
+      (Json{{"count", 0}, {"sum", 0.0}, {"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr}}));
   EXPECT_EQ(idle["targets"], Json::array());
 
   const Json& r = doc["routes"][1];

@@ -74,7 +74,8 @@ tl::expected<SavedSnapshot, std::string> parse_saved_snapshot(std::string_view t
   }
   const std::string_view digits = first.substr(kPrefix.size());
   SavedSnapshot saved;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), saved.version);
+  const auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), saved.version);
   if (ec != std::errc() || (end != digits.data() + digits.size() && *end != ' ') ||
       saved.version == 0) {
     return tl::unexpected(std::string("the first line has no valid version"));

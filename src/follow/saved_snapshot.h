@@ -1,5 +1,6 @@
-// SavedSnapshot: the last configuration document a node applied, kept in `{state_dir}/snapshot.toml`
-// so that a restarted node serves it even while the control plane is down.
+// SavedSnapshot: the last configuration document a node applied, kept in
+// `{state_dir}/snapshot.toml` so that a restarted node serves it even while the control plane is
+// down.
 //
 // The file is the document with one comment line in front:
 //   # rolter snapshot version 42 from https://cp.example:8443 at 2025-01-31T12:00:00Z

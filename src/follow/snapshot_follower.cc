@@ -48,8 +48,9 @@ struct Instruments {
     prometheus::Registry& r = metrics->registry();
     auto& fetches = prometheus::BuildCounter()
                         .Name("rolter_snapshot_fetches_total")
-                        .Help("Polls of the control plane for a snapshot, by result (updated, "
-                              "not_modified, rejected, error)")
+                        .Help(
+                            "Polls of the control plane for a snapshot, by result (updated, "
+                            "not_modified, rejected, error)")
                         .Register(r);
     return Instruments{
         .updated = &fetches.Add({{"result", "updated"}}),
@@ -206,8 +207,7 @@ void SnapshotFollower::Impl::answered() {
   last_failure_kind.clear();
 }
 
-Outcome SnapshotFollower::Impl::failed(const std::string& kind, const std::string& why,
-                                       bool auth) {
+Outcome SnapshotFollower::Impl::failed(const std::string& kind, const std::string& why, bool auth) {
   ++errors;
   increment(instruments.error);
   up.store(false);
@@ -230,9 +230,10 @@ Outcome SnapshotFollower::Impl::on_document(const std::string& toml, uint64_t ve
     ++rejected;
     increment(instruments.rejected);
     if (std::exchange(last_rejected, version) != version) {
-      spdlog::error("snapshot follower: snapshot version {} rejected ({} problems); still serving "
-                    "version {}:",
-                    version, problems.size(), serving.load());
+      spdlog::error(
+          "snapshot follower: snapshot version {} rejected ({} problems); still serving "
+          "version {}:",
+          version, problems.size(), serving.load());
       for (const auto& problem : problems) spdlog::error("  {}", problem);
     }
     return Outcome::kRejected;
@@ -279,13 +280,13 @@ Task<Outcome> SnapshotFollower::Impl::poll() {
       co_return Outcome::kNotModified;
     case 401:
     case 403:
-      co_return failed(status,
-                       status + ": the control plane refused the node token" +
-                           (node.node_token.empty() ? " (ROLTER_NODE_TOKEN is not set)"
-                            : reply->status == 401
-                                ? " (is ROLTER_NODE_TOKEN the one the control plane issued?)"
-                                : " (is the token issued for node '" + node.node_id + "'?)"),
-                       true);
+      co_return failed(
+          status,
+          status + ": the control plane refused the node token" +
+              (node.node_token.empty() ? " (ROLTER_NODE_TOKEN is not set)"
+               : reply->status == 401  ? " (is ROLTER_NODE_TOKEN the one the control plane issued?)"
+                                       : " (is the token issued for node '" + node.node_id + "'?)"),
+          true);
     default: {
       std::string excerpt = body_excerpt(reply->body);
       // A body is the control plane's message; it never should, but must not echo the secret.

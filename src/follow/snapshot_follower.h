@@ -51,8 +51,7 @@ class SnapshotFollower {
  public:
   // Builds and publishes a snapshot from a whole rolter.toml document; returns the problems
   // (empty = applied and published).
-  using Apply =
-      std::function<std::vector<std::string>(const std::string& toml, uint64_t version)>;
+  using Apply = std::function<std::vector<std::string>(const std::string& toml, uint64_t version)>;
 
   struct Options {
     std::string control_plane;  // base URL, http:// or https://

@@ -73,9 +73,9 @@ class Applier {
 
 ScriptedAnswer document(uint64_t version, std::string toml) {
   return ScriptedAnswer{.status = 200,
-                .body = std::move(toml),
-                .headers = {{"x-rolter-snapshot-version", std::to_string(version)},
-                            {"content-type", "application/toml"}}};
+                        .body = std::move(toml),
+                        .headers = {{"x-rolter-snapshot-version", std::to_string(version)},
+                                    {"content-type", "application/toml"}}};
 }
 
 // Polls `done` until it holds or 10 s pass: the deadline only turns a hang into a failure.
@@ -270,8 +270,7 @@ TEST_F(SnapshotFollowerTest, SavedSnapshotServesARestartWhileControlPlaneIsDown)
 TEST_F(SnapshotFollowerTest, RejectedDocumentKeepsTheOldOne) {
   ScriptedControlPlane cp;
   cp.script({document(1, "good = 1\n"), document(2, "broken = 1\n")});
-  SnapshotFollower follower(no_backoff_options(cp.url()), applier_.callback(), &metrics_,
-                            random_);
+  SnapshotFollower follower(no_backoff_options(cp.url()), applier_.callback(), &metrics_, random_);
   follower.start();
   ASSERT_TRUE(cp.wait_requests(3));
   follower.stop();
