@@ -146,6 +146,9 @@ struct KeyConfig {
   std::string name;
   std::string key_env;     // the key's value is read from this environment variable, or
   std::string key_sha256;  // its SHA-256, lowercase hex
+  // With key_sha256: the digest is SHA-256(salt bytes || key), and the key reads
+  // "rk-<key_salt>-<secret>" (the control plane's keys). 16 lowercase hex characters.
+  std::string key_salt;
   std::vector<std::string> routes;     // allowed addresses (globs on group addresses); empty = all
   std::vector<std::string> providers;  // allowed providers; empty = all
 };

@@ -270,6 +270,7 @@ KeyConfig read_key(TableReader& in) {
   in.read("name", out.name, /*required=*/true);
   in.read("key_env", out.key_env);
   in.read("key_sha256", out.key_sha256);
+  in.read("key_salt", out.key_salt);
   in.read("routes", out.routes);
   in.read("providers", out.providers);
   in.finish();

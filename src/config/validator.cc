@@ -60,6 +60,15 @@ bool is_sha256_hex(std::string_view text) {
   return true;
 }
 
+bool is_salt_hex(std::string_view text) {
+  constexpr size_t kSaltHexLength = 16;
+  if (text.size() != kSaltHexLength) return false;
+  for (char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -440,6 +449,12 @@ class Validator {
       }
       if (has_sha && !is_sha256_hex(k.key_sha256)) {
         diag_.error(sha_path, "expected 64 lowercase hex characters (a SHA-256 digest)");
+      }
+      if (std::string salt_path = child_path(path, "key_salt"); diag_.was_read(salt_path)) {
+        if (!has_sha) diag_.error(salt_path, "key_salt goes with key_sha256");
+        if (!is_salt_hex(k.key_salt)) {
+          diag_.error(salt_path, "expected 16 lowercase hex characters");
+        }
       }
       for (size_t j = 0; j < k.routes.size(); ++j) {
         if (k.routes[j].empty()) {

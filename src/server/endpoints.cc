@@ -1,5 +1,7 @@
 #include "server/endpoints.h"
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http/write.hpp>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "proxy/forwarder.h"
 #include "proxy/policy_session_key.h"
 #include "proxy/request_log.h"
+#include "server/control_handler.h"
 #include "server/server_state.h"
 #include "server/worker.h"
 
@@ -42,6 +45,12 @@ constexpr EndpointSpec kEndpoints[] = {
 };
 
 constexpr std::string_view kModelsPrefix = "/v1/models/";
+
+// The control plane's paths (any method; it checks its own tokens).
+constexpr EndpointSpec kControlEndpoint = {"/api/", http::verb::unknown, std::nullopt,
+                                           /*needs_key=*/false};
+// SPEC §10: a snapshot long poll is held this long at most, then answered 304.
+constexpr auto kLongPoll = std::chrono::seconds(30);
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
@@ -265,6 +274,11 @@ HeadVerdict check_head(Worker& worker, const Snapshot& snapshot,
     verdict.error = std::move(error);
     return verdict;
   };
+  if (ControlHandler* control = worker.server().control;
+      control != nullptr && peer.listener == Listener::kMain && control->serves(path)) {
+    verdict.endpoint = &kControlEndpoint;
+    return verdict;
+  }
   const EndpointSpec* endpoint = find_endpoint(path);
   const bool separate_metrics = !snapshot.config().server.metrics_listen.empty();
   if (peer.listener == Listener::kMetrics) {
@@ -366,12 +380,53 @@ Task<void> attach_engine_tokens(Worker& worker, const Snapshot& snapshot, Dispat
   }
 }
 
+// A request for the control plane in this process: answered by it, with a long poll waiting on a
+// timer that the control plane cancels when a new version is published.
+Task<bool> serve_control(Worker& worker, beast::tcp_stream& stream,
+                         const http::request<http::string_body>& request, bool keep_alive) {
+  ControlHandler& control = *worker.server().control;
+  const std::string method(request.method_string());
+  ControlRequest call{
+      .method = method,
+      .target = request.target(),
+      .authorization = request[http::field::authorization],
+      .header = [&](std::string_view name) { return std::string_view(request[name]); },
+      .body = request.body(),
+  };
+  ControlResponse answer = control.handle(call);
+  if (answer.wait_after) {
+    auto timer = std::make_shared<asio::steady_timer>(worker.io(), kLongPoll);
+    auto executor = worker.io().get_executor();
+    const uint64_t ticket = control.on_change(*answer.wait_after, [timer, executor] {
+      asio::post(executor, [timer] { timer->cancel(); });
+    });
+    co_await timer->async_wait(kNoThrow);
+    control.forget(ticket);
+    call.after_wait = true;
+    answer = control.handle(call);
+  }
+  http::response<http::string_body> res{static_cast<http::status>(answer.status), 11};
+  if (answer.status != 304 && answer.status != 204) {
+    res.set(http::field::content_type, answer.content_type);
+    res.body() = std::move(answer.body);
+  }
+  res.set(http::field::cache_control, "no-store");
+  for (const auto& [name, value] : answer.headers) res.set(name, value);
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  auto [ec, n] = co_await http::async_write(stream, res, kNoThrow);
+  co_return !ec && keep_alive;
+}
+
 }  // namespace
 
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
                           ClientWatch& watch, http::request<http::string_body>& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
                           bool keep_alive) {
+  if (head.endpoint == &kControlEndpoint) {
+    co_return co_await serve_control(worker, stream, request, keep_alive);
+  }
   Dispatch d = dispatch(worker, snapshot, request, facts, head);
   switch (d.kind) {
     case Dispatch::Kind::kJson:

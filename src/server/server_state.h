@@ -8,6 +8,7 @@
 
 namespace rolter {
 
+class ControlHandler;
 class LoadTracker;
 class Metrics;
 
@@ -16,6 +17,8 @@ class ServerState {
   // Process-wide state for /metrics; set before the server starts, then read-only.
   Metrics* metrics = nullptr;
   const LoadTracker* tracker = nullptr;
+  // The control plane served on the main listener (/api/, /internal/), or null.
+  ControlHandler* control = nullptr;
 
   bool draining() const { return draining_.load(std::memory_order_acquire); }
   void start_draining() { draining_.store(true, std::memory_order_release); }

@@ -164,9 +164,28 @@ const ApiKey* Snapshot::authenticate(std::string_view presented_key) const {
   const auto digest = sha256(presented_key);
   const ApiKey* match = nullptr;
   // Every stored key is compared, in constant time, so timing reveals neither which key nor how
-  // much of it matched.
+  // much of it matched. A salted key is compared against its own salted digest; the salt is no
+  // secret (it is part of the key's text).
+  constexpr std::string_view kSaltedPrefix = "rk-";
+  constexpr size_t kSaltHex = 16;
+  std::string_view salt_hex;
+  if (presented_key.starts_with(kSaltedPrefix) &&
+      presented_key.size() > kSaltedPrefix.size() + kSaltHex &&
+      presented_key[kSaltedPrefix.size() + kSaltHex] == '-') {
+    salt_hex = presented_key.substr(kSaltedPrefix.size(), kSaltHex);
+  }
   for (const auto& key : keys_) {
-    if (CRYPTO_memcmp(digest.data(), key.sha256.data(), digest.size()) == 0) match = &key;
+    if (key.salt_hex.empty()) {
+      if (CRYPTO_memcmp(digest.data(), key.sha256.data(), digest.size()) == 0) match = &key;
+    } else if (key.salt_hex == salt_hex) {
+      std::string salted = key.salt;
+      salted.append(presented_key);
+      const auto salted_digest = sha256(salted);
+      OPENSSL_cleanse(salted.data(), salted.size());
+      if (CRYPTO_memcmp(salted_digest.data(), key.sha256.data(), salted_digest.size()) == 0) {
+        match = &key;
+      }
+    }
   }
   return match;
 }
@@ -339,6 +358,10 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
       key.sha256 = sha256(value);
     } else if (auto digest = parse_hex_digest(kc.key_sha256)) {
       key.sha256 = *digest;
+      key.salt_hex = kc.key_salt;
+      for (size_t i = 0; i + 1 < kc.key_salt.size(); i += 2) {
+        key.salt.push_back(static_cast<char>(std::stoi(kc.key_salt.substr(i, 2), nullptr, 16)));
+      }
     } else {
       errors.push_back("keys." + kc.name + ".key_sha256: not 64 hex digits");
       continue;

@@ -150,6 +150,10 @@ using NameMap = std::unordered_map<std::string, T, NameHash, std::equal_to<>>;
 struct ApiKey {
   std::string name;
   std::array<unsigned char, 32> sha256{};
+  // Empty, or a control-plane key's salt: `sha256` is then SHA-256(salt bytes || key), and the
+  // key reads "rk-<salt_hex>-<secret>".
+  std::string salt_hex;
+  std::string salt;  // the bytes salt_hex spells
   std::vector<std::string> routes;     // allowed addresses (globs); empty = all
   std::vector<std::string> providers;  // allowed providers; empty = all
 
@@ -186,7 +190,8 @@ class Snapshot {
 
   // True when no [[keys]] are configured (an open gateway).
   bool open() const { return keys_.empty(); }
-  // Returns the key whose SHA-256 matches the presented key, comparing in constant time.
+  // Returns the key whose SHA-256 matches the presented key, comparing in constant time. A salted
+  // key is found by the salt its text carries, and only its digest is computed.
   const ApiKey* authenticate(std::string_view presented_key) const;
 
   // Whether `client_ip` is one of server.trusted_proxies, whose X-Forwarded-* are believed.

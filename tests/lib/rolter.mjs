@@ -22,7 +22,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 export const binDir = process.env.ROLTER_BIN_DIR ?? path.join(repoRoot, 'build', 'bin');
 
 // Collects a child's stderr and lets tests wait for a line that matches.
-class LogWatch {
+export class LogWatch {
   constructor(stream) {
     this.text = '';
     this.waiters = [];

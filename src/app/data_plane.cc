@@ -1,0 +1,162 @@
+#include "app/data_plane.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <functional>
+
+#include "config/url.h"
+#include "fleet/adaptive_telemetry/adaptive_telemetry.h"
+#include "fleet/engine_metrics/engine_scraper.h"
+#include "fleet/kv_events/kv_event_service.h"
+#include "fleet/lmcache/lmcache_poller.h"
+#include "health/health_checker.h"
+#include "observe/metrics.h"
+#include "server/server.h"
+
+namespace rolter {
+namespace {
+
+namespace asio = boost::asio;
+
+// Raises the soft limit on open files to the hard limit: every client and upstream connection is
+// a descriptor, and the soft default (often 1024) caps a gateway far below what the host allows.
+void raise_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t before = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    spdlog::info("open file limit raised from {} to {}", before, limit.rlim_max);
+  }
+}
+
+}  // namespace
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "rolter";
+  return name;
+}
+
+struct DataPlane::Parts {
+  std::unique_ptr<Server> server;
+  std::unique_ptr<HealthChecker> health;
+  std::unique_ptr<EngineScraper> engine_metrics;
+  std::unique_ptr<KvEventService> kv_events;
+  std::unique_ptr<LmcachePoller> lmcache;
+  std::unique_ptr<AdaptiveTelemetry> telemetry;
+};
+
+DataPlane::DataPlane(SnapshotStore& store, LoadTracker& tracker, Metrics& metrics)
+    : store_(store), tracker_(tracker), metrics_(metrics), parts_(std::make_unique<Parts>()) {}
+
+DataPlane::~DataPlane() = default;
+
+tl::expected<void, std::string> DataPlane::listen(const std::string& listen_override,
+                                                  unsigned workers_override,
+                                                  ControlHandler* control) {
+  raise_file_limit();
+  const auto& config = store_.current()->config();
+  const std::string listen = listen_override.empty() ? config.server.listen : listen_override;
+  auto address = parse_host_port(listen, /*allow_port_zero=*/true);
+  if (!address) return tl::unexpected("listen address '" + listen + "': " + address.error());
+  const unsigned workers = workers_override > 0 ? workers_override : config.server.workers;
+  parts_->server = std::make_unique<Server>(store_, workers);
+  Server& server = *parts_->server;
+  server.state().metrics = &metrics_;
+  server.state().tracker = &tracker_;
+  server.state().control = control;
+  auto port = server.listen(address->host, address->port);
+  if (!port) return tl::unexpected(port.error());
+  port_ = *port;
+  const std::string shown_host =
+      address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
+  url_ = "http://" + shown_host + ":" + std::to_string(port_);
+  if (const auto& metrics_listen = config.server.metrics_listen; !metrics_listen.empty()) {
+    auto metrics_address = parse_host_port(metrics_listen, /*allow_port_zero=*/true);
+    auto metrics_port = metrics_address
+                            ? server.listen_metrics(metrics_address->host, metrics_address->port)
+                            : tl::unexpected(metrics_address.error());
+    if (!metrics_port) return tl::unexpected("server.metrics_listen: " + metrics_port.error());
+    spdlog::info("metrics listening on http://{}:{} (/metrics, /healthz, /readyz)",
+                 metrics_address->host, *metrics_port);
+  }
+  return {};
+}
+
+void DataPlane::start(bool services, const TelemetryTarget& telemetry) {
+  parts_->server->start();
+  if (!services) return;
+  parts_->health = std::make_unique<HealthChecker>(store_);
+  parts_->health->start();
+  parts_->engine_metrics = std::make_unique<EngineScraper>(store_);
+  parts_->engine_metrics->start();
+  parts_->kv_events = std::make_unique<KvEventService>(store_);
+  parts_->kv_events->start();
+  parts_->lmcache = std::make_unique<LmcachePoller>(store_);
+  parts_->lmcache->start();
+  parts_->telemetry = std::make_unique<AdaptiveTelemetry>(
+      store_, AdaptiveTelemetry::Options{
+                  .control_plane = telemetry.control_plane,
+                  .node_id = telemetry.node_id.empty() ? host_name() : telemetry.node_id,
+                  .node_token = telemetry.node_token});
+  parts_->telemetry->start();
+  if (!telemetry.control_plane.empty()) {
+    spdlog::info("adaptive telemetry: reporting to {} every 15 s", telemetry.control_plane);
+  }
+}
+
+void DataPlane::stop(std::chrono::milliseconds drain) {
+  if (!parts_->server) return;
+  const auto left = parts_->server->drain(drain);
+  if (left > 0) spdlog::warn("drain timeout: {} request(s) cut", left);
+  if (parts_->health) parts_->health->stop();
+  if (parts_->engine_metrics) parts_->engine_metrics->stop();
+  if (parts_->kv_events) parts_->kv_events->stop();
+  if (parts_->lmcache) parts_->lmcache->stop();
+  if (parts_->telemetry) parts_->telemetry->stop();
+  parts_->server->stop();
+}
+
+int run_until_signal(const std::function<void(const char* why)>& reload,
+                     const std::function<void()>& tick, const std::function<void()>& stop) {
+  asio::io_context control;
+  asio::signal_set reload_signal(control, SIGHUP);
+  asio::signal_set stop_signals(control, SIGTERM, SIGINT);
+  std::function<void()> wait_hup = [&] {
+    reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reload("SIGHUP");
+      wait_hup();
+    });
+  };
+  wait_hup();
+  asio::steady_timer watch(control);
+  std::function<void()> wait_watch = [&] {
+    watch.expires_after(std::chrono::milliseconds(500));
+    watch.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      tick();
+      wait_watch();
+    });
+  };
+  wait_watch();
+  stop_signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("{}: draining", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    reload_signal.cancel();
+    watch.cancel();
+    stop();
+    spdlog::info("stopped");
+  });
+  control.run();
+  return 0;
+}
+
+}  // namespace rolter

@@ -1,0 +1,65 @@
+// DataPlane: the gateway's listener, its workers, and the fleet services that feed its snapshots
+// (health checks, engine metrics, KV events, LMCache, adaptive telemetry). Every command that
+// serves traffic runs one; where its snapshots come from is the command's business.
+//
+// Thread-safety: construct, listen(), start() and stop() from the main thread.
+#pragma once
+
+#include <tl/expected.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "fleet/load_tracker.h"
+#include "snapshot/snapshot_store.h"
+
+namespace rolter {
+
+class ControlHandler;
+class Metrics;
+
+// Where a node reports adaptive-routing telemetry (SPEC §6.10); empty = nowhere.
+struct TelemetryTarget {
+  std::string control_plane;
+  std::string node_id;
+  std::string node_token;
+};
+
+std::string host_name();
+
+class DataPlane {
+ public:
+  // All must outlive the object. The store must hold a snapshot before listen().
+  DataPlane(SnapshotStore& store, LoadTracker& tracker, Metrics& metrics);
+  ~DataPlane();
+
+  // Binds the main listener (`listen` = HOST:PORT, "" = server.listen of the snapshot) and, when
+  // the snapshot sets server.metrics_listen, the metrics listener. `control` (may be null) is
+  // served on the main listener. Logs and returns a message on failure.
+  tl::expected<void, std::string> listen(const std::string& listen, unsigned workers,
+                                         ControlHandler* control);
+  // Starts the workers and, with `services`, the fleet services.
+  void start(bool services, const TelemetryTarget& telemetry);
+  // "http://host:port" of the main listener.
+  const std::string& url() const { return url_; }
+  uint16_t port() const { return port_; }
+  // Stops accepting, lets requests in flight finish (up to `drain`), stops everything.
+  void stop(std::chrono::milliseconds drain);
+
+ private:
+  struct Parts;
+  SnapshotStore& store_;
+  LoadTracker& tracker_;
+  Metrics& metrics_;
+  std::unique_ptr<Parts> parts_;
+  std::string url_;
+  uint16_t port_ = 0;
+};
+
+// Runs the main thread's loop until SIGTERM or SIGINT: `reload` on SIGHUP, `tick` every 500 ms,
+// then `stop` once. Returns 0.
+int run_until_signal(const std::function<void(const char* why)>& reload,
+                     const std::function<void()>& tick, const std::function<void()>& stop);
+
+}  // namespace rolter

@@ -1,0 +1,229 @@
+// rolter serve and rolter control-plane: a control plane over the config file and the store, with
+// the data plane in the same process (serve) or a listener for the API alone (control-plane).
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "app/commands.h"
+#include "app/snapshot_publisher.h"
+#include "config/loader.h"
+#include "control/admin_api.h"
+#include "control/control_plane.h"
+#include "observe/metrics.h"
+#include "store/store.h"
+
+namespace rolter {
+namespace {
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// "sqlite:PATH" / "sqlite://PATH" relative to the config's folder; other URLs unchanged. An empty
+// URL is the embedded default, rolter.db beside the config.
+std::string resolve_store_url(const std::string& url, const std::string& config_path) {
+  const std::filesystem::path dir =
+      config_path.empty() ? std::filesystem::current_path()
+                          : std::filesystem::absolute(config_path).parent_path();
+  if (url.empty()) return "sqlite:" + (dir / "rolter.db").string();
+  for (std::string_view prefix : {"sqlite://", "sqlite:"}) {
+    if (!url.starts_with(prefix)) continue;
+    const std::string path = url.substr(prefix.size());
+    if (path.empty() || path == ":memory:" || path.front() == '/') return url;
+    return "sqlite:" + (dir / path).string();
+  }
+  return url;
+}
+
+// A URL fit for a log line: no password.
+std::string shown_url(const std::string& url) {
+  const auto scheme = url.find("://");
+  const auto at = url.find('@');
+  if (scheme == std::string::npos || at == std::string::npos) return url;
+  const auto colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon) + ":***" + url.substr(at);
+}
+
+struct ControlSetup {
+  std::unique_ptr<Store> store;
+  std::unique_ptr<ControlPlane> control;
+};
+
+// Opens the store and starts the control plane. `explicit_store`: a store the operator named
+// must open; the embedded default may fail (a read-only folder), leaving the API read-only.
+bool set_up_control(const std::string& config_path, const std::string& store_url,
+                    bool explicit_store, ControlPlane::Prepare prepare, ControlSetup& out) {
+  const std::string url = resolve_store_url(store_url, config_path);
+  auto opened = Store::open(url);
+  if (opened) {
+    out.store = std::move(*opened);
+    spdlog::info("store: {} ({}, schema {})", shown_url(url), out.store->backend(),
+                 out.store->schema_version());
+  } else if (explicit_store) {
+    spdlog::error("store {}: {}", shown_url(url), opened.error());
+    return false;
+  } else {
+    spdlog::warn("store {}: {}; the admin API is read-only", shown_url(url), opened.error());
+  }
+  const std::string admin_token = env("ROLTER_ADMIN_TOKEN");
+  const std::string node_token = env("ROLTER_NODE_TOKEN");
+  if (admin_token.empty()) {
+    spdlog::warn("ROLTER_ADMIN_TOKEN is not set: only admin tokens made earlier open /api/v1");
+  }
+  out.control = std::make_unique<ControlPlane>(ControlPlane::Options{
+      .config_path = config_path,
+      .store = out.store.get(),
+      .admin_token = admin_token,
+      .node_token = node_token,
+      .prepare = std::move(prepare),
+      .now_ms = wall_ms,
+  });
+  auto problems = out.control->start();
+  if (!problems.empty()) {
+    for (const auto& p : problems) spdlog::error("{}", p);
+    spdlog::error("{}: not starting: {} error(s)",
+                  config_path.empty() ? "control plane" : config_path, problems.size());
+    return false;
+  }
+  return true;
+}
+
+// Reloads the config file into the control plane, logging as a file reload always has.
+void reload_file(ControlPlane& control, Metrics& metrics, const char* why) {
+  auto problems = control.reload_file();
+  if (problems.empty()) {
+    spdlog::info("config reloaded ({}): version {}", why, control.version());
+    return;
+  }
+  metrics.config_reload(false, control.version());
+  for (const auto& p : problems) spdlog::error("config reload failed: {}", p);
+  spdlog::error("config reload failed ({}): {} error(s); still serving version {}", why,
+                problems.size(), control.version());
+}
+
+}  // namespace
+
+int run_serve(const ServeOptions& options) {
+  // The file alone first: its own errors, with file and line, and the [store] it names.
+  auto loaded = load_config_file(options.config_path);
+  if (!loaded) {
+    for (const auto& e : loaded.error()) spdlog::error("{}", e.to_string());
+    spdlog::error("{}: not starting: {} error(s)", options.config_path, loaded.error().size());
+    return 1;
+  }
+  SnapshotStore snapshots;
+  LoadTracker tracker;
+  Metrics metrics;
+  SnapshotPublisher publisher(snapshots, tracker, &metrics, options.config_path);
+  ControlSetup setup;
+  if (!set_up_control(
+          options.config_path, loaded->config.store.url, !loaded->config.store.url.empty(),
+          [&](const std::string& text, uint64_t version) {
+            return publisher.prepare(text, version);
+          },
+          setup)) {
+    return 1;
+  }
+  ControlPlane& control = *setup.control;
+  AdminApi api(control, &metrics);
+  DataPlane data_plane(snapshots, tracker, metrics);
+  if (auto listening = data_plane.listen(options.listen, options.workers, &api); !listening) {
+    spdlog::error("{}", listening.error());
+    return 1;
+  }
+  data_plane.start(/*services=*/true, options.telemetry);
+  spdlog::info("rolter listening on {} ({} routes, config version {}; admin API at /api/v1)",
+               data_plane.url(), snapshots.current()->config().routes.size(), control.version());
+  return run_until_signal(
+      [&](const char* why) { reload_file(control, metrics, why); },
+      [&] {
+        if (control.file_changed()) reload_file(control, metrics, "file changed");
+      },
+      [&] {
+        control.shutdown();
+        data_plane.stop(std::chrono::milliseconds(
+            snapshots.current()->config().server.drain_timeout_ms));
+      });
+}
+
+int run_control_plane(const ControlPlaneOptions& options) {
+  std::string store_url = options.store_url;
+  bool explicit_store = !store_url.empty();
+  if (!options.config_path.empty()) {
+    auto loaded = load_config_file(options.config_path);
+    if (!loaded) {
+      for (const auto& e : loaded.error()) spdlog::error("{}", e.to_string());
+      spdlog::error("{}: not starting: {} error(s)", options.config_path, loaded.error().size());
+      return 1;
+    }
+    if (store_url.empty()) {
+      store_url = loaded->config.store.url;
+      explicit_store = !store_url.empty();
+    }
+  } else if (store_url.empty() || options.listen.empty()) {
+    spdlog::error("rolter control-plane: give --config, or both --store and --listen");
+    return 1;
+  }
+  // The listener's own snapshot carries no routes: this process serves the API alone. Its
+  // server settings (limits, timeouts) are the file's, or the defaults.
+  SnapshotStore snapshots;
+  LoadTracker tracker;
+  Metrics metrics;
+  SnapshotPublisher publisher(snapshots, tracker, &metrics,
+                              options.config_path.empty() ? "control plane" : options.config_path);
+  ControlSetup setup;
+  if (!set_up_control(options.config_path, store_url, explicit_store, {}, setup)) return 1;
+  ControlPlane& control = *setup.control;
+  auto listener_snapshot = [&]() -> bool {
+    // [server] of the published document, nothing else.
+    std::string server_only;
+    if (auto loaded = load_config_text(control.document(), "control plane")) {
+      const auto& s = loaded->config.server;
+      server_only = "[server]\nlisten = \"" + s.listen + "\"\nmax_body_bytes = " +
+                    std::to_string(s.max_body_bytes) +
+                    "\ndrain_timeout_ms = " + std::to_string(s.drain_timeout_ms) + "\n";
+    }
+    auto prepared = publisher.prepare(server_only, control.version());
+    if (!prepared) {
+      for (const auto& p : prepared.error()) spdlog::error("{}", p);
+      return false;
+    }
+    (*prepared)();
+    return true;
+  };
+  if (!listener_snapshot()) return 1;
+  AdminApi api(control, &metrics);
+  DataPlane data_plane(snapshots, tracker, metrics);
+  if (auto listening = data_plane.listen(options.listen, options.workers, &api); !listening) {
+    spdlog::error("{}", listening.error());
+    return 1;
+  }
+  data_plane.start(/*services=*/false, {});
+  spdlog::info("rolter control plane listening on {} (snapshot version {})", data_plane.url(),
+               control.version());
+  return run_until_signal(
+      [&](const char* why) {
+        if (!options.config_path.empty()) reload_file(control, metrics, why);
+      },
+      [&] {
+        if (control.file_changed()) reload_file(control, metrics, "file changed");
+      },
+      [&] {
+        control.shutdown();
+        data_plane.stop(std::chrono::milliseconds(
+            snapshots.current()->config().server.drain_timeout_ms));
+      });
+}
+
+}  // namespace rolter

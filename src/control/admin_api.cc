@@ -1,0 +1,506 @@
+#include "control/admin_api.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "observe/metrics.h"
+
+namespace rolter {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kApi = "/api/v1/";
+constexpr std::string_view kInternal = "/internal/";
+// SPEC §10: telemetry older than 60 s is not shown; rows older than an hour are pruned.
+constexpr int64_t kTelemetryFreshMs = 60'000;
+constexpr int64_t kTelemetryKeepMs = 3'600'000;
+constexpr int64_t kPruneEveryMs = 60'000;
+// A node that has not been heard from for this long is "stale", then "down". Nodes poll
+// continuously and post stats every few seconds.
+constexpr int64_t kNodeStaleMs = 15'000;
+constexpr int64_t kNodeDownMs = 60'000;
+constexpr size_t kMaxInternalBody = 4 << 20;
+
+int role_rank(std::string_view role) {
+  if (role == "superadmin") return 2;
+  if (role == "admin") return 1;
+  return 0;
+}
+
+ControlResponse answer(unsigned status, const json& body) {
+  ControlResponse r;
+  r.status = status;
+  // Names from a request's path may hold any bytes: never let them fail the answer.
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+ControlResponse fail(const ControlError& e) {
+  json err{{"message", e.message},
+           {"type", e.type},
+           {"param", e.param.empty() ? json(nullptr) : json(e.param)},
+           {"code", e.code.empty() ? json(nullptr) : json(e.code)}};
+  return answer(e.status, json{{"error", err}});
+}
+
+ControlResponse fail(unsigned status, std::string message, std::string param = "",
+                     std::string code = "") {
+  ControlError e;
+  e.status = status;
+  e.message = std::move(message);
+  e.param = std::move(param);
+  e.code = std::move(code);
+  if (status == 401) e.type = "authentication_error";
+  if (status == 403) e.type = "permission_error";
+  if (status == 404) e.type = "not_found_error";
+  if (status >= 500) e.type = "api_error";
+  return fail(e);
+}
+
+std::string percent_decode(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2])));
+      i += 2;
+    } else if (text[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+// The value of `name` in a query string, decoded; "" when absent.
+std::string query_param(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    const auto eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      return eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return "";
+}
+
+std::optional<uint64_t> parse_u64(std::string_view text) {
+  uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::string_view bearer(std::string_view authorization) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.size() <= kBearer.size()) return {};
+  for (size_t i = 0; i < kBearer.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) !=
+        std::tolower(static_cast<unsigned char>(kBearer[i]))) {
+      return {};
+    }
+  }
+  return authorization.substr(kBearer.size());
+}
+
+bool valid_node_id(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+           c == ':';
+  });
+}
+
+struct Collection {
+  std::string_view segment;
+  EntityKind kind;
+};
+constexpr Collection kCollections[] = {
+    {"providers", EntityKind::kProvider},
+    {"routes", EntityKind::kRoute},
+    {"provider-groups", EntityKind::kProviderGroup},
+    {"keys", EntityKind::kKey},
+};
+
+json listed(const ListedEntity& e) {
+  json j = e.json;
+  j["read_only"] = e.read_only;
+  return j;
+}
+
+json parse_body(std::string_view body, bool& ok) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  ok = !j.is_discarded();
+  return j;
+}
+
+}  // namespace
+
+struct AdminApi::Instruments {
+  prometheus::Family<prometheus::Counter>* requests = nullptr;
+  prometheus::Family<prometheus::Counter>* polls = nullptr;
+  prometheus::Counter* internal_refused = nullptr;
+};
+
+AdminApi::AdminApi(ControlPlane& control, Metrics* metrics)
+    : control_(control), instruments_(std::make_unique<Instruments>()) {
+  if (metrics == nullptr) return;
+  auto& registry = metrics->registry();
+  instruments_->requests = &prometheus::BuildCounter()
+                                .Name("rolter_admin_api_requests_total")
+                                .Help("Admin API requests by method and status class")
+                                .Register(registry);
+  instruments_->polls = &prometheus::BuildCounter()
+                             .Name("rolter_snapshot_polls_total")
+                             .Help("Gateway snapshot polls answered, by result")
+                             .Register(registry);
+  instruments_->internal_refused =
+      &prometheus::BuildCounter()
+           .Name("rolter_internal_api_refused_total")
+           .Help("Internal API requests refused for a missing or wrong node token")
+           .Register(registry)
+           .Add({});
+}
+
+AdminApi::~AdminApi() = default;
+
+bool AdminApi::serves(std::string_view path) const {
+  return path.starts_with(kApi) || path == "/api/v1" || path.starts_with(kInternal);
+}
+
+ControlResponse AdminApi::handle(const ControlRequest& request) {
+  const auto q = request.target.find('?');
+  const std::string_view path = request.target.substr(0, q);
+  const std::string_view query =
+      q == std::string_view::npos ? std::string_view() : request.target.substr(q + 1);
+  ControlResponse r;
+  try {
+    r = path.starts_with(kInternal) ? internal(request, path, query) : api(request, path, query);
+  } catch (const std::exception& e) {
+    // A request the handlers did not foresee (the fuzz target looks for them) is answered, not
+    // allowed to take down the worker.
+    spdlog::error("admin API: {} {}: {}", request.method, path, e.what());
+    r = fail(500, "internal error");
+  }
+  if (instruments_->requests != nullptr && path.starts_with("/api/")) {
+    const std::string status_class = std::to_string(r.status / 100) + "xx";
+    instruments_->requests->Add({{"method", std::string(request.method)}, {"code", status_class}})
+        .Increment();
+  }
+  return r;
+}
+
+ControlResponse AdminApi::internal(const ControlRequest& request, std::string_view path,
+                                   std::string_view query) {
+  if (!control_.node_token_ok(bearer(request.authorization))) {
+    if (instruments_->internal_refused != nullptr) instruments_->internal_refused->Increment();
+    return fail(401, "the internal API needs the node token (Authorization: Bearer, from "
+                     "ROLTER_NODE_TOKEN)");
+  }
+  const std::string node_id(request.header("x-rolter-node-id"));
+  if (!valid_node_id(node_id)) {
+    return fail(400, "missing or malformed x-rolter-node-id", "x-rolter-node-id");
+  }
+  Store* store = control_.store();
+  const int64_t now = control_.now_ms();
+  const uint64_t serving =
+      parse_u64(request.header("x-rolter-snapshot-version")).value_or(0);
+  if (store != nullptr) {
+    auto touched =
+        store->touch_node(node_id, std::string(request.header("x-rolter-node-version")), serving,
+                          now);
+    if (!touched) spdlog::warn("store: cannot record node {}: {}", node_id, touched.error());
+  }
+  if (path == "/internal/snapshot") {
+    if (request.method != "GET") return fail(405, "GET only");
+    const std::string seen_text = query_param(query, "version");
+    const auto seen = seen_text.empty() ? std::optional<uint64_t>(0) : parse_u64(seen_text);
+    if (!seen) return fail(400, "version must be an unsigned integer", "version");
+    auto count = [&](const char* result) {
+      if (instruments_->polls != nullptr) {
+        instruments_->polls->Add({{"result", result}}).Increment();
+      }
+    };
+    const uint64_t version = control_.version();
+    if (*seen != version) {
+      ControlResponse r;
+      r.content_type = "application/toml";
+      r.body = control_.document();
+      r.headers.emplace_back("x-rolter-snapshot-version", std::to_string(version));
+      count("updated");
+      return r;
+    }
+    ControlResponse r;
+    r.status = 304;
+    r.headers.emplace_back("x-rolter-snapshot-version", std::to_string(version));
+    if (!request.after_wait && !control_.shutting_down()) {
+      r.wait_after = version;
+    } else {
+      count("not_modified");
+    }
+    return r;
+  }
+  if (request.method != "POST") return fail(405, "POST only");
+  if (request.body.size() > kMaxInternalBody) return fail(413, "body too large");
+  bool ok = false;
+  json body = parse_body(request.body, ok);
+  if (!ok || !body.is_object()) return fail(400, "expected a JSON object");
+  if (store == nullptr) return fail(503, "this control plane has no store");
+  if (path == "/internal/adaptive-telemetry") {
+    if (!body.contains("routes") || !body["routes"].is_array()) {
+      return fail(400, "expected a list", "routes");
+    }
+    std::vector<TelemetryRow> rows;
+    for (const auto& route : body["routes"]) {
+      if (!route.is_object() || !route.contains("route") || !route["route"].is_string()) {
+        return fail(400, "every entry needs a string route", "routes");
+      }
+      rows.push_back({node_id, route["route"].get<std::string>(), now, route.dump()});
+    }
+    if (auto added = store->add_telemetry(rows); !added) {
+      return fail(500, "the store failed: " + added.error());
+    }
+    if (now - last_prune_ms_.load() >= kPruneEveryMs) {
+      last_prune_ms_.store(now);
+      if (auto pruned = store->prune_telemetry(now - kTelemetryKeepMs); !pruned) {
+        spdlog::warn("store: cannot prune telemetry: {}", pruned.error());
+      }
+    }
+    return answer(200, json{{"accepted", rows.size()}});
+  }
+  if (path == "/internal/node-stats") {
+    if (auto put = store->put_node_stats(node_id, body.dump(), now); !put) {
+      return fail(500, "the store failed: " + put.error());
+    }
+    return answer(200, json{{"accepted", true}});
+  }
+  return fail(404, "no such endpoint: " + std::string(path));
+}
+
+ControlResponse AdminApi::api(const ControlRequest& request, std::string_view path,
+                              std::string_view query) {
+  const auto principal = control_.admin(bearer(request.authorization));
+  if (!principal) {
+    return request.authorization.empty()
+               ? fail(401, "missing admin token: send 'Authorization: Bearer <token>'")
+               : fail(401, "invalid admin token", "", "invalid_token");
+  }
+  const std::string_view method = request.method;
+  const bool read = method == "GET";
+  const int rank = role_rank(principal->role);
+  std::string_view rest = path.size() > kApi.size() ? path.substr(kApi.size()) : "";
+  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  const auto slash = rest.find('/');
+  const std::string_view head = rest.substr(0, slash);
+  const std::string name =
+      slash == std::string_view::npos ? "" : percent_decode(rest.substr(slash + 1));
+  auto needs = [&](int wanted) -> std::optional<ControlResponse> {
+    if (rank >= wanted) return std::nullopt;
+    return fail(403, "role '" + principal->role + "' may not " + std::string(method) + " " +
+                         std::string(path),
+                "", "insufficient_role");
+  };
+  auto body = [&](bool& ok) { return parse_body(request.body, ok); };
+
+  if (head == "whoami" && name.empty()) {
+    if (!read) return fail(405, "GET only");
+    return answer(200, json{{"name", principal->name}, {"role", principal->role}});
+  }
+  for (const auto& c : kCollections) {
+    if (head != c.segment) continue;
+    if (!read) {
+      if (auto refused = needs(1)) return *refused;
+    }
+    if (name.empty()) {
+      if (read) {
+        json data = json::array();
+        for (const auto& e : control_.entities(c.kind)) data.push_back(listed(e));
+        return answer(200, json{{"object", "list"}, {"data", data}});
+      }
+      if (method != "POST") return fail(405, "GET or POST");
+      bool ok = false;
+      json j = body(ok);
+      if (!ok || !j.is_object()) return fail(400, "expected a JSON object");
+      if (c.kind == EntityKind::kKey) {
+        auto created = control_.create_key(std::move(j), *principal);
+        if (!created) return fail(created.error());
+        json out = listed(created->first);
+        out["key"] = created->second;  // shown once
+        return answer(201, out);
+      }
+      const std::string name_key(entity_name_key(c.kind));
+      if (!j.contains(name_key) || !j[name_key].is_string()) {
+        return fail(400, "missing required key (a string)", name_key);
+      }
+      const std::string new_name = j[name_key].get<std::string>();
+      auto created = control_.put_entity(c.kind, new_name, std::move(j), true, *principal);
+      if (!created) return fail(created.error());
+      return answer(201, listed(*created));
+    }
+    if (read) {
+      auto e = control_.entity(c.kind, name);
+      if (!e) {
+        return fail(404, std::string(entity_kind_name(c.kind)) + " '" + name +
+                             "' does not exist");
+      }
+      return answer(200, listed(*e));
+    }
+    if (method == "PUT") {
+      bool ok = false;
+      json j = body(ok);
+      if (!ok || !j.is_object()) return fail(400, "expected a JSON object");
+      auto updated = control_.put_entity(c.kind, name, std::move(j), false, *principal);
+      if (!updated) return fail(updated.error());
+      return answer(200, listed(*updated));
+    }
+    if (method == "DELETE") {
+      auto removed = control_.delete_entity(c.kind, name, *principal);
+      if (!removed) return fail(removed.error());
+      return answer(200, json{{"deleted", true}, {"name", name}});
+    }
+    return fail(405, "GET, PUT or DELETE");
+  }
+  if (head == "adaptive-routing-policy" && name.empty()) {
+    if (auto refused = needs(2)) return *refused;
+    if (read) {
+      return answer(200, json{{"policy", control_.adaptive_policy()},
+                              {"affected_routes", control_.adaptive_routes()},
+                              {"version", control_.version()}});
+    }
+    if (method != "PUT") return fail(405, "GET or PUT");
+    bool ok = false;
+    json j = body(ok);
+    if (!ok || !j.is_object()) return fail(400, "expected a JSON object");
+    auto policy = control_.put_adaptive_policy(j, *principal);
+    if (!policy) return fail(policy.error());
+    return answer(200, json{{"policy", *policy},
+                            {"affected_routes", control_.adaptive_routes()},
+                            {"version", control_.version()}});
+  }
+  if (head == "adaptive-routing-telemetry" && name.empty()) {
+    if (auto refused = needs(2)) return *refused;
+    if (!read) return fail(405, "GET only");
+    Store* store = control_.store();
+    if (store == nullptr) return fail(503, "this control plane has no store");
+    const int64_t now = control_.now_ms();
+    auto rows = store->latest_telemetry(now - kTelemetryFreshMs);
+    if (!rows) return fail(500, "the store failed: " + rows.error());
+    json data = json::array();
+    for (const auto& row : *rows) {
+      json sample = json::parse(row.json, nullptr, false);
+      data.push_back(json{{"node_id", row.node_id},
+                          {"route", row.route},
+                          {"at_ms", row.at_ms},
+                          {"age_seconds", static_cast<double>(now - row.at_ms) / 1000.0},
+                          {"sample", sample.is_discarded() ? json(nullptr) : sample}});
+    }
+    return answer(200, json{{"object", "list"}, {"data", data}});
+  }
+  if (head == "cluster" && name == "nodes") {
+    if (!read) return fail(405, "GET only");
+    Store* store = control_.store();
+    if (store == nullptr) return fail(503, "this control plane has no store");
+    auto nodes = store->nodes();
+    if (!nodes) return fail(500, "the store failed: " + nodes.error());
+    const int64_t now = control_.now_ms();
+    json data = json::array();
+    for (const auto& n : *nodes) {
+      const int64_t age = now - n.last_contact_ms;
+      json stats = json::parse(n.stats_json, nullptr, false);
+      data.push_back(json{
+          {"node_id", n.node_id},
+          {"version", n.version},
+          {"snapshot_version", n.snapshot_version},
+          {"last_contact_ms", n.last_contact_ms},
+          {"seconds_since_contact", static_cast<double>(age) / 1000.0},
+          {"health", age < kNodeStaleMs ? "healthy" : age < kNodeDownMs ? "stale" : "down"},
+          {"stats", stats.is_discarded() ? json(nullptr) : stats}});
+    }
+    return answer(200, json{{"object", "list"},
+                            {"snapshot_version", control_.version()},
+                            {"data", data}});
+  }
+  if (head == "audit" && name.empty()) {
+    if (!read) return fail(405, "GET only");
+    Store* store = control_.store();
+    if (store == nullptr) return fail(503, "this control plane has no store");
+    const int limit = static_cast<int>(
+        std::min<uint64_t>(parse_u64(query_param(query, "limit")).value_or(100), 1000));
+    const int offset = static_cast<int>(
+        std::min<uint64_t>(parse_u64(query_param(query, "offset")).value_or(0), 1u << 30));
+    auto rows = store->audit(query_param(query, "q"), limit, offset);
+    if (!rows) return fail(500, "the store failed: " + rows.error());
+    json data = json::array();
+    for (const auto& a : *rows) {
+      json before = json::parse(a.before_json, nullptr, false);
+      json after = json::parse(a.after_json, nullptr, false);
+      data.push_back(json{{"id", a.id},
+                          {"at_ms", a.at_ms},
+                          {"actor", a.actor},
+                          {"action", a.action},
+                          {"subject", a.subject},
+                          {"before", before.is_discarded() ? json(nullptr) : before},
+                          {"after", after.is_discarded() ? json(nullptr) : after}});
+    }
+    return answer(200, json{{"object", "list"}, {"data", data}});
+  }
+  if (head == "admin-tokens") {
+    if (auto refused = needs(2)) return *refused;
+    Store* store = control_.store();
+    if (store == nullptr) return fail(503, "this control plane has no store");
+    if (name.empty() && read) {
+      auto tokens = store->admin_tokens();
+      if (!tokens) return fail(500, "the store failed: " + tokens.error());
+      json data = json::array();
+      for (const auto& t : *tokens) {
+        data.push_back(json{{"id", t.id},
+                            {"name", t.name},
+                            {"role", t.role},
+                            {"created_ms", t.created_ms},
+                            {"revoked", t.revoked}});
+      }
+      return answer(200, json{{"object", "list"}, {"data", data}});
+    }
+    if (name.empty() && method == "POST") {
+      bool ok = false;
+      json j = body(ok);
+      if (!ok || !j.is_object()) return fail(400, "expected a JSON object");
+      if (!j.contains("name") || !j["name"].is_string()) {
+        return fail(400, "missing required key (a string)", "name");
+      }
+      if (!j.contains("role") || !j["role"].is_string()) {
+        return fail(400, "missing required key: superadmin, admin or viewer", "role");
+      }
+      auto created = control_.create_admin_token(j["name"].get<std::string>(),
+                                                 j["role"].get<std::string>(), *principal);
+      if (!created) return fail(created.error());
+      return answer(201, json{{"id", created->first.id},
+                              {"name", created->first.name},
+                              {"role", created->first.role},
+                              {"token", created->second}});  // shown once
+    }
+    if (!name.empty() && method == "DELETE") {
+      auto revoked = control_.revoke_admin_token(name, *principal);
+      if (!revoked) return fail(revoked.error());
+      return answer(200, json{{"revoked", true}, {"id", name}});
+    }
+    return fail(405, "GET or POST on /api/v1/admin-tokens, DELETE on /api/v1/admin-tokens/{id}");
+  }
+  return fail(404, "no such endpoint: " + std::string(path));
+}
+
+}  // namespace rolter

@@ -1,0 +1,117 @@
+// Starts `rolter control-plane` and `rolter gateway` processes on loopback for tests, and talks to
+// the admin API.
+//
+//   const cp = await startControlPlane({ store: 'sqlite:/tmp/x/rolter.db', config: tomlText,
+//     env: { ROLTER_ADMIN_TOKEN: 'adm', ROLTER_NODE_TOKEN: 'node' } });
+//   const gw = await startGateway({ controlPlane: cp.url, nodeId: 'gw-1', stateDir, env });
+//   const api = adminClient(cp.url, 'adm');
+//   const r = await api.post('/routes', { name: 'm', targets: [...] });  // { status, body }
+//   await gw.stop(); await cp.stop();
+//
+// Every process binds port 0 and is found by the port it logs; every wait has a deadline.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { binDir, LogWatch } from './rolter.mjs';
+import { fetchWithin, withDeadline } from './http.mjs';
+
+async function startProcess(args, { env = {}, ready, startTimeoutMs = 15000, what }) {
+  const child = spawn(path.join(binDir, 'rolter'), args,
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const log = new LogWatch(child.stderr);
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const kill = async () => {
+    if (running()) child.kill('SIGKILL');
+    await withDeadline(exited, 5000, `${what} to exit after SIGKILL`);
+  };
+  const failed = exited.then(({ code, signal }) => {
+    throw new Error(`${what} exited with ${code ?? signal} before listening:\n${log.text}`);
+  });
+  let m;
+  try {
+    m = await Promise.race([log.waitFor(ready, { timeoutMs: startTimeoutMs }), failed]);
+  } catch (err) {
+    await kill();
+    throw err;
+  }
+  const port = Number(m[1]);
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    log,
+    child,
+    exited,
+    running,
+    signal(name) { child.kill(name); },
+    async waitForExit({ timeoutMs = 10000 } = {}) {
+      return withDeadline(exited, timeoutMs, `${what} to exit`);
+    },
+    async stop() { await kill(); },
+  };
+}
+
+// `config`: rolter.toml text (optional). `store`: a store URL. Resolves once it listens.
+// `listen` defaults to 127.0.0.1:0.
+export async function startControlPlane({ config, store, env = {}, args = [], listen = '127.0.0.1:0' } = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-cp-'));
+  const cmd = ['control-plane', '--listen', listen, '--workers', '2'];
+  if (config !== undefined) {
+    const configPath = path.join(dir, 'rolter.toml');
+    writeFileSync(configPath, config);
+    cmd.push('--config', configPath);
+  }
+  if (store !== undefined) cmd.push('--store', store);
+  const proc = await startProcess([...cmd, ...args], {
+    env, what: 'rolter control-plane',
+    ready: /rolter control plane listening on http:\/\/127\.0\.0\.1:(\d+)/,
+  });
+  const stop = proc.stop;
+  proc.dir = dir;
+  proc.stop = async ({ keepDir = false } = {}) => {
+    await stop();
+    if (!keepDir) rmSync(dir, { recursive: true, force: true });
+  };
+  return proc;
+}
+
+// A data-plane node following `controlPlane`. `listen` defaults to 127.0.0.1:0.
+export async function startGateway({
+  controlPlane, nodeId, stateDir, env = {}, listen = '127.0.0.1:0', args = [], startTimeoutMs,
+}) {
+  const cmd = ['gateway', '--control-plane', controlPlane, '--listen', listen, '--workers', '2'];
+  if (nodeId) cmd.push('--node-id', nodeId);
+  if (stateDir) cmd.push('--state-dir', stateDir);
+  return startProcess([...cmd, ...args], {
+    env, what: `rolter gateway ${nodeId ?? ''}`, startTimeoutMs,
+    ready: /rolter gateway listening on http:\/\/127\.0\.0\.1:(\d+)/,
+  });
+}
+
+// The admin API with one bearer token. Each call resolves with { status, body } (body parsed
+// when it is JSON).
+export function adminClient(baseUrl, token) {
+  const call = async (method, route, body) => {
+    const headers = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetchWithin(`${baseUrl}/api/v1${route}`, {
+      method, headers, body: body === undefined ? undefined : (typeof body === 'string' ? body : JSON.stringify(body)),
+    });
+    const text = await res.text();
+    let parsed = text;
+    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    return { status: res.status, body: parsed, text, headers: res.headers };
+  };
+  return {
+    get: (route) => call('GET', route),
+    post: (route, body) => call('POST', route, body),
+    put: (route, body) => call('PUT', route, body),
+    del: (route) => call('DELETE', route),
+  };
+}
+
+export function tempDir(prefix = 'rolter-state-') {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
