@@ -284,8 +284,9 @@ Task<Outcome> SnapshotFollower::Impl::poll() {
           status,
           status + ": the control plane refused the node token" +
               (node.node_token.empty() ? " (ROLTER_NODE_TOKEN is not set)"
-               : reply->status == 401  ? " (is ROLTER_NODE_TOKEN the one the control plane issued?)"
-                                       : " (is the token issued for node '" + node.node_id + "'?)"),
+               : reply->status == 401
+                   ? " (is ROLTER_NODE_TOKEN the one the control plane gave this node?)"
+                   : " (is the token meant for node '" + node.node_id + "'?)"),
           true);
     default: {
       std::string excerpt = body_excerpt(reply->body);

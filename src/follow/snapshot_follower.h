@@ -9,9 +9,9 @@
 //        the next poll asks with version=M so the broken document is not sent again and again,
 //        while x-rolter-snapshot-version still names the version really served.
 //   304  nothing new (the control plane held the request up to ~30 s): ask again at once.
-//   401/403, other answers, refused connections, timeouts: wait (Backoff: full jitter between
-//        backoff_min and backoff_max, reset by any answered poll) and ask again. The first
-//        failure of a run is logged, and the recovery; not every retry.
+//   401/403, other answers, refused connections, timeouts: wait (Backoff: uniform up to a bound
+//        that doubles from backoff_min to backoff_max, reset by any answered poll) and ask
+//        again. The first failure of a run is logged, and the recovery; not every retry.
 //
 // Before the first poll, a saved document is applied (load_saved()), so a restarted node serves its
 // last configuration even while the control plane is down.
