@@ -25,6 +25,9 @@
 namespace rolter {
 namespace {
 
+// The least time between two polls answered 304 (see run()).
+constexpr auto kMinNotModifiedInterval = std::chrono::milliseconds(250);
+
 namespace http = beast::http;
 
 constexpr const char* kPath = "/internal/snapshot";
@@ -303,10 +306,19 @@ Task<void> SnapshotFollower::Impl::run() {
   Backoff backoff(options.backoff_min, options.backoff_max, random);
   asio::steady_timer timer(io);
   for (;;) {
-    if (co_await poll() != Outcome::kFailed) {
+    const auto started = std::chrono::steady_clock::now();
+    const Outcome outcome = co_await poll();
+    if (outcome != Outcome::kFailed) {
       // An answer, even a rejected document, means the next poll may go at once: the control
-      // plane holds it until something changes.
+      // plane holds it until something changes. One that answers "nothing new" at once (it is
+      // shutting down, say) is not asked again sooner than kMinNotModifiedInterval.
       backoff.reset();
+      const auto took = std::chrono::steady_clock::now() - started;
+      if (outcome == Outcome::kNotModified && took < kMinNotModifiedInterval) {
+        timer.expires_after(kMinNotModifiedInterval - took);
+        auto [ec] = co_await timer.async_wait(kNoThrow);
+        if (ec) co_return;
+      }
       continue;
     }
     timer.expires_after(backoff.next());

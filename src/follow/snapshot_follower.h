@@ -8,7 +8,8 @@
 //        and M is served. Rejected: every problem is logged, the old snapshot keeps serving, and
 //        the next poll asks with version=M so the broken document is not sent again and again,
 //        while x-rolter-snapshot-version still names the version really served.
-//   304  nothing new (the control plane held the request up to ~30 s): ask again at once.
+//   304  nothing new (the control plane held the request up to ~30 s): ask again at once (but
+//        never sooner than 250 ms after the previous 304, should one come back at once).
 //   401/403, other answers, refused connections, timeouts: wait (Backoff: uniform up to a bound
 //        that doubles from backoff_min to backoff_max, reset by any answered poll) and ask
 //        again. The first failure of a run is logged, and the recovery; not every retry.
