@@ -32,6 +32,7 @@
 #include "health/health_checker.h"
 #include "proxy/request_log.h"
 #include "server/server.h"
+#include "tls/server_context.h"
 
 namespace rolter {
 namespace {
@@ -47,6 +48,14 @@ int run_check(const std::string& path) {
   }
   for (const auto& warning : loaded->warnings) {
     std::cerr << "warning: " << warning.to_string() << "\n";
+  }
+  // The files are readable (the validator saw to that); whether they are a certificate and its
+  // key only OpenSSL can say.
+  if (const TlsConfig& tls = loaded->config.tls; !tls.cert.empty()) {
+    if (auto context = make_server_context(tls.cert, tls.key); !context) {
+      std::cerr << path << ": tls: " << context.error() << "\n";
+      return 1;
+    }
   }
   std::cout << path << ": OK (" << loaded->config.providers.size() << " providers, "
             << loaded->config.routes.size() << " routes, " << loaded->config.provider_groups.size()
@@ -106,6 +115,13 @@ int run_serve(const std::string& path, const std::string& listen_override,
     spdlog::error("{}", port.error());
     return 1;
   }
+  const bool tls = !config.tls.cert.empty();
+  if (tls) {
+    if (auto used = server.use_tls(config.tls.cert, config.tls.key); !used) {
+      spdlog::error("tls: {}", used.error());
+      return 1;
+    }
+  }
   if (const auto& metrics_listen = config.server.metrics_listen; !metrics_listen.empty()) {
     auto metrics_address = parse_host_port(metrics_listen, /*allow_port_zero=*/true);
     auto metrics_port = metrics_address
@@ -138,8 +154,8 @@ int run_serve(const std::string& path, const std::string& listen_override,
   }
   const std::string shown_host =
       address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
-  spdlog::info("rolter listening on http://{}:{} ({} routes, config version {})", shown_host, *port,
-               config.routes.size(), source.version());
+  spdlog::info("rolter listening on {}://{}:{} ({} routes, config version {})",
+               tls ? "https" : "http", shown_host, *port, config.routes.size(), source.version());
 
   // The main thread is the control thread: signals, config reloads, drain.
   asio::io_context control;
