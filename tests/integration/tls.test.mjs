@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -220,6 +221,25 @@ test('a client that disconnects mid-stream is logged as 499 and cancels the upst
     return s.cancelled >= 1 ? s : null;
   }, { timeoutMs: 5000, what: 'the engine to see the request cancelled' });
   assert.equal(stats.completed, 0, JSON.stringify(stats));
+});
+
+test('a client that half-closes after its request gets the answer, then the connection ends', async (t) => {
+  const { rolter } = await fleet(t);
+  const body = JSON.stringify(chatBody());
+  const received = await withDeadline(new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port: rolter.port, ca, allowHalfOpen: true }, () => {
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.end(); // close_notify: nothing more will come from this client
+    });
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => { text += chunk; });
+    socket.on('end', () => resolve(text)); // rolter closed its side once it had answered
+    socket.on('error', reject);
+  }), 5000, 'the answer and the end of the connection');
+  assert.match(received, /^HTTP\/1\.1 200 /);
+  assert.match(received, /"chat\.completion"/);
 });
 
 test('the upstream sees X-Forwarded-Proto: https and the client address', async (t) => {
