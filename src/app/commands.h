@@ -22,6 +22,7 @@ struct ControlPlaneOptions {
   std::string store_url;    // "" = [store] url, or sqlite beside the config
   std::string listen;       // "" = server.listen
   unsigned workers = 0;
+  TlsConfig tls;            // empty = [tls] of the config
 };
 // rolter control-plane: the API, store and snapshot publisher alone.
 int run_control_plane(const ControlPlaneOptions& options);
@@ -32,6 +33,7 @@ struct GatewayOptions {
   std::string node_id;    // "" = the host name
   std::string state_dir;  // "" = nothing is kept on disk
   unsigned workers = 0;
+  TlsConfig tls;  // the listener's certificate and key; empty = plaintext
 };
 // rolter gateway: a data-plane node that serves what its control plane publishes.
 int run_gateway(const GatewayOptions& options);

@@ -60,7 +60,7 @@ DataPlane::~DataPlane() = default;
 
 tl::expected<void, std::string> DataPlane::listen(const std::string& listen_override,
                                                   unsigned workers_override,
-                                                  ControlHandler* control) {
+                                                  ControlHandler* control, const TlsConfig& tls) {
   raise_file_limit();
   const auto& config = store_.current()->config();
   const std::string listen = listen_override.empty() ? config.server.listen : listen_override;
@@ -74,10 +74,15 @@ tl::expected<void, std::string> DataPlane::listen(const std::string& listen_over
   server.state().control = control;
   auto port = server.listen(address->host, address->port);
   if (!port) return tl::unexpected(port.error());
+  if (!tls.cert.empty()) {
+    if (auto used = server.use_tls(tls.cert, tls.key); !used) {
+      return tl::unexpected("tls: " + used.error());
+    }
+  }
   port_ = *port;
   const std::string shown_host =
       address->host.find(':') != std::string::npos ? "[" + address->host + "]" : address->host;
-  url_ = "http://" + shown_host + ":" + std::to_string(port_);
+  url_ = (tls.cert.empty() ? "http://" : "https://") + shown_host + ":" + std::to_string(port_);
   if (const auto& metrics_listen = config.server.metrics_listen; !metrics_listen.empty()) {
     auto metrics_address = parse_host_port(metrics_listen, /*allow_port_zero=*/true);
     auto metrics_port = metrics_address

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "config/config.h"
 #include "fleet/load_tracker.h"
 #include "snapshot/snapshot_store.h"
 
@@ -36,12 +37,13 @@ class DataPlane {
 
   // Binds the main listener (`listen` = HOST:PORT, "" = server.listen of the snapshot) and, when
   // the snapshot sets server.metrics_listen, the metrics listener. `control` (may be null) is
-  // served on the main listener. Logs and returns a message on failure.
+  // served on the main listener, which terminates TLS when `tls` names a certificate. Returns a
+  // message on failure.
   tl::expected<void, std::string> listen(const std::string& listen, unsigned workers,
-                                         ControlHandler* control);
+                                         ControlHandler* control, const TlsConfig& tls = {});
   // Starts the workers and, with `services`, the fleet services.
   void start(bool services, const TelemetryTarget& telemetry);
-  // "http://host:port" of the main listener.
+  // "http://host:port" (or https) of the main listener.
   const std::string& url() const { return url_; }
   uint16_t port() const { return port_; }
   // Stops accepting, lets requests in flight finish (up to `drain`), stops everything.

@@ -73,7 +73,8 @@ int run_gateway(const GatewayOptions& options) {
     return 1;
   }
   DataPlane data_plane(snapshots, tracker, metrics);
-  if (auto listening = data_plane.listen(options.listen, options.workers, nullptr); !listening) {
+  if (auto listening = data_plane.listen(options.listen, options.workers, nullptr, options.tls);
+      !listening) {
     spdlog::error("{}", listening.error());
     follower.stop();
     return 1;

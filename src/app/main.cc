@@ -16,6 +16,7 @@
 #include "app/policy_thresholds.h"
 #include "config/loader.h"
 #include "proxy/request_log.h"
+#include "tls/server_context.h"
 
 namespace rolter {
 namespace {
@@ -29,6 +30,14 @@ int run_check(const std::string& path) {
   }
   for (const auto& warning : loaded->warnings) {
     std::cerr << "warning: " << warning.to_string() << "\n";
+  }
+  // The files are readable (the validator saw to that); whether they are a certificate and its
+  // key only OpenSSL can say.
+  if (const TlsConfig& tls = loaded->config.tls; !tls.cert.empty()) {
+    if (auto context = make_server_context(tls.cert, tls.key); !context) {
+      std::cerr << path << ": tls: " << context.error() << "\n";
+      return 1;
+    }
   }
   std::cout << path << ": OK (" << loaded->config.providers.size() << " providers, "
             << loaded->config.routes.size() << " routes, " << loaded->config.provider_groups.size()
@@ -87,6 +96,12 @@ int main(int argc, char** argv) {
   control_plane->add_option("--listen", cp_options.listen,
                             "Override server.listen, e.g. 0.0.0.0:4100");
   control_plane->add_option("--workers", cp_options.workers, "Worker threads (0 = one per core)");
+  control_plane
+      ->add_option("--tls-cert", cp_options.tls.cert,
+                   "Serve HTTPS with this PEM certificate chain (overrides [tls])")
+      ->check(CLI::ExistingFile);
+  control_plane->add_option("--tls-key", cp_options.tls.key, "The certificate's PEM private key")
+      ->check(CLI::ExistingFile);
 
   rolter::GatewayOptions gw_options;
   auto* gateway = app.add_subcommand(
@@ -104,6 +119,11 @@ int main(int argc, char** argv) {
   gateway->add_option("--state-dir", gw_options.state_dir,
                       "Where the last snapshot is kept (created, mode 0700); none = not kept");
   gateway->add_option("--workers", gw_options.workers, "Worker threads (0 = one per core)");
+  gateway->add_option("--tls-cert", gw_options.tls.cert,
+                      "Serve HTTPS with this PEM certificate chain")
+      ->check(CLI::ExistingFile);
+  gateway->add_option("--tls-key", gw_options.tls.key, "The certificate's PEM private key")
+      ->check(CLI::ExistingFile);
   gateway->add_flag("--no-access-log", no_access_log,
                     "Do not write the JSON line per request");
 
@@ -143,6 +163,12 @@ int main(int argc, char** argv) {
     return rolter::run_policy_thresholds(threshold_targets, threshold_ratios, threshold_json);
   }
   rolter::set_access_log(!no_access_log);
+  for (const auto* tls : {&cp_options.tls, &gw_options.tls}) {
+    if (tls->cert.empty() != tls->key.empty()) {
+      std::cerr << "--tls-cert and --tls-key go together\n";
+      return 1;
+    }
+  }
   if (*control_plane) return rolter::run_control_plane(cp_options);
   if (*gateway) return rolter::run_gateway(gw_options);
   serve_options.config_path = config_path;

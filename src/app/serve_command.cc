@@ -138,7 +138,9 @@ int run_serve(const ServeOptions& options) {
   ControlPlane& control = *setup.control;
   AdminApi api(control, &metrics);
   DataPlane data_plane(snapshots, tracker, metrics);
-  if (auto listening = data_plane.listen(options.listen, options.workers, &api); !listening) {
+  if (auto listening =
+          data_plane.listen(options.listen, options.workers, &api, loaded->config.tls);
+      !listening) {
     spdlog::error("{}", listening.error());
     return 1;
   }
@@ -160,6 +162,7 @@ int run_serve(const ServeOptions& options) {
 int run_control_plane(const ControlPlaneOptions& options) {
   std::string store_url = options.store_url;
   bool explicit_store = !store_url.empty();
+  TlsConfig tls = options.tls;
   if (!options.config_path.empty()) {
     auto loaded = load_config_file(options.config_path);
     if (!loaded) {
@@ -171,6 +174,7 @@ int run_control_plane(const ControlPlaneOptions& options) {
       store_url = loaded->config.store.url;
       explicit_store = !store_url.empty();
     }
+    if (tls.cert.empty()) tls = loaded->config.tls;
   } else if (store_url.empty() || options.listen.empty()) {
     spdlog::error("rolter control-plane: give --config, or both --store and --listen");
     return 1;
@@ -205,7 +209,8 @@ int run_control_plane(const ControlPlaneOptions& options) {
   if (!listener_snapshot()) return 1;
   AdminApi api(control, &metrics);
   DataPlane data_plane(snapshots, tracker, metrics);
-  if (auto listening = data_plane.listen(options.listen, options.workers, &api); !listening) {
+  if (auto listening = data_plane.listen(options.listen, options.workers, &api, tls);
+      !listening) {
     spdlog::error("{}", listening.error());
     return 1;
   }

@@ -36,6 +36,14 @@ struct ServerConfig {
   std::vector<std::string> trusted_proxies;
 };
 
+// [tls]: the main listener terminates TLS. Both empty = plaintext HTTP. Paths are resolved against
+// the config file's directory when relative. Read at start-up only: a reload does not replace the
+// certificate (restart to change it).
+struct TlsConfig {
+  std::string cert;  // PEM certificate chain, leaf first
+  std::string key;   // PEM private key of the leaf
+};
+
 struct StoreConfig {
   std::string url;  // empty = sqlite beside the config
 };
@@ -184,6 +192,7 @@ struct RetryConfig {
 struct Config {
   std::string path;  // the file it was read from
   ServerConfig server;
+  TlsConfig tls;
   StoreConfig store;
   std::vector<ProviderConfig> providers;
   std::vector<RouteConfig> routes;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -898,6 +899,72 @@ TEST(LoadConfig, SecretsNeverEchoed) {
       EXPECT_EQ(error.to_string().find(c.secret), std::string::npos) << error.to_string();
     }
   }
+}
+
+// Writes `text` to `path`; false when the file cannot be written.
+bool write_file(const std::string& path, std::string_view text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  std::fwrite(text.data(), 1, text.size(), f);
+  return std::fclose(f) == 0;
+}
+
+TEST(LoadConfig, TlsReadsBothPaths) {
+  const std::string cert = ::testing::TempDir() + "rolter_loader_tls_cert.pem";
+  const std::string key = ::testing::TempDir() + "rolter_loader_tls_key.pem";
+  ASSERT_TRUE(write_file(cert, "cert"));
+  ASSERT_TRUE(write_file(key, "key"));
+  auto loaded = load(minimal_plus("[tls]\ncert = \"" + cert + "\"\nkey = \"" + key + "\"\n"));
+  std::remove(cert.c_str());
+  std::remove(key.c_str());
+  ASSERT_TRUE(loaded) << dump(loaded.error());
+  EXPECT_EQ(loaded->config.tls.cert, cert);
+  EXPECT_EQ(loaded->config.tls.key, key);
+}
+
+TEST(LoadConfig, TlsAbsentMeansPlaintext) {
+  auto loaded = load(kMinimal);
+  ASSERT_TRUE(loaded) << dump(loaded.error());
+  EXPECT_TRUE(loaded->config.tls.cert.empty());
+  EXPECT_TRUE(loaded->config.tls.key.empty());
+}
+
+// Relative paths name files beside the config file, not in the working directory.
+TEST(LoadConfig, TlsRelativePathsResolveBesideTheConfig) {
+  const std::string dir = ::testing::TempDir() + "rolter_loader_tls_dir";
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(write_file(dir + "/server.pem", "cert"));
+  ASSERT_TRUE(write_file(dir + "/server.key", "key"));
+  const std::string config = dir + "/rolter.toml";
+  ASSERT_TRUE(write_file(config, minimal_plus("[tls]\ncert = \"server.pem\"\nkey = \"server.key\"\n")));
+  auto loaded = load_config_file(config);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(loaded) << dump(loaded.error());
+  EXPECT_EQ(loaded->config.tls.cert, dir + "/server.pem");
+  EXPECT_EQ(loaded->config.tls.key, dir + "/server.key");
+}
+
+TEST(LoadConfig, TlsErrorsNameTheKey) {
+  const std::string cert = ::testing::TempDir() + "rolter_loader_tls_only.pem";
+  ASSERT_TRUE(write_file(cert, "cert"));
+  const std::string missing = ::testing::TempDir() + "rolter_loader_tls_missing.pem";
+  const std::string has_cert = "cert = \"" + cert + "\"\n";
+  const ErrorCase cases[] = {
+      {minimal_plus("[tls]  # <-\n" + has_cert), "tls.key", "set both tls.cert and tls.key"},
+      {minimal_plus("[tls]  # <-\nkey = \"" + cert + "\"\n"), "tls.cert",
+       "set both tls.cert and tls.key"},
+      {minimal_plus("[tls]\ncert = \"" + missing + "\"  # <-\nkey = \"" + cert + "\"\n"),
+       "tls.cert", "cannot read \"" + missing + "\": No such file"},
+      {minimal_plus("[tls]\n" + has_cert + "key = \"" + missing + "\"  # <-\n"), "tls.key",
+       "cannot read"},
+      {minimal_plus("[tls]\n" + has_cert + "key = \"/\"  # <-\n"), "tls.key", "cannot read"},
+      {minimal_plus("[tls]\n" + has_cert + "key = \"\"  # <-\n"), "tls.key", "must not be empty"},
+      {minimal_plus("[tls]\n" + has_cert + "key = 1  # <-\n"), "tls.key", "expected string"},
+      {minimal_plus("[tls]\n" + has_cert + "key = \"" + cert + "\"\nca = \"x\"  # <-\n"),
+       "tls.ca", "unknown key"},
+  };
+  for (const auto& c : cases) expect_one_error(c);
+  std::remove(cert.c_str());
 }
 
 }  // namespace

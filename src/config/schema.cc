@@ -1,5 +1,7 @@
 #include "config/schema.h"
 
+#include <filesystem>
+
 #include "config/toml_reader.h"
 
 namespace rolter::config_internal {
@@ -26,6 +28,21 @@ void read_server(TableReader& in, ServerConfig& out) {
   in.read("forwarded_headers", out.forwarded_headers);
   in.read("trusted_proxies", out.trusted_proxies);
   in.finish();
+}
+
+// A relative path in the config names a file beside the config, wherever rolter was started.
+std::string beside_config(const std::string& path, const std::string& config_file) {
+  if (path.empty() || path.front() == '/') return path;
+  const std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
+  return dir.empty() ? path : (dir / path).string();
+}
+
+void read_tls(TableReader& in, TlsConfig& out, const std::string& config_file) {
+  in.read("cert", out.cert);
+  in.read("key", out.key);
+  in.finish();
+  out.cert = beside_config(out.cert, config_file);
+  out.key = beside_config(out.key, config_file);
 }
 
 void read_store(TableReader& in, StoreConfig& out) {
@@ -346,6 +363,7 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
   Config config;
   TableReader in(root, "", diag);
   section(in, "server", diag, [&](TableReader& t) { read_server(t, config.server); });
+  section(in, "tls", diag, [&](TableReader& t) { read_tls(t, config.tls, diag.file()); });
   section(in, "store", diag, [&](TableReader& t) { read_store(t, config.store); });
   in.for_each_table("providers", [&](TableReader& provider_in) {
     config.providers.push_back(read_provider(provider_in, diag));

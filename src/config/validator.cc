@@ -1,5 +1,8 @@
 #include "config/validator.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -123,6 +126,7 @@ class Validator {
 
   void run() {
     check_server();
+    check_tls();
     check_store();
     check_providers();
     check_routes();
@@ -146,6 +150,38 @@ class Validator {
         diag_.error(index_path("server.trusted_proxies", i),
                     quoted(proxies[i]) + ": " + cidr.error());
       }
+    }
+  }
+
+  // The listener loads these at start-up; a file it cannot read is reported now, by key.
+  void check_tls() {
+    const bool has_cert = diag_.was_read("tls.cert");
+    const bool has_key = diag_.was_read("tls.key");
+    if (has_cert != has_key) {
+      diag_.error(has_cert ? "tls.key" : "tls.cert", "set both tls.cert and tls.key, or neither");
+    }
+    check_readable_file(config_.tls.cert, has_cert, "tls.cert");
+    check_readable_file(config_.tls.key, has_key, "tls.key");
+  }
+
+  void check_readable_file(const std::string& file, bool set, const std::string& path) {
+    if (!set) return;
+    if (file.empty()) {
+      diag_.error(path, "must not be empty");
+      return;
+    }
+    std::FILE* f = std::fopen(file.c_str(), "rb");
+    if (f == nullptr) {
+      diag_.error(path, "cannot read " + quoted(file) + ": " + std::strerror(errno));
+      return;
+    }
+    // A directory opens; only a read reports it.
+    char byte;
+    const bool unreadable = std::fread(&byte, 1, 1, f) == 0 && std::ferror(f) != 0;
+    const int read_errno = errno;
+    std::fclose(f);
+    if (unreadable) {
+      diag_.error(path, "cannot read " + quoted(file) + ": " + std::strerror(read_errno));
     }
   }
 

@@ -57,6 +57,7 @@ std::string build_request_head(const ForwardRequest& request, const Candidate& c
       .forwarded = server.forwarded_headers,
       .trusted_peer = request.trusted_peer,
       .client_ip = request.client_ip,
+      .proto = request.client_tls ? "https" : "http",
       .client_version = request.client_version,
   };
   if (client.method() != http::verb::get || body_length > 0) spec.content_length = body_length;

@@ -54,6 +54,7 @@ struct ForwardRequest {
   ApiKind kind = ApiKind::chat_completions;  // shapes an error event that ends a broken stream
   std::string_view client_ip;                // for X-Forwarded-For
   bool trusted_peer = false;                 // the client is one of server.trusted_proxies
+  bool client_tls = false;                   // the client came over TLS: X-Forwarded-Proto: https
   unsigned client_version = 11;              // 10: never answer chunked; close-delimit instead
   // The client sent `x-rolter-explain: 1`: the relayed response carries `x-rolter-decision`.
   bool explain = false;

@@ -463,6 +463,7 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       .kind = *d.endpoint->kind,
       .client_ip = peer.ip,
       .trusted_peer = snapshot.trusted_proxy(peer.ip),
+      .client_tls = peer.tls,
       .client_version = request.version(),
       .explain = wants_explain(request),
   };

@@ -66,18 +66,6 @@ std::optional<ApiError> read_error(const error_code& ec, const Snapshot& snapsho
   return ApiError{.status = 400, .message = "malformed HTTP request: " + ec.message()};
 }
 
-// The peer's address as X-Forwarded-For shows it ("::ffff:" dropped from IPv4-mapped peers).
-std::string peer_ip(beast::tcp_stream& stream) {
-  error_code ec;
-  const auto endpoint = stream.socket().remote_endpoint(ec);
-  if (ec) return "unknown";
-  auto address = endpoint.address();
-  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
-    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
-  }
-  return address.to_string();
-}
-
 // Lingering close (as nginx does): after an error answered before the body was read, keep reading
 // and discarding what the client still sends, for a short while, before closing. Closing with
 // unread data makes the kernel send a reset, which can destroy the answer before the client reads
@@ -101,11 +89,21 @@ bool body_pending(const http::request_parser<http::string_body>& parser) {
 
 }  // namespace
 
-Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, Listener listener) {
+std::string client_ip(const asio::ip::tcp::socket& socket) {
+  error_code ec;
+  const auto endpoint = socket.remote_endpoint(ec);
+  if (ec) return "unknown";
+  auto address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  return address.to_string();
+}
+
+Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer peer) {
   beast::flat_buffer buffer;
   RequestFacts facts;  // reused across the connection's requests: no allocation once warm
   auto& server = worker.server();
-  const ClientPeer peer{.listener = listener, .ip = peer_ip(stream)};
   bool linger = false;  // closing with the client possibly still sending: see discard_until_close
   ClientWatch watch(stream);
   for (;;) {

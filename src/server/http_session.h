@@ -9,6 +9,10 @@
 // Thread-safety: runs on one worker thread.
 #pragma once
 
+#include <boost/asio/ip/tcp.hpp>
+
+#include <string>
+
 #include "net/asio_fwd.h"
 #include "server/endpoints.h"
 
@@ -16,6 +20,11 @@ namespace rolter {
 
 class Worker;
 
-Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, Listener listener);
+// `stream` is the client's socket, or for a TLS connection the session's end of a local socket
+// pair (server/tls_connection.h): nothing here asks the socket who the peer is; `peer` says.
+Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer peer);
+
+// The peer's address as X-Forwarded-For shows it ("::ffff:" dropped from IPv4-mapped peers).
+std::string client_ip(const asio::ip::tcp::socket& socket);
 
 }  // namespace rolter

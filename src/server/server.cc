@@ -17,7 +17,9 @@
 
 #include "observe/metrics.h"
 #include "server/http_session.h"
+#include "server/tls_connection.h"
 #include "server/worker.h"
+#include "tls/server_context.h"
 
 namespace rolter {
 
@@ -100,7 +102,14 @@ struct OpenConnection {
 
 Task<void> serve_counted(Worker& worker, beast::tcp_stream stream, Listener listener) {
   OpenConnection open(worker.server());
-  co_await serve_connection(worker, std::move(stream), listener);
+  ClientPeer peer{.listener = listener, .ip = client_ip(stream.socket())};
+  co_await serve_connection(worker, std::move(stream), std::move(peer));
+}
+
+Task<void> serve_tls_counted(Worker& worker, asio::ip::tcp::socket socket, Listener listener,
+                             const TlsListener& tls) {
+  OpenConnection open(worker.server());
+  co_await serve_tls_connection(worker, std::move(socket), listener, tls);
 }
 
 // Waits until the listener may accept another connection (below server.max_connections).
@@ -129,8 +138,10 @@ Task<void> back_off(asio::steady_timer& timer, std::chrono::milliseconds& backof
   backoff = std::min(backoff * 2, kMaxAcceptBackoff);
 }
 
+// `tls` is null on a plaintext listener.
 Task<void> accept_loop(asio::ip::tcp::acceptor& acceptor,
-                       std::vector<std::unique_ptr<Worker>>& workers, Listener listener) {
+                       std::vector<std::unique_ptr<Worker>>& workers, Listener listener,
+                       const TlsListener* tls) {
   ServerState& state = workers[0]->server();
   asio::steady_timer pause(co_await asio::this_coro::executor);
   std::chrono::milliseconds backoff = kMinAcceptBackoff;
@@ -153,6 +164,11 @@ Task<void> accept_loop(asio::ip::tcp::acceptor& acceptor,
     backoff = kMinAcceptBackoff;
     state.connection_opened();
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    if (tls != nullptr) {
+      asio::co_spawn(worker.io(), serve_tls_counted(worker, std::move(socket), listener, *tls),
+                     asio::detached);
+      continue;
+    }
     socket.non_blocking(true, ec);  // responses are written at once when they fit (net/write_now.h)
     asio::co_spawn(worker.io(),
                    serve_counted(worker, beast::tcp_stream(std::move(socket)), listener),
@@ -171,12 +187,25 @@ tl::expected<uint16_t, std::string> Server::listen_metrics(const std::string& ho
   return bind_acceptor(metrics_acceptor_->acceptor, host, port);
 }
 
+tl::expected<void, std::string> Server::use_tls(const std::string& cert_file,
+                                                const std::string& key_file) {
+  auto context = make_server_context(cert_file, key_file);
+  if (!context) return tl::unexpected(context.error());
+  tls_ = std::make_unique<TlsListener>();
+  tls_->context = std::move(*context);
+  return {};
+}
+
 void Server::start() {
-  asio::co_spawn(workers_[0]->io(), accept_loop(acceptor_->acceptor, workers_, Listener::kMain),
+  if (tls_ && state_.metrics != nullptr) {
+    tls_->handshake_failures = HandshakeFailures::registered(*state_.metrics);
+  }
+  asio::co_spawn(workers_[0]->io(),
+                 accept_loop(acceptor_->acceptor, workers_, Listener::kMain, tls_.get()),
                  asio::detached);
   if (metrics_acceptor_) {
     asio::co_spawn(workers_[0]->io(),
-                   accept_loop(metrics_acceptor_->acceptor, workers_, Listener::kMetrics),
+                   accept_loop(metrics_acceptor_->acceptor, workers_, Listener::kMetrics, nullptr),
                    asio::detached);
   }
   for (auto& worker : workers_) {

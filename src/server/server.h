@@ -6,7 +6,9 @@
 // descriptors the acceptor backs off instead of spinning, and at server.max_connections it pauses
 // until a connection closes. Snapshots reach the workers through the
 // SnapshotStore subscription. drain() stops accepting, closes idle connections, and waits for
-// requests in progress (streams included) to finish, up to a deadline.
+// requests in progress (streams included) to finish, up to a deadline. With use_tls() the main
+// listener terminates TLS in front of the same sessions (server/tls_connection.h); the metrics
+// listener stays plaintext.
 //
 // Thread-safety: construct, listen() and run() from one thread; drain() and stop() from any
 // thread.
@@ -26,6 +28,7 @@
 namespace rolter {
 
 class Worker;
+struct TlsListener;
 
 class Server {
  public:
@@ -36,6 +39,11 @@ class Server {
   tl::expected<uint16_t, std::string> listen(const std::string& host, uint16_t port);
   // Binds the metrics listener. Call before start(), at most once.
   tl::expected<uint16_t, std::string> listen_metrics(const std::string& host, uint16_t port);
+  // Makes the main listener speak TLS with this PEM certificate chain and key. Call before
+  // start(); the certificate stays for the life of the server (no reload). Returns a message
+  // naming the file when it cannot be used.
+  tl::expected<void, std::string> use_tls(const std::string& cert_file,
+                                          const std::string& key_file);
 
   // Starts the acceptor and the worker threads; returns at once.
   void start();
@@ -56,6 +64,7 @@ class Server {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Acceptor> acceptor_;
   std::unique_ptr<Acceptor> metrics_acceptor_;  // null without server.metrics_listen
+  std::unique_ptr<TlsListener> tls_;              // null: the main listener is plaintext
   std::vector<std::thread> threads_;
 };
 

@@ -36,10 +36,10 @@ async function startProcess(args, { env = {}, ready, startTimeoutMs = 15000, wha
     await kill();
     throw err;
   }
-  const port = Number(m[1]);
+  const port = Number(m[2]);
   return {
     port,
-    url: `http://127.0.0.1:${port}`,
+    url: `${m[1]}://127.0.0.1:${port}`,
     log,
     child,
     exited,
@@ -65,7 +65,7 @@ export async function startControlPlane({ config, store, env = {}, args = [], li
   if (store !== undefined) cmd.push('--store', store);
   const proc = await startProcess([...cmd, ...args], {
     env, what: 'rolter control-plane',
-    ready: /rolter control plane listening on http:\/\/127\.0\.0\.1:(\d+)/,
+    ready: /rolter control plane listening on (https?):\/\/127\.0\.0\.1:(\d+)/,
   });
   const stop = proc.stop;
   proc.dir = dir;
@@ -85,7 +85,7 @@ export async function startGateway({
   if (stateDir) cmd.push('--state-dir', stateDir);
   return startProcess([...cmd, ...args], {
     env, what: `rolter gateway ${nodeId ?? ''}`, startTimeoutMs,
-    ready: /rolter gateway listening on http:\/\/127\.0\.0\.1:(\d+)/,
+    ready: /rolter gateway listening on (https?):\/\/127\.0\.0\.1:(\d+)/,
   });
 }
 

@@ -73,7 +73,7 @@ export async function startRolter({ config, env = {}, workers = 2, args = [], st
     // SIGKILL cannot be ignored; the deadline only guards against a lost exit event.
     await withDeadline(exited, 5000, 'rolter to exit after SIGKILL');
   };
-  const started = log.waitFor(/rolter listening on http:\/\/127\.0\.0\.1:(\d+)/, { timeoutMs: startTimeoutMs });
+  const started = log.waitFor(/rolter listening on (https?):\/\/127\.0\.0\.1:(\d+)/, { timeoutMs: startTimeoutMs });
   const failed = exited.then(({ code, signal }) => {
     throw new Error(`rolter exited with ${code ?? signal} before listening:\n${log.text}`);
   });
@@ -85,11 +85,12 @@ export async function startRolter({ config, env = {}, workers = 2, args = [], st
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  const port = Number(m[1]);
+  const port = Number(m[2]);
   let removed = false;
   return {
     port,
-    url: `http://127.0.0.1:${port}`,
+    // https:// when the config has [tls]
+    url: `${m[1]}://127.0.0.1:${port}`,
     configPath,
     log,
     child,
