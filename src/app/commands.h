@@ -22,7 +22,7 @@ struct ControlPlaneOptions {
   std::string store_url;    // "" = [store] url, or sqlite beside the config
   std::string listen;       // "" = server.listen
   unsigned workers = 0;
-  TlsConfig tls;            // empty = [tls] of the config
+  TlsConfig tls;  // empty = [tls] of the config
 };
 // rolter control-plane: the API, store and snapshot publisher alone.
 int run_control_plane(const ControlPlaneOptions& options);

@@ -65,10 +65,11 @@ int run_gateway(const GatewayOptions& options) {
   }
   follower.start();
   if (!follower.wait_first(kFirstSnapshotWait)) {
-    spdlog::error("no snapshot: the control plane at {} did not answer within {} s, and no saved "
-                  "snapshot was found{}",
-                  options.control_plane, kFirstSnapshotWait.count(),
-                  options.state_dir.empty() ? " (no --state-dir)" : " in " + options.state_dir);
+    spdlog::error(
+        "no snapshot: the control plane at {} did not answer within {} s, and no saved "
+        "snapshot was found{}",
+        options.control_plane, kFirstSnapshotWait.count(),
+        options.state_dir.empty() ? " (no --state-dir)" : " in " + options.state_dir);
     follower.stop();
     return 1;
   }
@@ -80,8 +81,8 @@ int run_gateway(const GatewayOptions& options) {
     return 1;
   }
   data_plane.start(/*services=*/true, TelemetryTarget{.control_plane = options.control_plane,
-                                                     .node_id = node_id,
-                                                     .node_token = node_token});
+                                                      .node_id = node_id,
+                                                      .node_token = node_token});
   NodeStatsReporter stats(metrics,
                           NodeStatsReporter::Options{.control_plane = options.control_plane,
                                                      .node_id = node_id,
@@ -99,8 +100,8 @@ int run_gateway(const GatewayOptions& options) {
       [&] {
         follower.stop();
         stats.stop();
-        data_plane.stop(std::chrono::milliseconds(
-            snapshots.current()->config().server.drain_timeout_ms));
+        data_plane.stop(
+            std::chrono::milliseconds(snapshots.current()->config().server.drain_timeout_ms));
       });
 }
 

@@ -109,8 +109,9 @@ int main(int argc, char** argv) {
       "Run a data-plane node that serves what a control plane publishes (long poll of "
       "/internal/snapshot, node token from ROLTER_NODE_TOKEN). It keeps the last snapshot in "
       "--state-dir, so it starts and serves while the control plane is down.");
-  gateway->add_option("--control-plane", gw_options.control_plane,
-                      "The control plane's URL, e.g. http://cp.internal:4100")
+  gateway
+      ->add_option("--control-plane", gw_options.control_plane,
+                   "The control plane's URL, e.g. http://cp.internal:4100")
       ->required();
   gateway->add_option("--listen", gw_options.listen, "HOST:PORT to serve on, e.g. 0.0.0.0:4000")
       ->required();
@@ -119,13 +120,12 @@ int main(int argc, char** argv) {
   gateway->add_option("--state-dir", gw_options.state_dir,
                       "Where the last snapshot is kept (created, mode 0700); none = not kept");
   gateway->add_option("--workers", gw_options.workers, "Worker threads (0 = one per core)");
-  gateway->add_option("--tls-cert", gw_options.tls.cert,
-                      "Serve HTTPS with this PEM certificate chain")
+  gateway
+      ->add_option("--tls-cert", gw_options.tls.cert, "Serve HTTPS with this PEM certificate chain")
       ->check(CLI::ExistingFile);
   gateway->add_option("--tls-key", gw_options.tls.key, "The certificate's PEM private key")
       ->check(CLI::ExistingFile);
-  gateway->add_flag("--no-access-log", no_access_log,
-                    "Do not write the JSON line per request");
+  gateway->add_flag("--no-access-log", no_access_log, "Do not write the JSON line per request");
 
   auto* check = app.add_subcommand("check",
                                    "Validate a config: print every error with file, "

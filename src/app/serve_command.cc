@@ -32,9 +32,9 @@ int64_t wall_ms() {
 // "sqlite:PATH" / "sqlite://PATH" relative to the config's folder; other URLs unchanged. An empty
 // URL is the embedded default, rolter.db beside the config.
 std::string resolve_store_url(const std::string& url, const std::string& config_path) {
-  const std::filesystem::path dir =
-      config_path.empty() ? std::filesystem::current_path()
-                          : std::filesystem::absolute(config_path).parent_path();
+  const std::filesystem::path dir = config_path.empty()
+                                        ? std::filesystem::current_path()
+                                        : std::filesystem::absolute(config_path).parent_path();
   if (url.empty()) return "sqlite:" + (dir / "rolter.db").string();
   for (std::string_view prefix : {"sqlite://", "sqlite:"}) {
     if (!url.starts_with(prefix)) continue;
@@ -112,6 +112,24 @@ void reload_file(ControlPlane& control, Metrics& metrics, const char* why) {
                 problems.size(), control.version());
 }
 
+// Serves until SIGTERM or SIGINT, reloading the config file on SIGHUP or when it changes, then
+// wakes the long polls and drains.
+int serve_until_signal(ControlPlane& control, Metrics& metrics, DataPlane& data_plane,
+                       SnapshotStore& snapshots) {
+  return run_until_signal(
+      [&](const char* why) {
+        if (control.has_config_file()) reload_file(control, metrics, why);
+      },
+      [&] {
+        if (control.file_changed()) reload_file(control, metrics, "file changed");
+      },
+      [&] {
+        control.shutdown();
+        data_plane.stop(
+            std::chrono::milliseconds(snapshots.current()->config().server.drain_timeout_ms));
+      });
+}
+
 }  // namespace
 
 int run_serve(const ServeOptions& options) {
@@ -138,8 +156,7 @@ int run_serve(const ServeOptions& options) {
   ControlPlane& control = *setup.control;
   AdminApi api(control, &metrics);
   DataPlane data_plane(snapshots, tracker, metrics);
-  if (auto listening =
-          data_plane.listen(options.listen, options.workers, &api, loaded->config.tls);
+  if (auto listening = data_plane.listen(options.listen, options.workers, &api, loaded->config.tls);
       !listening) {
     spdlog::error("{}", listening.error());
     return 1;
@@ -147,16 +164,7 @@ int run_serve(const ServeOptions& options) {
   data_plane.start(/*services=*/true, options.telemetry);
   spdlog::info("rolter listening on {} ({} routes, config version {}; admin API at /api/v1)",
                data_plane.url(), snapshots.current()->config().routes.size(), control.version());
-  return run_until_signal(
-      [&](const char* why) { reload_file(control, metrics, why); },
-      [&] {
-        if (control.file_changed()) reload_file(control, metrics, "file changed");
-      },
-      [&] {
-        control.shutdown();
-        data_plane.stop(std::chrono::milliseconds(
-            snapshots.current()->config().server.drain_timeout_ms));
-      });
+  return serve_until_signal(control, metrics, data_plane, snapshots);
 }
 
 int run_control_plane(const ControlPlaneOptions& options) {
@@ -194,8 +202,8 @@ int run_control_plane(const ControlPlaneOptions& options) {
     std::string server_only;
     if (auto loaded = load_config_text(control.document(), "control plane")) {
       const auto& s = loaded->config.server;
-      server_only = "[server]\nlisten = \"" + s.listen + "\"\nmax_body_bytes = " +
-                    std::to_string(s.max_body_bytes) +
+      server_only = "[server]\nlisten = \"" + s.listen +
+                    "\"\nmax_body_bytes = " + std::to_string(s.max_body_bytes) +
                     "\ndrain_timeout_ms = " + std::to_string(s.drain_timeout_ms) + "\n";
     }
     auto prepared = publisher.prepare(server_only, control.version());
@@ -209,26 +217,14 @@ int run_control_plane(const ControlPlaneOptions& options) {
   if (!listener_snapshot()) return 1;
   AdminApi api(control, &metrics);
   DataPlane data_plane(snapshots, tracker, metrics);
-  if (auto listening = data_plane.listen(options.listen, options.workers, &api, tls);
-      !listening) {
+  if (auto listening = data_plane.listen(options.listen, options.workers, &api, tls); !listening) {
     spdlog::error("{}", listening.error());
     return 1;
   }
   data_plane.start(/*services=*/false, {});
   spdlog::info("rolter control plane listening on {} (snapshot version {})", data_plane.url(),
                control.version());
-  return run_until_signal(
-      [&](const char* why) {
-        if (!options.config_path.empty()) reload_file(control, metrics, why);
-      },
-      [&] {
-        if (control.file_changed()) reload_file(control, metrics, "file changed");
-      },
-      [&] {
-        control.shutdown();
-        data_plane.stop(std::chrono::milliseconds(
-            snapshots.current()->config().server.drain_timeout_ms));
-      });
+  return serve_until_signal(control, metrics, data_plane, snapshots);
 }
 
 }  // namespace rolter

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/percent_decode.h"
 #include "observe/metrics.h"
 
 namespace rolter {
@@ -62,27 +63,6 @@ ControlResponse fail(unsigned status, std::string message, std::string param = "
   return fail(e);
 }
 
-std::string percent_decode(std::string_view text) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2])));
-      i += 2;
-    } else if (text[i] == '+') {
-      out.push_back(' ');
-    } else {
-      out.push_back(text[i]);
-    }
-  }
-  return out;
-}
-
 // The value of `name` in a query string, decoded; "" when absent.
 std::string query_param(std::string_view query, std::string_view name) {
   while (!query.empty()) {
@@ -90,7 +70,9 @@ std::string query_param(std::string_view query, std::string_view name) {
     const std::string_view pair = query.substr(0, amp);
     const auto eq = pair.find('=');
     if (pair.substr(0, eq) == name) {
-      return eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1));
+      return eq == std::string_view::npos
+                 ? ""
+                 : percent_decode(pair.substr(eq + 1), /*plus_is_space=*/true);
     }
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
@@ -208,8 +190,9 @@ ControlResponse AdminApi::internal(const ControlRequest& request, std::string_vi
                                    std::string_view query) {
   if (!control_.node_token_ok(bearer(request.authorization))) {
     if (instruments_->internal_refused != nullptr) instruments_->internal_refused->Increment();
-    return fail(401, "the internal API needs the node token (Authorization: Bearer, from "
-                     "ROLTER_NODE_TOKEN)");
+    return fail(401,
+                "the internal API needs the node token (Authorization: Bearer, from "
+                "ROLTER_NODE_TOKEN)");
   }
   const std::string node_id(request.header("x-rolter-node-id"));
   if (!valid_node_id(node_id)) {
@@ -217,12 +200,10 @@ ControlResponse AdminApi::internal(const ControlRequest& request, std::string_vi
   }
   Store* store = control_.store();
   const int64_t now = control_.now_ms();
-  const uint64_t serving =
-      parse_u64(request.header("x-rolter-snapshot-version")).value_or(0);
+  const uint64_t serving = parse_u64(request.header("x-rolter-snapshot-version")).value_or(0);
   if (store != nullptr) {
-    auto touched =
-        store->touch_node(node_id, std::string(request.header("x-rolter-node-version")), serving,
-                          now);
+    auto touched = store->touch_node(node_id, std::string(request.header("x-rolter-node-version")),
+                                     serving, now);
     if (!touched) spdlog::warn("store: cannot record node {}: {}", node_id, touched.error());
   }
   if (path == "/internal/snapshot") {
@@ -310,9 +291,10 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
       slash == std::string_view::npos ? "" : percent_decode(rest.substr(slash + 1));
   auto needs = [&](int wanted) -> std::optional<ControlResponse> {
     if (rank >= wanted) return std::nullopt;
-    return fail(403, "role '" + principal->role + "' may not " + std::string(method) + " " +
-                         std::string(path),
-                "", "insufficient_role");
+    return fail(
+        403,
+        "role '" + principal->role + "' may not " + std::string(method) + " " + std::string(path),
+        "", "insufficient_role");
   };
   auto body = [&](bool& ok) { return parse_body(request.body, ok); };
 
@@ -354,8 +336,7 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
     if (read) {
       auto e = control_.entity(c.kind, name);
       if (!e) {
-        return fail(404, std::string(entity_kind_name(c.kind)) + " '" + name +
-                             "' does not exist");
+        return fail(404, std::string(entity_kind_name(c.kind)) + " '" + name + "' does not exist");
       }
       return answer(200, listed(*e));
     }
@@ -421,18 +402,18 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
     for (const auto& n : *nodes) {
       const int64_t age = now - n.last_contact_ms;
       json stats = json::parse(n.stats_json, nullptr, false);
-      data.push_back(json{
-          {"node_id", n.node_id},
-          {"version", n.version},
-          {"snapshot_version", n.snapshot_version},
-          {"last_contact_ms", n.last_contact_ms},
-          {"seconds_since_contact", static_cast<double>(age) / 1000.0},
-          {"health", age < kNodeStaleMs ? "healthy" : age < kNodeDownMs ? "stale" : "down"},
-          {"stats", stats.is_discarded() ? json(nullptr) : stats}});
+      data.push_back(json{{"node_id", n.node_id},
+                          {"version", n.version},
+                          {"snapshot_version", n.snapshot_version},
+                          {"last_contact_ms", n.last_contact_ms},
+                          {"seconds_since_contact", static_cast<double>(age) / 1000.0},
+                          {"health", age < kNodeStaleMs  ? "healthy"
+                                     : age < kNodeDownMs ? "stale"
+                                                         : "down"},
+                          {"stats", stats.is_discarded() ? json(nullptr) : stats}});
     }
-    return answer(200, json{{"object", "list"},
-                            {"snapshot_version", control_.version()},
-                            {"data", data}});
+    return answer(
+        200, json{{"object", "list"}, {"snapshot_version", control_.version()}, {"data", data}});
   }
   if (head == "audit" && name.empty()) {
     if (!read) return fail(405, "GET only");

@@ -37,8 +37,7 @@ class AdminApi final : public ControlHandler {
 
  private:
   struct Instruments;
-  ControlResponse api(const ControlRequest& request, std::string_view path,
-                      std::string_view query);
+  ControlResponse api(const ControlRequest& request, std::string_view path, std::string_view query);
   ControlResponse internal(const ControlRequest& request, std::string_view path,
                            std::string_view query);
 

@@ -62,8 +62,8 @@ tl::expected<ConfigDocument, std::string> build_document(std::string_view file_t
       toml::table table;
       std::string problem;
       if (json.is_discarded() || !json_to_toml(json, table, problem)) {
-        return tl::unexpected("stored " + std::string(entity_kind_name(kind)) + " '" +
-                              entity.name + "' is not valid: " + problem);
+        return tl::unexpected("stored " + std::string(entity_kind_name(kind)) + " '" + entity.name +
+                              "' is not valid: " + problem);
       }
       if (array == nullptr) {
         root.insert_or_assign(array_key, toml::array{});
@@ -83,8 +83,8 @@ tl::expected<ConfigDocument, std::string> build_document(std::string_view file_t
     root.insert_or_assign("adaptive_routing", std::move(policy));
   }
   std::ostringstream out;
-  out << toml::toml_formatter(root, toml::toml_formatter::default_flags &
-                                        ~toml::format_flags::allow_literal_strings);
+  out << toml::toml_formatter(
+      root, toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings);
   doc.text = out.str();
   doc.text.push_back('\n');
   return doc;

@@ -20,9 +20,8 @@ constexpr std::string_view kVersionSetting = "snapshot_version";
 constexpr std::string_view kDigestSetting = "snapshot_digest";
 // Key fields only the control plane writes: a key's secret never comes from a request.
 constexpr std::string_view kKeySecretFields[] = {"key_env", "key_sha256", "key_salt"};
-constexpr std::string_view kPolicyKeys[] = {"enabled",           "latency_weight", "cost_weight",
-                                            "load_weight",       "exploration_ratio",
-                                            "min_samples"};
+constexpr std::string_view kPolicyKeys[] = {"enabled",     "latency_weight",    "cost_weight",
+                                            "load_weight", "exploration_ratio", "min_samples"};
 
 ControlError error(unsigned status, std::string message, std::string param = "",
                    std::string code = "", std::string type = "") {
@@ -106,9 +105,7 @@ bool printable_utf8(const std::string& text) {
   return true;
 }
 
-std::string kind_action(EntityKind kind) {
-  return std::string(entity_kind_name(kind));
-}
+std::string kind_action(EntityKind kind) { return std::string(entity_kind_name(kind)); }
 
 }  // namespace
 
@@ -175,7 +172,8 @@ std::vector<std::string> ControlPlane::reload_locked() {
     next.file_text = std::move(*text);
     next.file_policy = policy_json(loaded->config.adaptive_routing);
   }
-  auto done = commit(std::move(next), [] { return StoreResult<void>{}; }, std::nullopt);
+  auto done = commit(
+      std::move(next), [] { return StoreResult<void>{}; }, std::nullopt);
   if (!done) return {done.error().message};
   return {};
 }
@@ -206,12 +204,12 @@ tl::expected<void, ControlError> ControlPlane::commit(
     if (own) return tl::unexpected(error(400, pick->message, pick->field, "invalid_value"));
     std::string where = pick->field;
     if (pick->origin) {
-      where = std::string(entity_kind_name(pick->origin->kind)) + " '" + pick->origin->name +
-              "'" + (pick->field.empty() ? "" : ": " + pick->field);
+      where = std::string(entity_kind_name(pick->origin->kind)) + " '" + pick->origin->name + "'" +
+              (pick->field.empty() ? "" : ": " + pick->field);
     }
     return tl::unexpected(error(400, where + ": " + pick->message,
-                                pick->origin ? std::string(entity_array(pick->origin->kind)) +
-                                                   "[" + pick->origin->name + "]" +
+                                pick->origin ? std::string(entity_array(pick->origin->kind)) + "[" +
+                                                   pick->origin->name + "]" +
                                                    (pick->field.empty() ? "" : "." + pick->field)
                                              : pick->field,
                                 "invalid_value"));
@@ -428,14 +426,13 @@ tl::expected<ListedEntity, ControlError> ControlPlane::put_entity_checked(
                          [&](const Entity& e) { return e.kind == kind && e.name == name; });
   std::string before;
   if (create && it != next.entities.end()) {
-    return tl::unexpected(error(409,
-                                std::string(entity_kind_name(kind)) + " '" + name +
-                                    "' already exists",
-                                name_key, "already_exists"));
+    return tl::unexpected(
+        error(409, std::string(entity_kind_name(kind)) + " '" + name + "' already exists", name_key,
+              "already_exists"));
   }
   if (!create && it == next.entities.end()) {
-    return tl::unexpected(error(404, std::string(entity_kind_name(kind)) + " '" + name +
-                                         "' does not exist"));
+    return tl::unexpected(
+        error(404, std::string(entity_kind_name(kind)) + " '" + name + "' does not exist"));
   }
   if (it != next.entities.end()) {
     before = it->json;
@@ -460,10 +457,9 @@ tl::expected<ListedEntity, ControlError> ControlPlane::put_entity_checked(
   const std::string action = action_override.empty()
                                  ? kind_action(kind) + (create ? ".create" : ".update")
                                  : action_override;
-  const AuditEntry entry =
-      audit(actor, action, kind_action(kind) + "/" + name,
-            before.empty() ? "" : audit_view(kind, before).dump(),
-            audit_view(kind, entity.json).dump());
+  const AuditEntry entry = audit(actor, action, kind_action(kind) + "/" + name,
+                                 before.empty() ? "" : audit_view(kind, before).dump(),
+                                 audit_view(kind, entity.json).dump());
   auto done = commit(
       std::move(next), [&] { return options_.store->put_entity(entity, entry); },
       DocumentOrigin{kind, name, false});
@@ -490,8 +486,8 @@ tl::expected<void, ControlError> ControlPlane::delete_entity(EntityKind kind,
   auto it = std::find_if(next.entities.begin(), next.entities.end(),
                          [&](const Entity& e) { return e.kind == kind && e.name == name; });
   if (it == next.entities.end()) {
-    return tl::unexpected(error(404, std::string(entity_kind_name(kind)) + " '" + name +
-                                         "' does not exist"));
+    return tl::unexpected(
+        error(404, std::string(entity_kind_name(kind)) + " '" + name + "' does not exist"));
   }
   const AuditEntry entry =
       audit(actor, kind_action(kind) + (kind == EntityKind::kKey ? ".revoke" : ".delete"),
@@ -507,9 +503,8 @@ tl::expected<std::pair<ListedEntity, std::string>, ControlError> ControlPlane::c
   if (!body.is_object()) return tl::unexpected(error(400, "expected a JSON object"));
   for (auto field : kKeySecretFields) {
     if (body.contains(field)) {
-      return tl::unexpected(
-          error(400, "a key's secret is made by the control plane and shown once",
-                std::string(field)));
+      return tl::unexpected(error(400, "a key's secret is made by the control plane and shown once",
+                                  std::string(field)));
     }
   }
   if (!body.contains("name") || !body["name"].is_string()) {
@@ -520,8 +515,8 @@ tl::expected<std::pair<ListedEntity, std::string>, ControlError> ControlPlane::c
   const std::string key = "rk-" + salt + "-" + random_hex(24);
   body["key_salt"] = salt;
   body["key_sha256"] = salted_sha256_hex(salt, key);
-  auto created = put_entity_checked(EntityKind::kKey, name, std::move(body), /*create=*/true,
-                                   actor, "key.create");
+  auto created = put_entity_checked(EntityKind::kKey, name, std::move(body), /*create=*/true, actor,
+                                    "key.create");
   if (!created) return tl::unexpected(created.error());
   return std::pair(std::move(*created), key);
 }
@@ -568,8 +563,7 @@ tl::expected<json, ControlError> ControlPlane::put_adaptive_policy(const json& c
   for (const char* weight : {"latency_weight", "cost_weight", "load_weight"}) {
     policy[weight] = std::max(0.0, policy[weight].get<double>());
   }
-  policy["exploration_ratio"] =
-      std::clamp(policy["exploration_ratio"].get<double>(), 0.0, 0.5);
+  policy["exploration_ratio"] = std::clamp(policy["exploration_ratio"].get<double>(), 0.0, 0.5);
   if (policy["latency_weight"].get<double>() + policy["cost_weight"].get<double>() +
           policy["load_weight"].get<double>() ==
       0) {
@@ -582,8 +576,8 @@ tl::expected<json, ControlError> ControlPlane::put_adaptive_policy(const json& c
   std::lock_guard lock(mu_);
   State next = state_;
   next.policy = policy.dump();
-  const AuditEntry entry = audit(actor, "adaptive_routing_policy.update",
-                                 "adaptive_routing_policy", before.dump(), policy.dump());
+  const AuditEntry entry = audit(actor, "adaptive_routing_policy.update", "adaptive_routing_policy",
+                                 before.dump(), policy.dump());
   auto done = commit(
       std::move(next),
       [&] {

@@ -46,7 +46,7 @@ struct Principal {
 struct ListedEntity {
   EntityKind kind;
   std::string name;
-  nlohmann::json json;  // the rolter.toml table's keys; never a key's digest or salt
+  nlohmann::json json;     // the rolter.toml table's keys; never a key's digest or salt
   bool read_only = false;  // from the config file
 };
 
@@ -58,11 +58,11 @@ class ControlPlane {
       const std::string& document, uint64_t version)>;
 
   struct Options {
-    std::string config_path;  // "" = everything lives in the store
-    Store* store = nullptr;   // null = read-only: the API refuses writes
-    std::string admin_token;  // ROLTER_ADMIN_TOKEN, "" = none
-    std::string node_token;   // ROLTER_NODE_TOKEN, "" = the internal API is closed
-    Prepare prepare;          // empty = no local data plane
+    std::string config_path;          // "" = everything lives in the store
+    Store* store = nullptr;           // null = read-only: the API refuses writes
+    std::string admin_token;          // ROLTER_ADMIN_TOKEN, "" = none
+    std::string node_token;           // ROLTER_NODE_TOKEN, "" = the internal API is closed
+    Prepare prepare;                  // empty = no local data plane
     std::function<int64_t()> now_ms;  // wall clock, unix ms
   };
 
@@ -74,6 +74,7 @@ class ControlPlane {
   std::vector<std::string> reload_file();
   // True when the config file changed since it was last read (by mtime, size or inode).
   bool file_changed() const;
+  bool has_config_file() const { return !options_.config_path.empty(); }
 
   uint64_t version() const;
   std::string document() const;
@@ -137,10 +138,10 @@ class ControlPlane {
                                           const std::function<StoreResult<void>()>& store_write,
                                           const std::optional<DocumentOrigin>& subject);
   tl::expected<ListedEntity, ControlError> put_entity_checked(EntityKind kind,
-                                                             const std::string& name,
-                                                             nlohmann::json body, bool create,
-                                                             const Principal& actor,
-                                                             const std::string& action_override);
+                                                              const std::string& name,
+                                                              nlohmann::json body, bool create,
+                                                              const Principal& actor,
+                                                              const std::string& action_override);
   std::vector<std::string> reload_locked();
   // Moves the published version on and wakes the long polls that wait for it.
   void publish(uint64_t version);

@@ -87,8 +87,8 @@ input = 1
 TEST(TomlJson, IntegralFloatsBecomeIntegersAndNullsAreLeftOut) {
   toml::table out;
   std::string problem;
-  ASSERT_TRUE(json_to_toml(json::parse(R"({"max_loras": 8.0, "weight": 0.5, "gone": null})"),
-                           out, problem));
+  ASSERT_TRUE(json_to_toml(json::parse(R"({"max_loras": 8.0, "weight": 0.5, "gone": null})"), out,
+                           problem));
   EXPECT_TRUE(out["max_loras"].is_integer());
   EXPECT_TRUE(out["weight"].is_floating_point());
   EXPECT_FALSE(out.contains("gone"));
@@ -145,8 +145,8 @@ TEST_F(ControlPlaneTest, AnInvalidWriteNamesTheFieldAndStoresNothing) {
 
 TEST_F(ControlPlaneTest, AWriteTheLocalDataPlaneCannotBuildIsRefusedBeforeItIsStored) {
   std::atomic<int> published{0};
-  open([&](const std::string& text, uint64_t)
-           -> tl::expected<std::function<void()>, std::vector<std::string>> {
+  open([&](const std::string& text,
+           uint64_t) -> tl::expected<std::function<void()>, std::vector<std::string>> {
     if (text.find("refuse-me") != std::string::npos) {
       return tl::unexpected(std::vector<std::string>{"no"});
     }

@@ -29,38 +29,15 @@ nlohmann::json node_to_json(const toml::node& node) {
 bool value_to_toml(const nlohmann::json& value, const std::string& where, toml::array& into,
                    std::string& problem);
 
-// Writes `value` under `key` of `out`. Returns false with `problem` set when it cannot.
+// Writes `value` under `key` of `out` (a null is left out). Returns false with `problem` set when
+// it cannot.
 bool member_to_toml(const std::string& key, const nlohmann::json& value, const std::string& where,
                     toml::table& out, std::string& problem) {
-  switch (value.type()) {
-    case nlohmann::json::value_t::null:
-      return true;
-    case nlohmann::json::value_t::object: {
-      toml::table sub;
-      if (!json_to_toml(value, sub, problem)) {
-        problem = where + "." + problem;
-        return false;
-      }
-      out.insert_or_assign(key, std::move(sub));
-      return true;
-    }
-    case nlohmann::json::value_t::array: {
-      toml::array array;
-      for (size_t i = 0; i < value.size(); ++i) {
-        if (!value_to_toml(value[i], where + "[" + std::to_string(i) + "]", array, problem)) {
-          return false;
-        }
-      }
-      out.insert_or_assign(key, std::move(array));
-      return true;
-    }
-    default: {
-      toml::array one;
-      if (!value_to_toml(value, where, one, problem)) return false;
-      out.insert_or_assign(key, std::move(*one.get(0)));
-      return true;
-    }
-  }
+  if (value.is_null()) return true;
+  toml::array one;
+  if (!value_to_toml(value, where, one, problem)) return false;
+  out.insert_or_assign(key, std::move(*one.get(0)));
+  return true;
 }
 
 bool value_to_toml(const nlohmann::json& value, const std::string& where, toml::array& into,

@@ -12,8 +12,8 @@
 // Thread-safety: pure functions.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 

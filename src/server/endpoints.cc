@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "common/json_escape.h"
+#include "common/percent_decode.h"
 #include "inspect/request_inspector.h"
 #include "observe/metrics.h"
 #include "proxy/decision_client.h"
@@ -64,27 +65,6 @@ const EndpointSpec* find_endpoint(std::string_view path) {
     }
   }
   return nullptr;
-}
-
-// Decodes %XX escapes (a model id such as "Qwen/Qwen3-8B" may arrive as "Qwen%2FQwen3-8B").
-std::string percent_decode(std::string_view text) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(text[i]);
-    }
-  }
-  return out;
 }
 
 // The presented key: `Authorization: Bearer <key>` (OpenAI) or `x-api-key` (Anthropic).
