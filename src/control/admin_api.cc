@@ -26,6 +26,7 @@ constexpr int64_t kPruneEveryMs = 60'000;
 constexpr int64_t kNodeStaleMs = 15'000;
 constexpr int64_t kNodeDownMs = 60'000;
 constexpr size_t kMaxInternalBody = 4 << 20;
+constexpr size_t kMaxApiBody = 1 << 20;
 
 int role_rank(std::string_view role) {
   if (role == "superadmin") return 2;
@@ -118,13 +119,50 @@ constexpr Collection kCollections[] = {
     {"keys", EntityKind::kKey},
 };
 
+ControlResponse not_an_object() {
+  return fail(400, "expected a JSON object (nested at most 32 deep)", "", "invalid_json");
+}
+
 json listed(const ListedEntity& e) {
   json j = e.json;
   j["read_only"] = e.read_only;
   return j;
 }
 
+// How deeply a request's JSON may nest: rolter.toml's tables go four deep, and the converters
+// recurse once per level, so a body of a million '[' must not reach them.
+constexpr int kMaxJsonDepth = 32;
+
+// The deepest nesting of objects and arrays in `text`, counted outside strings; stops counting
+// past kMaxJsonDepth.
+int json_depth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size() && deepest <= kMaxJsonDepth; ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 json parse_body(std::string_view body, bool& ok) {
+  if (json_depth(body) > kMaxJsonDepth) {
+    ok = false;
+    return nullptr;
+  }
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   ok = !j.is_discarded();
   return j;
@@ -239,7 +277,7 @@ ControlResponse AdminApi::internal(const ControlRequest& request, std::string_vi
   if (request.body.size() > kMaxInternalBody) return fail(413, "body too large");
   bool ok = false;
   json body = parse_body(request.body, ok);
-  if (!ok || !body.is_object()) return fail(400, "expected a JSON object");
+  if (!ok || !body.is_object()) return not_an_object();
   if (store == nullptr) return fail(503, "this control plane has no store");
   if (path == "/internal/adaptive-telemetry") {
     if (!body.contains("routes") || !body["routes"].is_array()) {
@@ -296,6 +334,7 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
         "role '" + principal->role + "' may not " + std::string(method) + " " + std::string(path),
         "", "insufficient_role");
   };
+  if (request.body.size() > kMaxApiBody) return fail(413, "body too large (1 MiB at most)");
   auto body = [&](bool& ok) { return parse_body(request.body, ok); };
 
   if (head == "whoami" && name.empty()) {
@@ -316,7 +355,7 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
       if (method != "POST") return fail(405, "GET or POST");
       bool ok = false;
       json j = body(ok);
-      if (!ok || !j.is_object()) return fail(400, "expected a JSON object");
+      if (!ok || !j.is_object()) return not_an_object();
       if (c.kind == EntityKind::kKey) {
         auto created = control_.create_key(std::move(j), *principal);
         if (!created) return fail(created.error());
@@ -343,7 +382,7 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
     if (method == "PUT") {
       bool ok = false;
       json j = body(ok);
-      if (!ok || !j.is_object()) return fail(400, "expected a JSON object");
+      if (!ok || !j.is_object()) return not_an_object();
       auto updated = control_.put_entity(c.kind, name, std::move(j), false, *principal);
       if (!updated) return fail(updated.error());
       return answer(200, listed(*updated));
@@ -365,7 +404,7 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
     if (method != "PUT") return fail(405, "GET or PUT");
     bool ok = false;
     json j = body(ok);
-    if (!ok || !j.is_object()) return fail(400, "expected a JSON object");
+    if (!ok || !j.is_object()) return not_an_object();
     auto policy = control_.put_adaptive_policy(j, *principal);
     if (!policy) return fail(policy.error());
     return answer(200, json{{"policy", *policy},
@@ -459,7 +498,7 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
     if (name.empty() && method == "POST") {
       bool ok = false;
       json j = body(ok);
-      if (!ok || !j.is_object()) return fail(400, "expected a JSON object");
+      if (!ok || !j.is_object()) return not_an_object();
       if (!j.contains("name") || !j["name"].is_string()) {
         return fail(400, "missing required key (a string)", "name");
       }

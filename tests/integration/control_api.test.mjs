@@ -264,6 +264,42 @@ for (const backend of ['sqlite', 'postgres']) {
       assert.ok(!nodes.body.data.some((n) => n.node_id === 'intruder'), 'a refused request registers no node');
     });
 
+    test('hostile input gets a clear error and changes nothing', async () => {
+      const before = (await api.get('/audit?limit=1000')).body.data.length;
+      const deep = await api.post('/routes', '['.repeat(200000));
+      assert.equal(deep.status, 400, deep.text);
+      assert.equal(deep.body.error.code, 'invalid_json');
+      const nested = { name: 'deep', strategy: 'random', targets: [{ provider: 'file-engine', model: 'm' }], x: JSON.parse('['.repeat(40) + ']'.repeat(40)) };
+      assert.equal((await api.post('/routes', nested)).status, 400);
+      const big = await api.post('/routes', { name: 'big', pad: 'x'.repeat(2 << 20) });
+      assert.equal(big.status, 413, big.text);
+      for (const name of ['a%01b', '%FF%FE']) {
+        const r = await api.put(`/routes/${name}`, { strategy: 'random', targets: [{ provider: 'file-engine', model: 'm' }] });
+        assert.equal(r.status, 400, `${name}: ${r.text}`);
+        assert.equal(r.body.error.param, 'name');
+      }
+      assert.equal((await api.get('/no-such-thing')).status, 404);
+      assert.equal((await api.put('/routes', {})).status, 405);
+      assert.equal((await api.post('/routes', [1, 2])).status, 400);
+      assert.equal((await api.post('/routes', { name: 7 })).status, 400);
+      const node = (id, body, extra = {}) => fetchWithin(`${cp.url}/internal/adaptive-telemetry`, {
+        method: 'POST', body,
+        headers: { authorization: `Bearer ${NODE}`, 'x-rolter-node-id': id, 'content-type': 'application/json', ...extra },
+      });
+      assert.equal((await node('bad id', '{"routes":[]}')).status, 400);
+      assert.equal((await node('n1', '{"routes":{}}')).status, 400);
+      assert.equal((await node('n1', '{"routes":[{"route":5}]}')).status, 400);
+      assert.equal((await node('n1', 'x'.repeat(5 << 20))).status, 413);
+      const poll = await fetchWithin(`${cp.url}/internal/snapshot?version=abc`, { headers: { authorization: `Bearer ${NODE}`, 'x-rolter-node-id': 'n1' } });
+      assert.equal(poll.status, 400);
+      // The control plane still answers, and no refused request left an audit row.
+      const after = await api.get('/audit?limit=1000');
+      assert.equal(after.status, 200);
+      assert.equal(after.body.data.length, before);
+      const nodes = (await api.get('/cluster/nodes')).body.data.map((n) => n.node_id);
+      assert.ok(!nodes.includes('bad id'), nodes.join(','));
+    });
+
     test('no key, token or secret in logs, metrics or listings', async () => {
       const everything = [ADMIN, NODE, ...secrets];
       const metrics = await (await fetchWithin(`${cp.url}/metrics`)).text();
