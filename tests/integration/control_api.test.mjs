@@ -266,7 +266,8 @@ for (const backend of ['sqlite', 'postgres']) {
 
     test('hostile input gets a clear error and changes nothing', async () => {
       const before = (await api.get('/audit?limit=1000')).body.data.length;
-      const deep = await api.post('/routes', '['.repeat(200000));
+      // Well-formed, but nested 100,000 deep: refused before any recursive step sees it.
+      const deep = await api.post('/routes', `{"name":"deep","x":${'['.repeat(100000)}${']'.repeat(100000)}}`);
       assert.equal(deep.status, 400, deep.text);
       assert.equal(deep.body.error.code, 'invalid_json');
       const nested = { name: 'deep', strategy: 'random', targets: [{ provider: 'file-engine', model: 'm' }], x: JSON.parse('['.repeat(40) + ']'.repeat(40)) };
