@@ -384,10 +384,10 @@ tl::expected<ListedEntity, ControlError> ControlPlane::put_entity(EntityKind kin
       }
     }
   }
-  return put_entity_checked(kind, name, std::move(body), create, actor, "");
+  return write_entity(kind, name, std::move(body), create, actor, "");
 }
 
-tl::expected<ListedEntity, ControlError> ControlPlane::put_entity_checked(
+tl::expected<ListedEntity, ControlError> ControlPlane::write_entity(
     EntityKind kind, const std::string& name, json body, bool create, const Principal& actor,
     const std::string& action_override) {
   if (options_.store == nullptr) {
@@ -515,8 +515,8 @@ tl::expected<std::pair<ListedEntity, std::string>, ControlError> ControlPlane::c
   const std::string key = "rk-" + salt + "-" + random_hex(24);
   body["key_salt"] = salt;
   body["key_sha256"] = salted_sha256_hex(salt, key);
-  auto created = put_entity_checked(EntityKind::kKey, name, std::move(body), /*create=*/true, actor,
-                                    "key.create");
+  auto created =
+      write_entity(EntityKind::kKey, name, std::move(body), /*create=*/true, actor, "key.create");
   if (!created) return tl::unexpected(created.error());
   return std::pair(std::move(*created), key);
 }

@@ -137,11 +137,12 @@ class ControlPlane {
   tl::expected<void, ControlError> commit(State next,
                                           const std::function<StoreResult<void>()>& store_write,
                                           const std::optional<DocumentOrigin>& subject);
-  tl::expected<ListedEntity, ControlError> put_entity_checked(EntityKind kind,
-                                                              const std::string& name,
-                                                              nlohmann::json body, bool create,
-                                                              const Principal& actor,
-                                                              const std::string& action_override);
+  // put_entity() and create_key() without the check for secret fields; takes mu_.
+  // `action_override` names the audit action ("" = "<kind>.create" / "<kind>.update").
+  tl::expected<ListedEntity, ControlError> write_entity(EntityKind kind, const std::string& name,
+                                                        nlohmann::json body, bool create,
+                                                        const Principal& actor,
+                                                        const std::string& action_override);
   std::vector<std::string> reload_locked();
   // Moves the published version on and wakes the long polls that wait for it.
   void publish(uint64_t version);
