@@ -187,11 +187,11 @@ class Validator {
 
   void check_store() {
     const std::string& url = config_.store.url;
-    if (url.empty() || starts_with(url, "sqlite://") || starts_with(url, "postgres://") ||
+    if (url.empty() || starts_with(url, "sqlite:") || starts_with(url, "postgres://") ||
         starts_with(url, "postgresql://")) {
       return;
     }
-    diag_.error("store.url", "expected sqlite://… or postgres://…, got " + quoted_url(url));
+    diag_.error("store.url", "expected sqlite:PATH or postgres://…, got " + quoted_url(url));
   }
 
   void check_url(const std::string& url, const std::string& path) {

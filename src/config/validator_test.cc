@@ -69,7 +69,7 @@ TEST(Validator, EveryErrorBranch) {
        "server.trusted_proxies[0]", "\"proxy.local\": "},
       // T1
       {minimal_plus("[store]\nurl = \"mysql://db/rolter\"  # <-\n"), "store.url",
-       "expected sqlite://… or postgres://…, got \"mysql://db/rolter\""},
+       "expected sqlite:PATH or postgres://…, got \"mysql://db/rolter\""},
       // P1
       {provider_plus("base_url = \"http://a:1\"\n[[providers]]\nname = \"Qwen_A\"  # <-\n"
                      "base_url = \"http://a:2\"\n"),
