@@ -8,6 +8,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <cstdlib>
 #include <functional>
 
 #include "config/url.h"
@@ -37,6 +38,11 @@ void raise_file_limit() {
 }
 
 }  // namespace
+
+std::string env_value(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
 
 std::string host_name() {
   char name[256] = {};

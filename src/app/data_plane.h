@@ -28,6 +28,8 @@ struct TelemetryTarget {
 };
 
 std::string host_name();
+// The value of environment variable `name`, "" when unset.
+std::string env_value(const char* name);
 
 class DataPlane {
  public:

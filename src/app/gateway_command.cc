@@ -20,11 +20,6 @@ namespace {
 // before it gives up starting: there is nothing it could serve.
 constexpr auto kFirstSnapshotWait = std::chrono::seconds(30);
 
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 }  // namespace
 
 int run_gateway(const GatewayOptions& options) {
@@ -32,7 +27,7 @@ int run_gateway(const GatewayOptions& options) {
     spdlog::error("rolter gateway: --control-plane URL and --listen HOST:PORT are required");
     return 1;
   }
-  const std::string node_token = env("ROLTER_NODE_TOKEN");
+  const std::string node_token = env_value("ROLTER_NODE_TOKEN");
   if (node_token.empty()) {
     spdlog::error("rolter gateway: set ROLTER_NODE_TOKEN to the control plane's node token");
     return 1;

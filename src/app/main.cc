@@ -45,11 +45,6 @@ int run_check(const std::string& path) {
   return 0;
 }
 
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 }  // namespace
 }  // namespace rolter
 
@@ -172,6 +167,6 @@ int main(int argc, char** argv) {
   if (*control_plane) return rolter::run_control_plane(cp_options);
   if (*gateway) return rolter::run_gateway(gw_options);
   serve_options.config_path = config_path;
-  serve_options.telemetry.node_token = rolter::env("ROLTER_NODE_TOKEN");
+  serve_options.telemetry.node_token = rolter::env_value("ROLTER_NODE_TOKEN");
   return rolter::run_serve(serve_options);
 }

@@ -14,14 +14,10 @@
 #include "control/control_plane.h"
 #include "observe/metrics.h"
 #include "store/store.h"
+#include "store/store_url.h"
 
 namespace rolter {
 namespace {
-
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
 
 int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -29,30 +25,19 @@ int64_t wall_ms() {
       .count();
 }
 
-// "sqlite:PATH" / "sqlite://PATH" relative to the config's folder; other URLs unchanged. An empty
-// URL is the embedded default, rolter.db beside the config.
+// A SQLite store's relative path is read against the config's folder; other URLs are unchanged.
+// An empty URL is the embedded default, rolter.db beside the config.
 std::string resolve_store_url(const std::string& url, const std::string& config_path) {
   const std::filesystem::path dir = config_path.empty()
                                         ? std::filesystem::current_path()
                                         : std::filesystem::absolute(config_path).parent_path();
   if (url.empty()) return "sqlite:" + (dir / "rolter.db").string();
-  for (std::string_view prefix : {"sqlite://", "sqlite:"}) {
-    if (!url.starts_with(prefix)) continue;
-    const std::string path = url.substr(prefix.size());
-    if (path.empty() || path == ":memory:" || path.front() == '/') return url;
-    return "sqlite:" + (dir / path).string();
+  auto parsed = parse_store_url(url);
+  if (!parsed || parsed->backend != StoreBackend::kSqlite || parsed->target == ":memory:" ||
+      parsed->target.front() == '/') {
+    return url;  // a bad URL is reported by Store::open
   }
-  return url;
-}
-
-// A URL fit for a log line: no password.
-std::string shown_url(const std::string& url) {
-  const auto scheme = url.find("://");
-  const auto at = url.find('@');
-  if (scheme == std::string::npos || at == std::string::npos) return url;
-  const auto colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon) + ":***" + url.substr(at);
+  return "sqlite:" + (dir / parsed->target).string();
 }
 
 struct ControlSetup {
@@ -68,16 +53,16 @@ bool set_up_control(const std::string& config_path, const std::string& store_url
   auto opened = Store::open(url);
   if (opened) {
     out.store = std::move(*opened);
-    spdlog::info("store: {} ({}, schema {})", shown_url(url), out.store->backend(),
+    spdlog::info("store: {} ({}, schema {})", redact_password(url), out.store->backend(),
                  out.store->schema_version());
   } else if (explicit_store) {
-    spdlog::error("store {}: {}", shown_url(url), opened.error());
+    spdlog::error("store {}: {}", redact_password(url), opened.error());
     return false;
   } else {
-    spdlog::warn("store {}: {}; the admin API is read-only", shown_url(url), opened.error());
+    spdlog::warn("store {}: {}; the admin API is read-only", redact_password(url), opened.error());
   }
-  const std::string admin_token = env("ROLTER_ADMIN_TOKEN");
-  const std::string node_token = env("ROLTER_NODE_TOKEN");
+  const std::string admin_token = env_value("ROLTER_ADMIN_TOKEN");
+  const std::string node_token = env_value("ROLTER_NODE_TOKEN");
   if (admin_token.empty()) {
     spdlog::warn("ROLTER_ADMIN_TOKEN is not set: only admin tokens made earlier open /api/v1");
   }

@@ -8,6 +8,7 @@
 #include <charconv>
 
 #include "common/percent_decode.h"
+#include "http/tokens.h"
 #include "observe/metrics.h"
 
 namespace rolter {
@@ -86,18 +87,6 @@ std::optional<uint64_t> parse_u64(std::string_view text) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
-}
-
-std::string_view bearer(std::string_view authorization) {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.size() <= kBearer.size()) return {};
-  for (size_t i = 0; i < kBearer.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(authorization[i])) !=
-        std::tolower(static_cast<unsigned char>(kBearer[i]))) {
-      return {};
-    }
-  }
-  return authorization.substr(kBearer.size());
 }
 
 bool valid_node_id(std::string_view id) {
@@ -226,7 +215,7 @@ ControlResponse AdminApi::handle(const ControlRequest& request) {
 
 ControlResponse AdminApi::internal(const ControlRequest& request, std::string_view path,
                                    std::string_view query) {
-  if (!control_.node_token_ok(bearer(request.authorization))) {
+  if (!control_.node_token_ok(bearer_token(request.authorization))) {
     if (instruments_->internal_refused != nullptr) instruments_->internal_refused->Increment();
     return fail(401,
                 "the internal API needs the node token (Authorization: Bearer, from "
@@ -312,7 +301,7 @@ ControlResponse AdminApi::internal(const ControlRequest& request, std::string_vi
 
 ControlResponse AdminApi::api(const ControlRequest& request, std::string_view path,
                               std::string_view query) {
-  const auto principal = control_.admin(bearer(request.authorization));
+  const auto principal = control_.admin(bearer_token(request.authorization));
   if (!principal) {
     return request.authorization.empty()
                ? fail(401, "missing admin token: send 'Authorization: Bearer <token>'")

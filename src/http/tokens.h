@@ -18,6 +18,17 @@ inline bool iequals_ascii(std::string_view a, std::string_view b) {
   return true;
 }
 
+// The credentials of an `Authorization: Bearer <token>` value (scheme matched in any case);
+// empty when the value is not a bearer credential.
+inline std::string_view bearer_token(std::string_view authorization) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.size() <= kBearer.size() ||
+      !iequals_ascii(authorization.substr(0, kBearer.size()), kBearer)) {
+    return {};
+  }
+  return authorization.substr(kBearer.size());
+}
+
 // `value` without leading and trailing spaces and tabs.
 inline std::string_view trim_ows(std::string_view value) {
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);

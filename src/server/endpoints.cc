@@ -9,6 +9,7 @@
 
 #include "common/json_escape.h"
 #include "common/percent_decode.h"
+#include "http/tokens.h"
 #include "inspect/request_inspector.h"
 #include "observe/metrics.h"
 #include "proxy/decision_client.h"
@@ -69,12 +70,8 @@ const EndpointSpec* find_endpoint(std::string_view path) {
 
 // The presented key: `Authorization: Bearer <key>` (OpenAI) or `x-api-key` (Anthropic).
 std::string_view presented_key(const http::request<http::string_body>& request) {
-  std::string_view auth = request[http::field::authorization];
-  constexpr std::string_view kBearer = "Bearer ";
-  if (auth.size() > kBearer.size() && beast::iequals(auth.substr(0, kBearer.size()), kBearer)) {
-    return auth.substr(kBearer.size());
-  }
-  return request["x-api-key"];
+  const std::string_view bearer = bearer_token(request[http::field::authorization]);
+  return bearer.empty() ? std::string_view(request["x-api-key"]) : bearer;
 }
 
 void append_model(std::string& body, std::string_view id) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "common/glob.h"
+#include "common/hex.h"
 #include "config/url.h"
 
 namespace rolter {
@@ -19,19 +20,10 @@ std::array<unsigned char, 32> sha256(std::string_view bytes) {
 }
 
 std::optional<std::array<unsigned char, 32>> parse_hex_digest(std::string_view hex) {
-  if (hex.size() != 64) return std::nullopt;
+  const auto bytes = hex_decode(hex);
+  if (!bytes || bytes->size() != 32) return std::nullopt;
   std::array<unsigned char, 32> out{};
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < 32; ++i) {
-    int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out[i] = static_cast<unsigned char>(hi << 4 | lo);
-  }
+  std::copy(bytes->begin(), bytes->end(), out.begin());
   return out;
 }
 
@@ -80,8 +72,9 @@ std::unique_ptr<PolicyRoute> make_policy_route(
     const RouteConfig& rc, const std::unordered_map<std::string, const Provider*>& providers) {
   auto out = std::make_unique<PolicyRoute>();
   out->settings.target_weights =
-      !rc.targets.empty() && std::all_of(rc.targets.begin(), rc.targets.end(),
-                                         [](const TargetConfig& t) { return t.weight.has_value(); });
+      !rc.targets.empty() &&
+      std::all_of(rc.targets.begin(), rc.targets.end(),
+                  [](const TargetConfig& t) { return t.weight.has_value(); });
   if (!rc.policy) return out;
   const PolicyConfig& pc = *rc.policy;
   out->settings.least_inflight_weight = pc.least_inflight_weight;
@@ -359,9 +352,7 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     } else if (auto digest = parse_hex_digest(kc.key_sha256)) {
       key.sha256 = *digest;
       key.salt_hex = kc.key_salt;
-      for (size_t i = 0; i + 1 < kc.key_salt.size(); i += 2) {
-        key.salt.push_back(static_cast<char>(std::stoi(kc.key_salt.substr(i, 2), nullptr, 16)));
-      }
+      key.salt = hex_decode(kc.key_salt).value_or("");  // validated as hex by the loader
     } else {
       errors.push_back("keys." + kc.name + ".key_sha256: not 64 hex digits");
       continue;

@@ -9,50 +9,12 @@
 //   await gw.stop(); await cp.stop();
 //
 // Every process binds port 0 and is found by the port it logs; every wait has a deadline.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { binDir, LogWatch } from './rolter.mjs';
-import { fetchWithin, withDeadline } from './http.mjs';
+import { spawnRolter } from './rolter.mjs';
+import { fetchWithin } from './http.mjs';
 
-async function startProcess(args, { env = {}, ready, startTimeoutMs = 15000, what }) {
-  const child = spawn(path.join(binDir, 'rolter'), args,
-    { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  const log = new LogWatch(child.stderr);
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const running = () => child.exitCode === null && child.signalCode === null;
-  const kill = async () => {
-    if (running()) child.kill('SIGKILL');
-    await withDeadline(exited, 5000, `${what} to exit after SIGKILL`);
-  };
-  const failed = exited.then(({ code, signal }) => {
-    throw new Error(`${what} exited with ${code ?? signal} before listening:\n${log.text}`);
-  });
-  let m;
-  try {
-    m = await Promise.race([log.waitFor(ready, { timeoutMs: startTimeoutMs }), failed]);
-  } catch (err) {
-    await kill();
-    throw err;
-  }
-  const port = Number(m[2]);
-  return {
-    port,
-    url: `${m[1]}://127.0.0.1:${port}`,
-    log,
-    child,
-    exited,
-    running,
-    signal(name) { child.kill(name); },
-    async waitForExit({ timeoutMs = 10000 } = {}) {
-      return withDeadline(exited, timeoutMs, `${what} to exit`);
-    },
-    async stop() { await kill(); },
-  };
-}
-
-// `config`: rolter.toml text (optional). `store`: a store URL. Resolves once it listens.
 // `listen` defaults to 127.0.0.1:0.
 export async function startControlPlane({ config, store, env = {}, args = [], listen = '127.0.0.1:0' } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'rolter-cp-'));
@@ -63,14 +25,13 @@ export async function startControlPlane({ config, store, env = {}, args = [], li
     cmd.push('--config', configPath);
   }
   if (store !== undefined) cmd.push('--store', store);
-  const proc = await startProcess([...cmd, ...args], {
+  const proc = await spawnRolter([...cmd, ...args], {
     env, what: 'rolter control-plane',
     ready: /rolter control plane listening on (https?):\/\/127\.0\.0\.1:(\d+)/,
   });
-  const stop = proc.stop;
   proc.dir = dir;
   proc.stop = async ({ keepDir = false } = {}) => {
-    await stop();
+    await proc.kill();
     if (!keepDir) rmSync(dir, { recursive: true, force: true });
   };
   return proc;
@@ -83,10 +44,12 @@ export async function startGateway({
   const cmd = ['gateway', '--control-plane', controlPlane, '--listen', listen, '--workers', '2'];
   if (nodeId) cmd.push('--node-id', nodeId);
   if (stateDir) cmd.push('--state-dir', stateDir);
-  return startProcess([...cmd, ...args], {
+  const proc = await spawnRolter([...cmd, ...args], {
     env, what: `rolter gateway ${nodeId ?? ''}`, startTimeoutMs,
     ready: /rolter gateway listening on (https?):\/\/127\.0\.0\.1:(\d+)/,
   });
+  proc.stop = proc.kill;
+  return proc;
 }
 
 // The admin API with one bearer token. Each call resolves with { status, body } (body parsed

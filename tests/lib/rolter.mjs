@@ -22,7 +22,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 export const binDir = process.env.ROLTER_BIN_DIR ?? path.join(repoRoot, 'build', 'bin');
 
 // Collects a child's stderr and lets tests wait for a line that matches.
-export class LogWatch {
+class LogWatch {
   constructor(stream) {
     this.text = '';
     this.waiters = [];
@@ -62,8 +62,36 @@ export async function startRolter({ config, env = {}, workers = 2, args = [], st
   const dir = mkdtempSync(path.join(tmpdir(), 'rolter-test-'));
   const configPath = path.join(dir, 'rolter.toml');
   writeFileSync(configPath, config);
-  const child = spawn(path.join(binDir, 'rolter'),
-    ['serve', '--config', configPath, '--listen', '127.0.0.1:0', '--workers', String(workers), ...args],
+  let proc;
+  try {
+    proc = await spawnRolter(
+      ['serve', '--config', configPath, '--listen', '127.0.0.1:0', '--workers', String(workers), ...args],
+      { env, startTimeoutMs, what: 'rolter', ready: /rolter listening on (https?):\/\/127\.0\.0\.1:(\d+)/ });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  let removed = false;
+  return {
+    ...proc,
+    configPath,
+    // Replaces the config file; the watcher (or a SIGHUP) reloads it.
+    writeConfig(text) { writeFileSync(configPath, text); },
+    // Kills rolter (if still running) and removes its directory. Safe to call twice.
+    async stop() {
+      await proc.kill();
+      if (!removed) rmSync(dir, { recursive: true, force: true });
+      removed = true;
+    },
+  };
+}
+
+// Runs `rolter <args>` and resolves once its log matches `ready`, whose groups are the scheme
+// and the port: { port, url (https:// with TLS), log, child, exited, running(), signal(name),
+// waitForExit({ timeoutMs }), kill() }. Rejects, killing the process, when it exits or has not
+// matched within startTimeoutMs. `what` names the process in errors.
+export async function spawnRolter(args, { env = {}, ready, startTimeoutMs = 10000, what = 'rolter' }) {
+  const child = spawn(path.join(binDir, 'rolter'), args,
     { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   const log = new LogWatch(child.stderr);
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -71,48 +99,37 @@ export async function startRolter({ config, env = {}, workers = 2, args = [], st
   const kill = async () => {
     if (running()) child.kill('SIGKILL');
     // SIGKILL cannot be ignored; the deadline only guards against a lost exit event.
-    await withDeadline(exited, 5000, 'rolter to exit after SIGKILL');
+    await withDeadline(exited, 5000, `${what} to exit after SIGKILL`);
   };
-  const started = log.waitFor(/rolter listening on (https?):\/\/127\.0\.0\.1:(\d+)/, { timeoutMs: startTimeoutMs });
   const failed = exited.then(({ code, signal }) => {
-    throw new Error(`rolter exited with ${code ?? signal} before listening:\n${log.text}`);
+    throw new Error(`${what} exited with ${code ?? signal} before listening:\n${log.text}`);
   });
   let m;
   try {
-    m = await Promise.race([started, failed]);
+    m = await Promise.race([log.waitFor(ready, { timeoutMs: startTimeoutMs }), failed]);
   } catch (err) {
     await kill();
-    rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   const port = Number(m[2]);
-  let removed = false;
   return {
     port,
-    // https:// when the config has [tls]
     url: `${m[1]}://127.0.0.1:${port}`,
-    configPath,
     log,
     child,
     exited,
-    // Replaces the config file; the watcher (or a SIGHUP) reloads it.
-    writeConfig(text) { writeFileSync(configPath, text); },
+    running,
+    kill,
     signal(name) { child.kill(name); },
-    // Resolves with { code, signal } once rolter exits; rejects after timeoutMs (rolter keeps
-    // running: stop() still kills it).
+    // Resolves with { code, signal } once it exits; rejects after timeoutMs (it keeps running:
+    // kill() still stops it).
     async waitForExit({ timeoutMs = 10000 } = {}) {
       try {
-        return await withDeadline(exited, timeoutMs, 'rolter to exit');
+        return await withDeadline(exited, timeoutMs, `${what} to exit`);
       } catch (err) {
         err.message += `; its log:\n${log.text}`;
         throw err;
       }
-    },
-    // Kills rolter (if still running) and removes its directory. Safe to call twice.
-    async stop() {
-      await kill();
-      if (!removed) rmSync(dir, { recursive: true, force: true });
-      removed = true;
     },
   };
 }
