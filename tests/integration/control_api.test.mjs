@@ -199,9 +199,11 @@ for (const backend of ['sqlite', 'postgres']) {
       assert.equal(secretField.body.error.param, 'key_sha256');
 
       const withKey = (k) => ({ headers: { authorization: `Bearer ${k}` } });
-      await waitUntil(async () => (await chat(gw.url, 'api-route', { content: 'hi', maxTokens: 2, ...withKey(key) })).status === 200,
-        { timeoutMs: 5000, what: 'the key to work on the gateway' });
-      assert.equal((await chat(gw.url, 'api-route', { content: 'hi', maxTokens: 2 })).status, 401);
+      // Until the snapshot with the key arrives the gateway is open, so wait for it to refuse a
+      // request without a key, not for the key to work.
+      await waitUntil(async () => (await chat(gw.url, 'api-route', { content: 'hi', maxTokens: 2 })).status === 401,
+        { timeoutMs: 5000, what: 'the gateway to require keys' });
+      assert.equal((await chat(gw.url, 'api-route', { content: 'hi', maxTokens: 2, ...withKey(key) })).status, 200);
       assert.equal((await chat(gw.url, 'api-route', { content: 'hi', maxTokens: 2, ...withKey(key.slice(0, -1) + '0') })).status, 401);
       assert.equal((await chat(gw.url, 'from-file', { content: 'hi', maxTokens: 2, ...withKey(key) })).status, 403,
         'the key is limited to its routes');
