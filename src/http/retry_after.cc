@@ -9,6 +9,7 @@
 namespace rolter {
 namespace {
 
+using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr auto kMaxWait = seconds(86400);
@@ -129,8 +130,8 @@ std::optional<std::chrono::sys_seconds> parse_http_date(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<seconds> parse_retry_after(std::string_view value,
-                                         std::chrono::system_clock::time_point now) {
+std::optional<milliseconds> parse_retry_after(std::string_view value,
+                                              std::chrono::system_clock::time_point now) {
   value = trim_ows(value);
   if (value.empty()) return std::nullopt;
   if (value.front() >= '0' && value.front() <= '9') {
@@ -145,8 +146,8 @@ std::optional<seconds> parse_retry_after(std::string_view value,
   }
   auto date = parse_http_date(value);
   if (!date) return std::nullopt;
-  const auto wait = std::chrono::ceil<seconds>(*date - now);
-  return std::clamp(wait, seconds(0), kMaxWait);
+  const auto wait = std::chrono::ceil<milliseconds>(*date - now);
+  return std::clamp<milliseconds>(wait, milliseconds(0), kMaxWait);
 }
 
 }  // namespace rolter

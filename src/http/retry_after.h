@@ -4,8 +4,9 @@
 //
 //   auto wait = parse_retry_after(head["retry-after"], std::chrono::system_clock::now());
 //
-// A date in the past means "now" (0 s). Anything unreadable is nullopt: the caller applies its own
-// default. Values are capped at a day, far beyond any cap the gateway applies itself.
+// A date in the past means "now" (0 s). A date is kept to the millisecond, so the wait ends at that
+// date rather than up to a second after it. Anything unreadable is nullopt: the caller applies its
+// own default. Values are capped at a day, far beyond any cap the gateway applies itself.
 //
 // Thread-safety: pure functions; the current time is passed in.
 #pragma once
@@ -16,8 +17,8 @@
 
 namespace rolter {
 
-std::optional<std::chrono::seconds> parse_retry_after(std::string_view value,
-                                                      std::chrono::system_clock::time_point now);
+std::optional<std::chrono::milliseconds> parse_retry_after(
+    std::string_view value, std::chrono::system_clock::time_point now);
 
 // An HTTP-date in any of its three forms, or nullopt.
 std::optional<std::chrono::sys_seconds> parse_http_date(std::string_view text);

@@ -39,7 +39,7 @@ TEST(RetryAfter, SecondsAndDates) {
   const auto now = std::chrono::system_clock::time_point(kExample);
   struct Case {
     const char* value;
-    std::optional<seconds> expected;
+    std::optional<std::chrono::milliseconds> expected;
   };
   const Case cases[] = {
       {"0", 0s},
@@ -62,9 +62,11 @@ TEST(RetryAfter, SecondsAndDates) {
   for (const auto& c : cases) EXPECT_EQ(parse_retry_after(c.value, now), c.expected) << c.value;
 }
 
-TEST(RetryAfter, PartOfASecondRoundsUp) {
+TEST(RetryAfter, ADateEndsTheWaitAtThatDateToTheMillisecond) {
   const auto now = std::chrono::system_clock::time_point(kExample) + 400ms;
-  EXPECT_EQ(parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now), 10s);
+  EXPECT_EQ(parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now), 9600ms);
+  const auto just_after = std::chrono::system_clock::time_point(kExample) + 1us;
+  EXPECT_EQ(parse_retry_after("Sun, 06 Nov 1994 08:49:38 GMT", just_after), 1000ms);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ struct AttemptReport {
   std::optional<std::chrono::steady_clock::time_point>
       first_token;     // for kRelayed: first content event (streams), or head
   UsageScanner usage;  // for kRelayed: token usage seen in the relayed body
-  std::optional<std::chrono::seconds> retry_after;  // from a 429's Retry-After
+  std::optional<std::chrono::milliseconds> retry_after;  // from a 429's Retry-After
 };
 
 struct AttemptParams {
