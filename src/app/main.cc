@@ -13,7 +13,7 @@
 #include <iostream>
 
 #include "app/commands.h"
-#include "app/policy_thresholds.h"
+#include "balance/policy/policy_thresholds.h"
 #include "config/loader.h"
 #include "proxy/request_log.h"
 #include "tls/server_context.h"

@@ -139,7 +139,7 @@ int run_serve(const ServeOptions& options) {
     return 1;
   }
   ControlPlane& control = *setup.control;
-  AdminApi api(control, &metrics);
+  AdminApi api(control, &metrics, env_value("ROLTER_UI_DIR"));
   DataPlane data_plane(snapshots, tracker, metrics);
   if (auto listening = data_plane.listen(options.listen, options.workers, &api, loaded->config.tls);
       !listening) {
@@ -147,8 +147,11 @@ int run_serve(const ServeOptions& options) {
     return 1;
   }
   data_plane.start(/*services=*/true, options.telemetry);
-  spdlog::info("rolter listening on {} ({} routes, config version {}; admin API at /api/v1)",
-               data_plane.url(), snapshots.current()->config().routes.size(), control.version());
+  spdlog::info(
+      "rolter listening on {} ({} routes, config version {}; admin API at /api/v1, dashboard at "
+      "{}/ui/)",
+      data_plane.url(), snapshots.current()->config().routes.size(), control.version(),
+      data_plane.url());
   return serve_until_signal(control, metrics, data_plane, snapshots);
 }
 
@@ -200,15 +203,15 @@ int run_control_plane(const ControlPlaneOptions& options) {
     return true;
   };
   if (!listener_snapshot()) return 1;
-  AdminApi api(control, &metrics);
+  AdminApi api(control, &metrics, env_value("ROLTER_UI_DIR"));
   DataPlane data_plane(snapshots, tracker, metrics);
   if (auto listening = data_plane.listen(options.listen, options.workers, &api, tls); !listening) {
     spdlog::error("{}", listening.error());
     return 1;
   }
   data_plane.start(/*services=*/false, {});
-  spdlog::info("rolter control plane listening on {} (snapshot version {})", data_plane.url(),
-               control.version());
+  spdlog::info("rolter control plane listening on {} (snapshot version {}; dashboard at {}/ui/)",
+               data_plane.url(), control.version(), data_plane.url());
   return serve_until_signal(control, metrics, data_plane, snapshots);
 }
 

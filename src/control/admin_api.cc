@@ -7,9 +7,13 @@
 #include <algorithm>
 #include <charconv>
 
+#include "balance/policy/policy_thresholds.h"
 #include "common/percent_decode.h"
+#include "config/loader.h"
+#include "control/catalog.h"
 #include "http/tokens.h"
 #include "observe/metrics.h"
+#include "ui/embedded_assets.h"
 
 namespace rolter {
 namespace {
@@ -165,8 +169,10 @@ struct AdminApi::Instruments {
   prometheus::Counter* internal_refused = nullptr;
 };
 
-AdminApi::AdminApi(ControlPlane& control, Metrics* metrics)
-    : control_(control), instruments_(std::make_unique<Instruments>()) {
+AdminApi::AdminApi(ControlPlane& control, Metrics* metrics, std::string ui_dir)
+    : control_(control),
+      dashboard_({.assets = embedded_assets(), .dev_dir = std::move(ui_dir)}),
+      instruments_(std::make_unique<Instruments>()) {
   if (metrics == nullptr) return;
   auto& registry = metrics->registry();
   instruments_->requests = &prometheus::BuildCounter()
@@ -188,7 +194,8 @@ AdminApi::AdminApi(ControlPlane& control, Metrics* metrics)
 AdminApi::~AdminApi() = default;
 
 bool AdminApi::serves(std::string_view path) const {
-  return path.starts_with(kApi) || path == "/api/v1" || path.starts_with(kInternal);
+  return path.starts_with(kApi) || path == "/api/v1" || path.starts_with(kInternal) ||
+         Dashboard::serves(path);
 }
 
 ControlResponse AdminApi::handle(const ControlRequest& request) {
@@ -196,6 +203,7 @@ ControlResponse AdminApi::handle(const ControlRequest& request) {
   const std::string_view path = request.target.substr(0, q);
   const std::string_view query =
       q == std::string_view::npos ? std::string_view() : request.target.substr(q + 1);
+  if (Dashboard::serves(path)) return dashboard_.serve(request, path);
   ControlResponse r;
   try {
     r = path.starts_with(kInternal) ? internal(request, path, query) : api(request, path, query);
@@ -226,13 +234,8 @@ ControlResponse AdminApi::internal(const ControlRequest& request, std::string_vi
     return fail(400, "missing or malformed x-rolter-node-id", "x-rolter-node-id");
   }
   Store* store = control_.store();
-  const int64_t now = control_.now_ms();
   const uint64_t serving = parse_u64(request.header("x-rolter-snapshot-version")).value_or(0);
-  if (store != nullptr) {
-    auto touched = store->touch_node(node_id, std::string(request.header("x-rolter-node-version")),
-                                     serving, now);
-    if (!touched) spdlog::warn("store: cannot record node {}: {}", node_id, touched.error());
-  }
+  touch_node(node_id, request.header("x-rolter-node-version"), serving);
   if (path == "/internal/snapshot") {
     if (request.method != "GET") return fail(405, "GET only");
     const std::string seen_text = query_param(query, "version");
@@ -269,34 +272,108 @@ ControlResponse AdminApi::internal(const ControlRequest& request, std::string_vi
   if (!ok || !body.is_object()) return not_an_object();
   if (store == nullptr) return fail(503, "this control plane has no store");
   if (path == "/internal/adaptive-telemetry") {
-    if (!body.contains("routes") || !body["routes"].is_array()) {
-      return fail(400, "expected a list", "routes");
-    }
-    std::vector<TelemetryRow> rows;
-    for (const auto& route : body["routes"]) {
-      if (!route.is_object() || !route.contains("route") || !route["route"].is_string()) {
-        return fail(400, "every entry needs a string route", "routes");
-      }
-      rows.push_back({node_id, route["route"].get<std::string>(), now, route.dump()});
-    }
-    if (auto added = store->add_telemetry(rows); !added) {
-      return fail(500, "the store failed: " + added.error());
-    }
-    if (now - last_prune_ms_.load() >= kPruneEveryMs) {
-      last_prune_ms_.store(now);
-      if (auto pruned = store->prune_telemetry(now - kTelemetryKeepMs); !pruned) {
-        spdlog::warn("store: cannot prune telemetry: {}", pruned.error());
-      }
-    }
-    return answer(200, json{{"accepted", rows.size()}});
+    auto accepted = ingest_adaptive_telemetry(node_id, body);
+    if (!accepted) return fail(accepted.error());
+    return answer(200, json{{"accepted", *accepted}});
   }
   if (path == "/internal/node-stats") {
-    if (auto put = store->put_node_stats(node_id, body.dump(), now); !put) {
-      return fail(500, "the store failed: " + put.error());
-    }
+    if (auto put = ingest_node_stats(node_id, body); !put) return fail(put.error());
     return answer(200, json{{"accepted", true}});
   }
   return fail(404, "no such endpoint: " + std::string(path));
+}
+
+void AdminApi::touch_node(const std::string& node_id, std::string_view node_version,
+                          uint64_t snapshot_version) {
+  Store* store = control_.store();
+  if (store == nullptr) return;
+  auto touched =
+      store->touch_node(node_id, std::string(node_version), snapshot_version, control_.now_ms());
+  if (!touched) spdlog::warn("store: cannot record node {}: {}", node_id, touched.error());
+}
+
+tl::expected<size_t, ControlError> AdminApi::ingest_adaptive_telemetry(const std::string& node_id,
+                                                                       const json& body) {
+  auto error = [](unsigned status, std::string message, std::string param = "") {
+    return tl::unexpected(ControlError{.status = status,
+                                       .type = status >= 500 ? "api_error" : "invalid_request_error",
+                                       .message = std::move(message),
+                                       .param = std::move(param)});
+  };
+  Store* store = control_.store();
+  if (store == nullptr) return error(503, "this control plane has no store");
+  if (!body.is_object() || !body.contains("routes") || !body["routes"].is_array()) {
+    return error(400, "expected a list", "routes");
+  }
+  const int64_t now = control_.now_ms();
+  std::vector<TelemetryRow> rows;
+  for (const auto& route : body["routes"]) {
+    if (!route.is_object() || !route.contains("route") || !route["route"].is_string()) {
+      return error(400, "every entry needs a string route", "routes");
+    }
+    rows.push_back({node_id, route["route"].get<std::string>(), now, route.dump()});
+  }
+  if (auto added = store->add_telemetry(rows); !added) {
+    return error(500, "the store failed: " + added.error());
+  }
+  if (now - last_prune_ms_.load() >= kPruneEveryMs) {
+    last_prune_ms_.store(now);
+    if (auto pruned = store->prune_telemetry(now - kTelemetryKeepMs); !pruned) {
+      spdlog::warn("store: cannot prune telemetry: {}", pruned.error());
+    }
+  }
+  return rows.size();
+}
+
+tl::expected<void, ControlError> AdminApi::ingest_node_stats(const std::string& node_id,
+                                                            const json& body) {
+  Store* store = control_.store();
+  if (store == nullptr) {
+    return tl::unexpected(ControlError{
+        .status = 503, .type = "api_error", .message = "this control plane has no store"});
+  }
+  if (auto put = store->put_node_stats(node_id, body.dump(), control_.now_ms()); !put) {
+    return tl::unexpected(ControlError{
+        .status = 500, .type = "api_error", .message = "the store failed: " + put.error()});
+  }
+  return {};
+}
+
+// What the dashboard reads beyond the entities: the catalog with its shares, the strategy
+// picker's list, and the policy-mode flip thresholds. Any role may read them.
+ControlResponse AdminApi::dashboard_data(std::string_view head, std::string_view query) {
+  if (head == "strategies") return answer(200, strategies_json());
+  if (head == "policy-thresholds") {
+    const std::string targets = query_param(query, "targets");
+    const std::string ratios = query_param(query, "ratios");
+    // The command's messages name its flags; here the same words name query parameters.
+    auto without_flag = [](std::string message) {
+      const auto colon = message.find(": ");
+      return message.starts_with("--") && colon != std::string::npos ? message.substr(colon + 2)
+                                                                      : message;
+    };
+    auto counts = parse_target_range(targets.empty() ? "2" : targets);
+    if (!counts) return fail(400, without_flag(counts.error()), "targets");
+    auto parsed = parse_ratios(ratios.empty() ? "1:1" : ratios);
+    if (!parsed) return fail(400, without_flag(parsed.error()), "ratios");
+    // The very text `rolter policy-thresholds --json` prints, read back.
+    json rows = json::parse(render_threshold_json(compute_thresholds(*counts, *parsed)));
+    return answer(200, json{{"object", "list"}, {"data", std::move(rows)}});
+  }
+  // The catalog: the running document as the data plane reads it.
+  auto loaded = load_config_text(control_.document(), "published configuration");
+  if (!loaded) return fail(500, "the published configuration does not load");
+  std::map<std::pair<std::string, std::string>, bool> read_only;
+  for (EntityKind kind : {EntityKind::kRoute, EntityKind::kProviderGroup}) {
+    for (const auto& e : control_.entities(kind)) {
+      read_only[{std::string(entity_kind_name(kind)), e.name}] = e.read_only;
+    }
+  }
+  return answer(200, catalog_json(loaded->config, [&](std::string_view kind,
+                                                      const std::string& name) {
+                  auto it = read_only.find({std::string(kind), name});
+                  return it != read_only.end() && it->second;
+                }));
 }
 
 ControlResponse AdminApi::api(const ControlRequest& request, std::string_view path,
@@ -326,6 +403,11 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
   if (request.body.size() > kMaxApiBody) return fail(413, "body too large (1 MiB at most)");
   auto body = [&](bool& ok) { return parse_body(request.body, ok); };
 
+  if ((head == "catalog" || head == "strategies" || head == "policy-thresholds") &&
+      name.empty()) {
+    if (!read) return fail(405, "GET only");
+    return dashboard_data(head, query);
+  }
   if (head == "whoami" && name.empty()) {
     if (!read) return fail(405, "GET only");
     return answer(200, json{{"name", principal->name}, {"role", principal->role}});

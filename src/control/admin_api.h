@@ -6,6 +6,9 @@
 //                 and manage admin tokens.
 //   /internal/... the node token (Authorization: Bearer) and x-rolter-node-id: snapshot long
 //                 polls, adaptive telemetry and node stats from the gateways.
+//   /ui/          the dashboard (ui/dashboard.h); it logs in with an admin token and reads the
+//                 API above, including what only it needs: /api/v1/catalog, /api/v1/strategies
+//                 and /api/v1/policy-thresholds (the code of `rolter policy-thresholds`).
 //
 // Errors use the OpenAI shape with the offending field in `param`. No answer, log line or metric
 // carries a key, token or digest.
@@ -17,6 +20,7 @@
 
 #include "control/control_plane.h"
 #include "server/control_handler.h"
+#include "ui/dashboard.h"
 
 namespace rolter {
 
@@ -24,8 +28,9 @@ class Metrics;
 
 class AdminApi final : public ControlHandler {
  public:
-  // `control` and `metrics` (may be null) must outlive the object.
-  AdminApi(ControlPlane& control, Metrics* metrics);
+  // `control` and `metrics` (may be null) must outlive the object. `ui_dir` (ROLTER_UI_DIR, for
+  // editing the dashboard) serves its files from disk instead of the binary; "" = embedded.
+  AdminApi(ControlPlane& control, Metrics* metrics, std::string ui_dir = "");
   ~AdminApi() override;
 
   bool serves(std::string_view path) const override;
@@ -35,13 +40,26 @@ class AdminApi final : public ControlHandler {
   }
   void forget(uint64_t ticket) override { control_.forget(ticket); }
 
+  // What a node reports, as the internal API takes it (nodes post it there; `rolter serve`
+  // hands its own node's reports here directly). Errors carry the status to answer.
+  tl::expected<size_t, ControlError> ingest_adaptive_telemetry(const std::string& node_id,
+                                                               const nlohmann::json& body);
+  tl::expected<void, ControlError> ingest_node_stats(const std::string& node_id,
+                                                     const nlohmann::json& body);
+  // Records that a node was heard from, serving `snapshot_version`.
+  void touch_node(const std::string& node_id, std::string_view node_version,
+                  uint64_t snapshot_version);
+
  private:
   struct Instruments;
   ControlResponse api(const ControlRequest& request, std::string_view path, std::string_view query);
   ControlResponse internal(const ControlRequest& request, std::string_view path,
                            std::string_view query);
 
+  ControlResponse dashboard_data(std::string_view head, std::string_view query);
+
   ControlPlane& control_;
+  Dashboard dashboard_;
   std::unique_ptr<Instruments> instruments_;
   std::atomic<int64_t> last_prune_ms_{0};
 };

@@ -1,4 +1,4 @@
-#include "app/policy_thresholds.h"
+#include "balance/policy/policy_thresholds.h"
 
 #include <gtest/gtest.h>
 
