@@ -23,12 +23,13 @@ export function timeChart({ title, format = (v) => String(v), seriesKeys = [] })
     const width = Math.max(260, plotBox.clientWidth || 320);
     const opts = {
       width,
-      height: 150,
-      legend: { show: labels.length > 1 },
+      height: 130,
+      legend: { show: labels.length > 1, live: false },
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       axes: [
-        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,.15)' } },
+        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,.15)' }, space: 60,
+          values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toTimeString().slice(0, 8)) },
         { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,.15)' }, size: 56, values: (u, ticks) => ticks.map(format) },
       ],
       series: [{}, ...labels.map((label, i) => ({
@@ -40,7 +41,7 @@ export function timeChart({ title, format = (v) => String(v), seriesKeys = [] })
     plot = new globalThis.uPlot(opts, [times, ...columns], plotBox);
   }
 
-  const resize = () => { if (plot) plot.setSize({ width: Math.max(260, plotBox.clientWidth), height: 150 }); };
+  const resize = () => { if (plot) plot.setSize({ width: Math.max(260, plotBox.clientWidth), height: 130 }); };
   const observer = new ResizeObserver(resize);
   observer.observe(plotBox);
 

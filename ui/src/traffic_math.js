@@ -32,6 +32,15 @@ export class ReportWindow {
     return out;
   }
 
+  // The route names whose counters are above zero on some node.
+  activeRoutes() {
+    const out = new Set();
+    for (const w of this.nodes.values()) {
+      for (const r of w.cur?.routes ?? []) if (requestsOf(r) > 0) out.add(r.route);
+    }
+    return out;
+  }
+
   // The last interval's figures for `route`, summed over nodes.
   route(name) {
     let rps = 0;

@@ -12,6 +12,9 @@ const PLUGINS = [
   { key: 'decision_service', label: 'decision_service', fallback: 10, help: 'votes for the model a decision service picks' },
 ];
 const FREE = '';
+// The target counts the thresholds are computed for.
+const MIN_TARGETS = 2;
+const MAX_TARGETS = 64;
 
 export default {
   async render(root, ctx) {
@@ -70,7 +73,7 @@ function editor(route, targetCount, ctx) {
       h('td', { class: 'num' }, weight, errorSlot(`policy.${p.key}.weight`)),
       h('td', { class: 'muted' }, p.help));
   });
-  const targets = h('input', { type: 'number', id: 'policy-targets', min: '1', step: '1', value: String(targetCount), dataset: { field: 'targets' } });
+  const targets = h('input', { type: 'number', id: 'policy-targets', min: String(MIN_TARGETS), max: String(MAX_TARGETS), step: '1', value: String(targetCount), dataset: { field: 'targets' } });
   targets.addEventListener('input', schedule);
 
   async function ask() {
@@ -84,8 +87,10 @@ function editor(route, targetCount, ctx) {
     }
     const a = Number(li.weight.value);
     const b = Number(sa.weight.value);
-    if (!Number.isInteger(n) || n < 1 || !(a > 0) || !(b > 0)) {
-      clear(result, h('p', { class: 'error' }, 'Give a whole number of targets and weights above 0.'));
+    if (!Number.isInteger(n) || n < MIN_TARGETS || n > MAX_TARGETS || !(a > 0) || !(b > 0)) {
+      clear(result, h('p', { class: 'error' }, n === 1
+        ? 'With one target a session has nowhere to move.'
+        : `Give a whole number of targets from ${MIN_TARGETS} to ${MAX_TARGETS}, and weights above 0.`));
       delete result.dataset.flip;
       return;
     }

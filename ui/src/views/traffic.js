@@ -54,7 +54,8 @@ export default {
       reports.add(nodes);
       const reporting = nodes.filter((n) => n.stats && n.health !== 'down').length;
       status.textContent = `Summed over ${reporting} reporting node${reporting === 1 ? '' : 's'}; nodes report every 5 s, this page polls every ${POLL_MS / 1000} s.`;
-      const names = [...new Set([...configured, ...reports.routes()])].sort();
+      // Configured routes always; other addresses (provider groups, pinned providers) once they serve.
+      const names = [...new Set([...configured, ...reports.activeRoutes()])].sort();
       if (names.length === 0) {
         clear(box, emptyState('No routes yet.', 'Traffic appears here once a route serves requests.'));
         return;
