@@ -47,7 +47,8 @@ export async function startFleet({ uiDir } = {}) {
       `[[routes]]\nname = "${ROUTES.fromFile}"\nstrategy = "round_robin"\n` +
       `[[routes.targets]]\nprovider = "file-engine"\nmodel = "sim-model"\n`;
     const store = `sqlite:${path.join(tempDir('rolter-ui-db-'), 'rolter.db')}`;
-    const cpEnv = uiDir ? { ...env, ROLTER_UI_DIR: uiDir } : env;
+    // The tests serve the assets embedded in the binary: never a folder inherited from the shell.
+    const cpEnv = { ...env, ROLTER_UI_DIR: uiDir ?? '' };
     const cp = await startControlPlane({ config, store, env: cpEnv });
     stopping.push(() => cp.stop());
     const api = adminClient(cp.url, ADMIN);

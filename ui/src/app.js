@@ -113,13 +113,17 @@ async function route() {
   clear(root);
   root.dataset.view = entry.path;
   delete root.dataset.loaded;
+  delete root.dataset.hash;
   const ctx = context(entry, params);
   try {
     await entry.view.render(root, ctx);
   } catch (err) {
     if (mount === mountCount) showBanner(err.message);
   }
-  if (mount === mountCount) root.dataset.loaded = '1';
+  if (mount === mountCount) {
+    root.dataset.hash = location.hash;
+    root.dataset.loaded = '1';
+  }
 }
 
 function buildNav() {

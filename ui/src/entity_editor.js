@@ -113,7 +113,7 @@ export function entityEditor(kind, { entity, strategies, providers, onSaved, onD
 
   const status = h('div', { class: 'success', role: 'status', hidden: true });
   const saveButton = h('button', { type: 'submit', class: 'primary', dataset: { write: '' } }, creating ? `Create ${kind.noun}` : 'Save');
-  const addButton = h('button', { type: 'button', dataset: { write: '' } }, `Add ${kind.listKey === 'members' ? 'member' : 'target'}`);
+  const addButton = h('button', { type: 'button', dataset: { write: '', action: 'add-target' } }, `Add ${kind.listKey === 'members' ? 'member' : 'target'}`);
   addButton.addEventListener('click', () => addRow(null));
   const cancelButton = h('button', { type: 'button' }, creating ? 'Cancel' : 'Back to the list');
   cancelButton.addEventListener('click', () => onCancel?.());

@@ -28,6 +28,11 @@ function policyForm(answer, ctx, onSaved) {
     return h('div', { class: 'field' }, h('label', { for: `policy-${f.key}` }, f.label), input, errorSlot(f.key));
   });
   const status = h('div', { class: 'success', role: 'status', hidden: true });
+  const affects = h('span', { class: 'muted' });
+  const showAffected = (routes) => {
+    affects.textContent = `Affects: ${routes?.length ? routes.join(', ') : 'no adaptive route yet'}`;
+  };
+  showAffected(answer.affected_routes);
   const form = h('form', { class: 'form', novalidate: true, id: 'adaptive-policy' },
     formErrorSlot(),
     h('div', { class: 'field inline' }, enabled, h('label', { for: 'policy-enabled' }, 'Enabled: adaptive routes blend once they have evidence'), errorSlot('enabled')),
@@ -37,8 +42,7 @@ function policyForm(answer, ctx, onSaved) {
     h('div', { class: 'toolbar' },
       h('button', { type: 'submit', class: 'primary', dataset: { write: '' } }, 'Save policy'),
       h('span', { class: 'spacer' }),
-      h('span', { class: 'muted' }, 'Affects: ',
-        (answer.affected_routes ?? []).length ? answer.affected_routes.join(', ') : 'no adaptive route yet')));
+      affects));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
@@ -57,6 +61,7 @@ function policyForm(answer, ctx, onSaved) {
       touched.clear();
       status.textContent = `Saved (configuration version ${saved.version}). Nodes apply it within a second.`;
       status.hidden = false;
+      showAffected(saved.affected_routes);
       onSaved(saved);
     } catch (err) {
       showError(form, err);
@@ -114,11 +119,9 @@ export default {
     const formBox = h('div');
     const board = h('div', { class: 'scoreboard' });
     let affected = [];
-    const showForm = (answer) => {
-      affected = answer.affected_routes ?? [];
-      clear(formBox, policyForm(answer, ctx, showForm));
-    };
-    showForm(await api.get('/adaptive-routing-policy'));
+    const answer = await api.get('/adaptive-routing-policy');
+    affected = answer.affected_routes ?? [];
+    clear(formBox, policyForm(answer, ctx, (saved) => { affected = saved.affected_routes ?? []; }));
     if (!ctx.alive()) return;
     clear(root, section('Policy', formBox),
       section('Scoreboard', h('p', { class: 'muted' }, `Each node posts its view every 15 s; this page refreshes every ${REFRESH_MS / 1000} s. Higher scores win.`), board));

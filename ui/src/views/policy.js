@@ -102,6 +102,8 @@ function editor(route, targetCount, ctx) {
       const row = answer?.data?.[0];
       if (!row) return;
       const flip = row.flip === null ? 'never' : String(row.flip);
+      result.dataset.targets = String(row.targets);
+      result.dataset.ratio = row.ratio;
       result.dataset.flip = flip;
       result.dataset.tieAt = row.tie_at === null ? '' : String(row.tie_at);
       clear(result,
