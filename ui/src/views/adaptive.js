@@ -100,18 +100,18 @@ function sampleTable(entry) {
       h('td', { class: 'num' }, num(sig.price, 4)),
       h('td', { class: 'num' }, sig.in_flight === null || sig.in_flight === undefined ? '—' : int(sig.in_flight)),
       h('td', { class: 'num' }, int(t.picks ?? 0)),
-      h('td', { class: 'num' }, DECISIONS.map((k) => int(byDecision[k] ?? 0)).join(' / ')),
+      h('td', { class: 'num', title: DECISIONS.join(' / ') }, DECISIONS.map((k) => int(byDecision[k] ?? 0)).join(' / ')),
       h('td', { class: 'num' }, t.seconds_since_last_pick === null || t.seconds_since_last_pick === undefined ? '—' : ago(t.seconds_since_last_pick)));
   });
   return h('div', { class: 'sample', dataset: { node: entry.node_id, engaged: String(engaged) } },
     head, warming,
-    h('table', { class: 'grid' },
+    h('div', { class: 'scroll' }, h('table', { class: 'grid compact' },
       h('thead', {},
         h('tr', {}, h('th', {}), h('th', { class: 'num' }, 'Blended'), h('th', { colspan: '3', class: 'num' }, 'Components'),
           h('th', { colspan: '3', class: 'num' }, 'Signals'), h('th', { colspan: '3', class: 'num' }, 'Picks')),
-        h('tr', {}, ['Target', 'Score', 'Latency', 'Cost', 'Load', 'Latency ms', 'Price', 'In flight', 'Total', 'Blend / explore / probe / fallback', 'Last']
+        h('tr', {}, ['Target', 'Score', 'Latency', 'Cost', 'Load', 'Latency ms', 'Price', 'In flight', 'Total', 'Blend/expl./probe/fallb.', 'Last']
           .map((l, i) => h('th', { class: i ? 'num' : null }, l)))),
-      h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: '11', class: 'empty' }, 'No targets reported.')))));
+      h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: '11', class: 'empty' }, 'No targets reported.'))))));
 }
 
 export default {

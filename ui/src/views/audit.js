@@ -19,7 +19,7 @@ export default {
   async render(root, ctx) {
     let q = ctx.params.get('q') ?? '';
     let offset = Number(ctx.params.get('offset') ?? 0) || 0;
-    const search = h('input', { type: 'search', id: 'audit-q', value: q, placeholder: 'Search actor, action or subject', autocomplete: 'off' });
+    const search = h('input', { type: 'search', id: 'audit-q', class: 'search-input', value: q, placeholder: 'Search actor, action or subject', autocomplete: 'off' });
     const prev = h('button', { type: 'button' }, '← Newer');
     const next = h('button', { type: 'button' }, 'Older →');
     const pageInfo = h('span', { class: 'muted' });
