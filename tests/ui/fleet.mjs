@@ -105,7 +105,7 @@ export async function startFleet({ uiDir } = {}) {
             } catch {
               state.failed += 1;
             }
-            await sleep(15);
+            await sleep(40);
           }
         };
         state.done = Promise.all([0, 1, 2].map(worker));

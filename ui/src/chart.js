@@ -21,16 +21,18 @@ export function timeChart({ title, format = (v) => String(v), seriesKeys = [] })
     plot?.destroy();
     plot = null;
     const width = Math.max(260, plotBox.clientWidth || 320);
+    // Canvas strokes take no CSS variables: read the page's text colour once per build.
+    const ink = getComputedStyle(container).color || '#666';
     const opts = {
       width,
       height: 130,
-      legend: { show: labels.length > 1, live: false },
+      legend: { show: false },
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       axes: [
-        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,.15)' }, space: 60,
+        { stroke: ink, grid: { stroke: 'rgba(128,128,128,.15)' }, space: 60,
           values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toTimeString().slice(0, 8)) },
-        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,.15)' }, size: 56, values: (u, ticks) => ticks.map(format) },
+        { stroke: ink, grid: { stroke: 'rgba(128,128,128,.15)' }, size: 56, values: (u, ticks) => ticks.map(format) },
       ],
       series: [{}, ...labels.map((label, i) => ({
         label, stroke: PALETTE[i % PALETTE.length], width: 1.6, points: { show: false }, spanGaps: true,
@@ -68,8 +70,12 @@ export function timeChart({ title, format = (v) => String(v), seriesKeys = [] })
       }
       if (!plot) build();
       else plot.setData([times, ...columns]);
-      const shown = labels.map((l) => (labels.length > 1 ? `${l} ${format(values[l])}` : format(values[l])));
-      last.textContent = shown.join(' · ');
+      // The latest values, each in its series' colour (the chart has no legend).
+      last.replaceChildren(...labels.map((l, i) => {
+        const item = h('span', { class: 'series' }, labels.length > 1 ? `${l} ${format(values[l])}` : format(values[l]));
+        if (labels.length > 1) item.style.color = PALETTE[i % PALETTE.length];
+        return item;
+      }));
       labels.forEach((l, i) => {
         const key = seriesKeys[i];
         if (key) container.dataset[key] = values[l] === null || values[l] === undefined ? '' : String(values[l]);

@@ -71,7 +71,7 @@ export class ReportWindow {
       }
     }
     const pickSum = [...picks.values()].reduce((a, b) => a + b, 0);
-    const share = new Map([...picks.entries()].map(([k, v]) => [k, pickSum > 0 ? v / pickSum : 0]));
+    const share = pickSum > 0 ? new Map([...picks.entries()].map(([k, v]) => [k, v / pickSum])) : new Map();
     return {
       rps,
       errorRate: total > 0 ? Math.max(0, errors) / total : 0,

@@ -2,7 +2,7 @@
 // p99, and each target's share of picks, summed over every gateway node from the counters they
 // report (/api/v1/cluster/nodes), polled every 2.5 s.
 import { api, list } from '../api.js';
-import { h, clear, emptyState, section, num } from '../dom.js';
+import { h, clear, emptyState, section, num, table } from '../dom.js';
 import { ReportWindow } from '../traffic_math.js';
 import { timeChart } from '../chart.js';
 
@@ -14,9 +14,9 @@ function routePanel(name) {
   const charts = {
     rps: timeChart({ title: 'Requests / s', format: (v) => num(v, 1), seriesKeys: ['lastRps'] }),
     errors: timeChart({ title: 'Error rate (5xx share)', format: pct, seriesKeys: ['lastErrorRate'] }),
+    share: timeChart({ title: 'Share by target', format: pct }),
     ttft: timeChart({ title: 'Time to first token', format: ms, seriesKeys: ['lastTtftP50', 'lastTtftP99'] }),
     latency: timeChart({ title: 'Latency', format: ms, seriesKeys: ['lastLatencyP50', 'lastLatencyP99'] }),
-    share: timeChart({ title: 'Share by target', format: pct }),
   };
   const element = section(null, h('h2', {}, name),
     h('div', { class: 'charts' }, Object.values(charts).map((c) => c.element)));
@@ -45,7 +45,8 @@ export default {
     const panels = new Map();
     const box = h('div', { class: 'traffic' });
     const status = h('p', { class: 'muted' });
-    clear(root, status, box);
+    const summary = h('div');
+    clear(root, status, summary, box);
     ctx.onCleanup(() => { for (const p of panels.values()) p.destroy(); });
     await ctx.every(POLL_MS, async () => {
       const answer = await api.get('/cluster/nodes');
@@ -62,6 +63,22 @@ export default {
       }
       if (panels.size === 0) clear(box);
       const t = Date.now() / 1000;
+      const now = new Map(names.map((name) => [name, reports.route(name)]));
+      clear(summary, section(null, h('div', { class: 'traffic-summary' }, table(
+        [{ label: 'Route' }, { label: 'Requests / s', num: true }, { label: '5xx', num: true },
+          { label: 'TTFT p50', num: true }, { label: 'Latency p50', num: true }, { label: 'Latency p99', num: true }, { label: 'Targets' }],
+        names.map((name) => {
+          const f = now.get(name);
+          return [h('a', { href: '#/traffic', dataset: { jump: name } }, name), num(f.rps, 1), pct(f.errorRate),
+            ms(f.ttft.p50), ms(f.latency.p50), ms(f.latency.p99),
+            [...f.share.entries()].map(([target, share]) => `${target} ${pct(share)}`).join(' · ') || '—'];
+        })))));
+      for (const a of summary.querySelectorAll('a[data-jump]')) {
+        a.addEventListener('click', (event) => {
+          event.preventDefault();
+          panels.get(a.dataset.jump)?.element.scrollIntoView({ behavior: 'smooth', block: 'start' });
+        });
+      }
       for (const name of names) {
         let panel = panels.get(name);
         if (!panel) {
@@ -69,7 +86,7 @@ export default {
           panels.set(name, panel);
           box.append(panel.element);
         }
-        panel.push(t, reports.route(name));
+        panel.push(t, now.get(name));
       }
     });
   },
