@@ -63,6 +63,7 @@ describe('dashboard', { timeout: 280000 }, () => {
     await show(page, '#/catalog');
     const entries = await page.$$eval('section[data-entry]', (cards) => cards.map((c) => c.dataset.entry).sort());
     assert.deepEqual(entries, Object.values(ROUTES).sort());
+    assert.equal(await page.$$eval('section[data-kind="provider_group"]', (cards) => cards.length), 0);
     const read = (name) => page.$eval(`section[data-entry="${name}"]`, (card) => ({
       headers: [...card.querySelectorAll('th')].map((th) => th.textContent.trim()),
       shares: [...card.querySelectorAll('td[data-share]')].map((td) => td.textContent.trim()),
@@ -151,6 +152,29 @@ describe('dashboard', { timeout: 280000 }, () => {
     assert.equal(watch.disallow(), 1, 'exactly the provoked answer was let through');
     assert.equal((await fleet.api.get('/routes/bad-weight')).status, 404);
     await screenshot(page, 'route-editor-validation');
+  });
+
+  uiTest('a provider group made in the editor is stored key for key and listed in the catalog', async () => {
+    await show(page, '#/groups?new=1');
+    await page.type('#entity-name', 'pool');
+    await page.select('#strategy', 'weighted');
+    await page.select('[data-field="members[0].provider"]', 'engine-0');
+    await page.type('[data-field="members[0].weight"]', '2');
+    await page.click('button[data-action="add-target"]');
+    await page.select('[data-field="members[1].provider"]', 'engine-1');
+    await page.type('[data-field="members[1].upstream_model"]', 'sim-model');
+    await page.click('form.entity-editor button[type="submit"]');
+    await waitFor(page, () => location.hash === '#/groups?edit=pool' && document.getElementById('view').dataset.loaded === '1', null);
+    const stored = await fleet.api.get('/provider-groups/pool');
+    assert.deepEqual(stored.body, {
+      slug: 'pool', strategy: 'weighted', read_only: false,
+      members: [{ provider: 'engine-0', weight: 2 }, { provider: 'engine-1', upstream_model: 'sim-model' }],
+    });
+    await show(page, '#/catalog');
+    const shares = await page.$$eval('section[data-entry="pool"][data-kind="provider_group"] td[data-share]', (tds) => tds.map((td) => td.textContent.trim()));
+    assert.deepEqual(shares, ['66.7 %', '33.3 %']);
+    await show(page, '#/groups');
+    await screenshot(page, 'groups');
   });
 
   uiTest('a viewer sees no write control on any screen; an admin does', async () => {
@@ -297,8 +321,6 @@ describe('dashboard', { timeout: 280000 }, () => {
     await show(page, '#/providers');
     await waitFor(page, () => document.querySelectorAll('section.card h2').length >= 4, null);
     await screenshot(page, 'providers');
-    await show(page, '#/groups');
-    await screenshot(page, 'groups');
     await show(page, '#/tokens');
     await screenshot(page, 'tokens');
   });
