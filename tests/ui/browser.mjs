@@ -13,7 +13,17 @@ const WIDTH = 1280;
 const HEIGHT = 800;
 const WAIT_MS = 10000;
 
+// Chromium by default; ROLTER_TEST_BROWSER=firefox runs the same tests on Firefox
+// (ROLTER_FIREFOX, default /usr/bin/firefox-esr, over WebDriver BiDi).
 export async function launchBrowser() {
+  if (process.env.ROLTER_TEST_BROWSER === 'firefox') {
+    return puppeteer.launch({
+      browser: 'firefox',
+      executablePath: process.env.ROLTER_FIREFOX || '/usr/bin/firefox-esr',
+      headless: true,
+      defaultViewport: { width: WIDTH, height: HEIGHT },
+    });
+  }
   return puppeteer.launch({
     executablePath: process.env.ROLTER_CHROMIUM || '/usr/bin/chromium',
     headless: true,

@@ -184,7 +184,7 @@ export function entityEditor(kind, { entity, strategies, providers, onSaved, onD
       h('label', {}, kind.listKey === 'members' ? 'Members' : 'Targets'),
       h('table', { class: 'grid targets' },
         h('thead', {}, h('tr', {},
-          h('th', {}, 'Provider'), h('th', {}, kind.modelLabel), h('th', { class: 'num' }, 'Weight'), h('th', {}))),
+          h('th', {}, 'Provider'), h('th', {}, kind.modelLabel), h('th', {}, 'Weight'), h('th', {}))),
         tbody),
       errorSlot(kind.listKey),
       targetsNote),

@@ -12,6 +12,9 @@ const TELEMETRY = {
 // Provider kinds that are not self-hosted engines: they carry neither telemetry source.
 const NO_TELEMETRY_KINDS = new Set(['anthropic', 'decision_service']);
 
+// Whether a provider of this kind can carry a KV-event stream or an LMCache endpoint.
+export const carriesTelemetry = (kind) => !NO_TELEMETRY_KINDS.has(kind ?? 'openai');
+
 // What a provider offers for `source` ('kv_events' | 'lmcache'):
 // { state: 'cannot' | 'none' | 'partial' | 'ok', missing, total }.
 export function telemetryOf(provider, source) {

@@ -5,6 +5,7 @@ import { api, list, seg } from '../api.js';
 import { h, clear, badge, emptyState, section, int, percent, num } from '../dom.js';
 import { instanceUrls, mergeInstances } from '../instances.js';
 import { clearErrors, errorSlot, formErrorSlot, showError } from '../form_errors.js';
+import { carriesTelemetry } from '../strategy_picker.js';
 
 const REFRESH_MS = 3000;
 
@@ -37,14 +38,17 @@ function providerCard(provider, merged, ctx, reload) {
     const inst = instances[i] ?? {};
     const kvConfigured = Boolean(inst.kv_events || provider.kv_events);
     const lmConfigured = Boolean(inst.lmcache || provider.lmcache);
+    const hosted = !carriesTelemetry(provider.kind);
+    const notApplicable = () => h('span', { class: 'muted', title: 'not a self-hosted engine' }, 'n/a (hosted)');
     return h('tr', { dataset: { instance: `${provider.name}@${url}` } },
       h('td', { class: 'mono' }, url),
       h('td', {}, healthBadge(m)),
       h('td', {}, breakerBadge(m)),
       h('td', {}, m ? (m.parked ? badge(`parked on ${m.parked}`, 'warn') : 'no') : '—'),
       h('td', { class: 'num', dataset: { inFlight: m ? String(m.in_flight) : '' } }, m ? int(m.in_flight) : '—'),
-      h('td', {}, kvBadge(kvConfigured, m)),
-      h('td', { class: 'num' }, lmConfigured ? percent(m?.lmcache_occupancy ?? null) : h('span', { class: 'muted' }, 'not configured')),
+      h('td', {}, hosted ? notApplicable() : kvBadge(kvConfigured, m)),
+      h('td', { class: 'num' }, hosted ? notApplicable()
+        : lmConfigured ? percent(m?.lmcache_occupancy ?? null) : h('span', { class: 'muted' }, 'not configured')),
       h('td', { class: 'num' }, m?.engine_load === null || m?.engine_load === undefined ? '—' : num(m.engine_load, 1)));
   });
   const actions = ctx.canWrite && !provider.read_only
