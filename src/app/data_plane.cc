@@ -116,7 +116,8 @@ void DataPlane::start(bool services, const TelemetryTarget& telemetry) {
       store_, AdaptiveTelemetry::Options{
                   .control_plane = telemetry.control_plane,
                   .node_id = telemetry.node_id.empty() ? host_name() : telemetry.node_id,
-                  .node_token = telemetry.node_token});
+                  .node_token = telemetry.node_token,
+                  .deliver = telemetry.deliver});
   parts_->telemetry->start();
   if (!telemetry.control_plane.empty()) {
     spdlog::info("adaptive telemetry: reporting to {} every 15 s", telemetry.control_plane);

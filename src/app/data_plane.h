@@ -8,6 +8,7 @@
 #include <tl/expected.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,6 +26,8 @@ struct TelemetryTarget {
   std::string control_plane;
   std::string node_id;
   std::string node_token;
+  // Instead of posting: hands each document to the control plane in this process.
+  std::function<bool(const std::string& node_id, const std::string& body)> deliver;
 };
 
 std::string host_name();

@@ -82,7 +82,8 @@ int run_gateway(const GatewayOptions& options) {
                           NodeStatsReporter::Options{.control_plane = options.control_plane,
                                                      .node_id = node_id,
                                                      .node_token = node_token,
-                                                     .node_version = ROLTER_VERSION},
+                                                     .node_version = ROLTER_VERSION,
+                                                     .tracker = &tracker},
                           [&] { return follower.serving_version(); });
   stats.start();
   spdlog::info("rolter gateway listening on {} (node {}, snapshot version {}, control plane {})",

@@ -12,6 +12,7 @@
 #include "config/loader.h"
 #include "control/admin_api.h"
 #include "control/control_plane.h"
+#include "follow/node_stats.h"
 #include "observe/metrics.h"
 #include "store/store.h"
 #include "store/store_url.h"
@@ -100,7 +101,7 @@ void reload_file(ControlPlane& control, Metrics& metrics, const char* why) {
 // Serves until SIGTERM or SIGINT, reloading the config file on SIGHUP or when it changes, then
 // wakes the long polls and drains.
 int serve_until_signal(ControlPlane& control, Metrics& metrics, DataPlane& data_plane,
-                       SnapshotStore& snapshots) {
+                       SnapshotStore& snapshots, NodeStatsReporter* stats = nullptr) {
   return run_until_signal(
       [&](const char* why) {
         if (control.has_config_file()) reload_file(control, metrics, why);
@@ -110,6 +111,7 @@ int serve_until_signal(ControlPlane& control, Metrics& metrics, DataPlane& data_
       },
       [&] {
         control.shutdown();
+        if (stats != nullptr) stats->stop();
         data_plane.stop(
             std::chrono::milliseconds(snapshots.current()->config().server.drain_timeout_ms));
       });
@@ -146,13 +148,38 @@ int run_serve(const ServeOptions& options) {
     spdlog::error("{}", listening.error());
     return 1;
   }
-  data_plane.start(/*services=*/true, options.telemetry);
+  // The dashboard shows this node like any other: unless its reports go to another control
+  // plane, they are handed to this one directly.
+  TelemetryTarget telemetry = options.telemetry;
+  const std::string node_id = telemetry.node_id.empty() ? host_name() : telemetry.node_id;
+  auto deliver_to = [&](bool stats) {
+    return [&api, &control, stats](const std::string& node, const std::string& body) {
+      auto document = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+      api.touch_node(node, ROLTER_VERSION, control.version());
+      if (stats) return api.ingest_node_stats(node, document).has_value();
+      return api.ingest_adaptive_telemetry(node, document).has_value();
+    };
+  };
+  std::unique_ptr<NodeStatsReporter> stats;
+  if (telemetry.control_plane.empty()) {
+    telemetry.node_id = node_id;
+    telemetry.deliver = deliver_to(false);
+    stats = std::make_unique<NodeStatsReporter>(
+        metrics,
+        NodeStatsReporter::Options{.node_id = node_id,
+                                   .node_version = ROLTER_VERSION,
+                                   .tracker = &tracker,
+                                   .deliver = deliver_to(true)},
+        [&control] { return control.version(); });
+  }
+  data_plane.start(/*services=*/true, telemetry);
+  if (stats) stats->start();
   spdlog::info(
       "rolter listening on {} ({} routes, config version {}; admin API at /api/v1, dashboard at "
       "{}/ui/)",
       data_plane.url(), snapshots.current()->config().routes.size(), control.version(),
       data_plane.url());
-  return serve_until_signal(control, metrics, data_plane, snapshots);
+  return serve_until_signal(control, metrics, data_plane, snapshots, stats.get());
 }
 
 int run_control_plane(const ControlPlaneOptions& options) {

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "follow/control_plane_client.h"
@@ -64,6 +65,14 @@ struct HistogramSum {
 struct TargetSum {
   uint64_t picks = 0;
   ClassCounts responses{};
+  HistogramSum duration;
+  HistogramSum ttft;
+};
+
+// One instance's state, from the gauges labelled by instance ("provider@base_url").
+struct InstanceSum {
+  double in_flight = 0;
+  std::optional<double> breaker, healthy, parked, kv_state, lmcache, engine_load;
 };
 
 struct RouteSum {
@@ -100,7 +109,75 @@ Json histogram_json(const HistogramSum& h) {
   for (const auto& [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}) {
     out[name] = sampled ? Json(ms(histogram_quantile(q, h.bounds, h.cumulative))) : Json(nullptr);
   }
+  // The buckets themselves, so the dashboard can take percentiles of a window: the difference
+  // of two reports. "le" is in ms; null is +Inf.
+  Json buckets = Json::array();
+  for (size_t i = 0; i < h.bounds.size(); ++i) {
+    buckets.push_back({{"le", std::isinf(h.bounds[i]) ? Json(nullptr) : Json(ms(h.bounds[i]))},
+                       {"count", h.cumulative[i]}});
+  }
+  out["buckets"] = std::move(buckets);
   return out;
+}
+
+constexpr std::array<const char*, 3> kBreakerStates = {"closed", "open", "half_open"};
+constexpr std::array<const char*, 4> kKvStates = {"disconnected", "live", "stale", "gap"};
+
+Json state_name(const std::optional<double>& value, std::span<const char* const> names) {
+  if (!value) return nullptr;
+  const auto i = static_cast<size_t>(std::llround(*value));
+  return i < names.size() ? Json(names[i]) : Json(nullptr);
+}
+
+Json number_or_null(const std::optional<double>& value) {
+  return value && std::isfinite(*value) ? Json(*value) : Json(nullptr);
+}
+
+Json instance_json(const std::string& instance, const InstanceSum& s) {
+  const auto at = instance.find('@');
+  return {{"instance", instance},
+          {"provider", instance.substr(0, at)},
+          {"base_url", at == std::string::npos ? "" : instance.substr(at + 1)},
+          {"in_flight", count(s.in_flight)},
+          {"breaker", state_name(s.breaker, kBreakerStates)},
+          {"healthy", s.healthy ? Json(*s.healthy > 0) : Json(nullptr)},
+          {"parked", s.parked ? Json(*s.parked > 0) : Json(nullptr)},
+          {"kv_events", state_name(s.kv_state, kKvStates)},
+          {"lmcache_occupancy", number_or_null(s.lmcache)},
+          {"engine_load", number_or_null(s.engine_load)}};
+}
+
+// Adds one family's per-instance gauges.
+void add_instance_family(const prometheus::MetricFamily& family,
+                         std::map<std::string, InstanceSum>& instances) {
+  struct Slot {
+    std::string_view family;
+    std::optional<double> InstanceSum::*field;
+  };
+  static constexpr Slot kSlots[] = {
+      {"rolter_breaker_state", &InstanceSum::breaker},
+      {"rolter_instance_healthy", &InstanceSum::healthy},
+      {"rolter_instance_parked", &InstanceSum::parked},
+      {"rolter_kv_events_state", &InstanceSum::kv_state},
+      {"rolter_lmcache_occupancy", &InstanceSum::lmcache},
+      {"rolter_engine_load", &InstanceSum::engine_load},
+  };
+  const bool in_flight = family.name == "rolter_in_flight";
+  const Slot* slot = nullptr;
+  for (const Slot& s : kSlots) {
+    if (s.family == family.name) slot = &s;
+  }
+  if (!in_flight && slot == nullptr) return;
+  for (const auto& metric : family.metric) {
+    const std::string instance(label(metric, "instance"));
+    if (instance.empty()) continue;
+    InstanceSum& sum = instances[instance];
+    if (in_flight) {
+      sum.in_flight = metric.gauge.value;
+    } else {
+      sum.*(slot->field) = metric.gauge.value;
+    }
+  }
 }
 
 // Adds one family's series to the routes they name.
@@ -131,6 +208,11 @@ void add_family(const prometheus::MetricFamily& family, std::map<std::string, Ro
       routes[route].duration.add(metric.histogram);
     } else if (name == "rolter_ttft_seconds") {
       routes[route].ttft.add(metric.histogram);
+    } else if (name == "rolter_target_duration_seconds" || name == "rolter_target_ttft_seconds") {
+      const std::string_view target = label(metric, "target");
+      if (target == kNoTarget) continue;
+      TargetSum& t = routes[route].targets[std::string(target)];
+      (name == "rolter_target_duration_seconds" ? t.duration : t.ttft).add(metric.histogram);
     }
   }
 }
@@ -154,7 +236,11 @@ double histogram_quantile(double q, const std::vector<double>& bounds,
 std::string node_stats_json(const NodeStatsHeader& header,
                             const std::vector<prometheus::MetricFamily>& families) {
   std::map<std::string, RouteSum> routes;
-  for (const auto& family : families) add_family(family, routes);
+  std::map<std::string, InstanceSum> instances;
+  for (const auto& family : families) {
+    add_family(family, routes);
+    add_instance_family(family, instances);
+  }
   Json doc = {{"node_id", header.node_id},
               {"version", header.version},
               {"snapshot_version", header.snapshot_version},
@@ -163,8 +249,11 @@ std::string node_stats_json(const NodeStatsHeader& header,
   for (const auto& [name, r] : routes) {
     Json targets = Json::array();
     for (const auto& [target, t] : r.targets) {
-      targets.push_back(
-          {{"target", target}, {"picks", t.picks}, {"responses", classes_json(t.responses)}});
+      targets.push_back({{"target", target},
+                         {"picks", t.picks},
+                         {"responses", classes_json(t.responses)},
+                         {"duration_ms", histogram_json(t.duration)},
+                         {"ttft_ms", histogram_json(t.ttft)}});
     }
     doc["routes"].push_back({{"route", name},
                              {"requests", classes_json(r.requests)},
@@ -174,6 +263,10 @@ std::string node_stats_json(const NodeStatsHeader& header,
                              {"duration_ms", histogram_json(r.duration)},
                              {"ttft_ms", histogram_json(r.ttft)},
                              {"targets", std::move(targets)}});
+  }
+  doc["instances"] = Json::array();
+  for (const auto& [instance, sum] : instances) {
+    doc["instances"].push_back(instance_json(instance, sum));
   }
   // Replace, not throw, on a label that is not valid UTF-8.
   return doc.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -202,6 +295,8 @@ struct NodeStatsReporter::Impl {
     auto parsed = parse_endpoint(options.control_plane);
     if (parsed) {
       endpoint = std::move(*parsed);
+    } else if (options.deliver) {
+      // Reports go to `deliver`; there is nothing to connect to.
     } else {
       spdlog::error("node stats: control plane URL '{}' does not parse ({}); not reporting",
                     options.control_plane, parsed.error());
@@ -233,9 +328,15 @@ Task<void> NodeStatsReporter::Impl::report() {
                    std::chrono::system_clock::now().time_since_epoch())
                    .count(),
   };
+  if (options.tracker != nullptr) metrics.refresh(*options.tracker);
+  std::string body = node_stats_json(header, metrics.registry().Collect());
+  if (options.deliver) {
+    ++(options.deliver(options.node_id, body) ? ok : failed);
+    co_return;
+  }
   auto request = control_plane_request(http::verb::post, *endpoint, kStatsPath, node, serving);
   request.set(http::field::content_type, "application/json");
-  request.body() = node_stats_json(header, metrics.registry().Collect());
+  request.body() = std::move(body);
   request.prepare_payload();
   const ExchangeLimits limits{.connect_timeout = options.connect_timeout,
                               .deadline = std::min(kMaxPostTimeout, options.interval)};
@@ -273,7 +374,7 @@ NodeStatsReporter::NodeStatsReporter(Metrics& metrics, Options options,
 NodeStatsReporter::~NodeStatsReporter() { stop(); }
 
 void NodeStatsReporter::start() {
-  if (!impl_->endpoint || thread_.joinable()) return;
+  if ((!impl_->endpoint && !impl_->options.deliver) || thread_.joinable()) return;
   asio::co_spawn(impl_->io, impl_->run(), asio::detached);
   thread_ = std::thread([impl = impl_.get()] { impl->io.run(); });
 }

@@ -6,14 +6,22 @@
 //    "routes": [{"route": "qwen3",
 //                "requests": {"2xx": 10, "4xx": 0, "5xx": 1, "other": 0},
 //                "retries": 0, "tokens_in": 0, "tokens_out": 0,
-//                "duration_ms": {"count": 11, "sum": 123.4, "p50": 9.8, "p90": 15, "p99": 20},
-//                "ttft_ms": {...},
+//                "duration_ms": H, "ttft_ms": H,
 //                "targets": [{"target": "qwen-a/Qwen/Qwen3-8B", "picks": 6,
-//                             "responses": {"2xx": 6, "4xx": 0, "5xx": 0, "other": 0}}]}]}
-// Every value is cumulative since the node started; the dashboard takes differences for rates.
-// "other" holds 1xx, 3xx and responses never sent. A route's requests include those answered
-// before any target was picked (the "none" series), which are not listed as a target. Percentiles
-// interpolate linearly within the histogram bucket that holds them (null without samples).
+//                             "responses": {"2xx": 6, "4xx": 0, "5xx": 0, "other": 0},
+//                             "duration_ms": H, "ttft_ms": H}]}],
+//    "instances": [{"instance": "qwen-a@http://10.0.0.1:8000", "provider": "qwen-a",
+//                   "base_url": "http://10.0.0.1:8000", "in_flight": 0, "breaker": "closed",
+//                   "healthy": true, "parked": false, "kv_events": "live" | null,
+//                   "lmcache_occupancy": 0.4 | null, "engine_load": 3 | null}]}
+// where H = {"count": 11, "sum": 123.4, "p50": 9.8, "p90": 15, "p99": 20,
+//            "buckets": [{"le": 5, "count": 3}, ..., {"le": null, "count": 11}]} (ms, cumulative).
+// Every count is cumulative since the node started; the dashboard takes differences for rates
+// and for percentiles over a window. "other" holds 1xx, 3xx and responses never sent. A route's
+// requests include those answered before any target was picked (the "none" series), which are
+// not listed as a target. Percentiles interpolate linearly within the histogram bucket that holds
+// them (null without samples). Instance states name the gauges' values (breaker: closed, open,
+// half_open; kv_events: disconnected, live, stale, gap; null where the gauge is absent).
 //
 // NodeStatsReporter posts that document to `{control_plane}/internal/node-stats` every interval
 // on a thread of its own, with the node's headers (follow/control_plane_client.h). A failed post
@@ -37,6 +45,7 @@ struct MetricFamily;
 
 namespace rolter {
 
+class LoadTracker;
 class Metrics;
 
 // Who reports, and when.
@@ -67,6 +76,11 @@ class NodeStatsReporter {
     // loading the control plane with a fleet's posts.
     std::chrono::milliseconds interval{5000};
     std::chrono::milliseconds connect_timeout{2000};
+    // Read before each report so the instance gauges are current; null = as they are.
+    const LoadTracker* tracker = nullptr;
+    // When set, each report is handed here instead of posted (the all-in-one `rolter serve`
+    // gives its own control plane its node's reports); returns whether it was taken.
+    std::function<bool(const std::string& node_id, const std::string& body)> deliver;
   };
 
   // `metrics` must outlive the object. `snapshot_version` returns the version being served (e.g.

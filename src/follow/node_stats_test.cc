@@ -1,11 +1,15 @@
 #include "follow/node_stats.h"
 
 #include <gtest/gtest.h>
+#include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <nlohmann/json.hpp>
 
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 
+#include "fleet/load_tracker.h"
 #include "follow/testing/scripted_control_plane.h"
 #include "observe/metrics.h"
 
@@ -73,9 +77,10 @@ TEST(NodeStatsJsonTest, ReportsWhatMetricsCounted) {
   ASSERT_EQ(doc["routes"].size(), 2u);  // by name
   const Json& idle = doc["routes"][0];
   EXPECT_EQ(idle["route"], "idle");
-  EXPECT_EQ(
-      idle["duration_ms"],
-      (Json{{"count", 0}, {"sum", 0.0}, {"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr}}));
+  EXPECT_EQ(idle["duration_ms"]["count"], 0);
+  EXPECT_EQ(idle["duration_ms"]["sum"], 0.0);
+  for (const char* q : {"p50", "p90", "p99"}) EXPECT_TRUE(idle["duration_ms"][q].is_null()) << q;
+  for (const auto& bucket : idle["duration_ms"]["buckets"]) EXPECT_EQ(bucket["count"], 0);
   EXPECT_EQ(idle["targets"], Json::array());
 
   const Json& r = doc["routes"][1];
@@ -90,19 +95,124 @@ TEST(NodeStatsJsonTest, ReportsWhatMetricsCounted) {
   EXPECT_DOUBLE_EQ(d["p50"].get<double>(), 5.0);   // the top of (2.5, 5]
   EXPECT_DOUBLE_EQ(d["p90"].get<double>(), 22.0);  // 4/5 into (10, 25]
   EXPECT_DOUBLE_EQ(d["p99"].get<double>(), 24.7);
+  // The buckets themselves, in ms and cumulative, ending with +Inf (null).
+  const Json& buckets = d["buckets"];
+  ASSERT_GE(buckets.size(), 3u);
+  EXPECT_TRUE(buckets.back()["le"].is_null());
+  EXPECT_EQ(buckets.back()["count"], 10);
+  bool saw_five = false;
+  for (const auto& bucket : buckets) {
+    if (bucket["le"] == 5.0) {
+      saw_five = true;
+      EXPECT_EQ(bucket["count"], 5);
+    }
+  }
+  EXPECT_TRUE(saw_five);
   const Json& t = r["ttft_ms"];
   EXPECT_EQ(t["count"], 1);
   EXPECT_DOUBLE_EQ(t["p50"].get<double>(), 300000.0);  // +Inf: the highest finite bound
 
   ASSERT_EQ(r["targets"].size(), 2u);  // "none" is in the route's totals only
-  EXPECT_EQ(r["targets"][0],
-            (Json{{"target", "qwen-a/Qwen/Qwen3-8B"},
-                  {"picks", 7},
-                  {"responses", {{"2xx", 6}, {"4xx", 1}, {"5xx", 0}, {"other", 1}}}}));
-  EXPECT_EQ(r["targets"][1],
-            (Json{{"target", "qwen-b/Qwen/Qwen3-8B"},
-                  {"picks", 4},
-                  {"responses", {{"2xx", 3}, {"4xx", 0}, {"5xx", 1}, {"other", 0}}}}));
+  const Json& ta = r["targets"][0];
+  EXPECT_EQ(ta["target"], "qwen-a/Qwen/Qwen3-8B");
+  EXPECT_EQ(ta["picks"], 7);
+  EXPECT_EQ(ta["responses"], (Json{{"2xx", 6}, {"4xx", 1}, {"5xx", 0}, {"other", 1}}));
+  const Json& tb = r["targets"][1];
+  EXPECT_EQ(tb["target"], "qwen-b/Qwen/Qwen3-8B");
+  EXPECT_EQ(tb["picks"], 4);
+  EXPECT_EQ(tb["responses"], (Json{{"2xx", 3}, {"4xx", 0}, {"5xx", 1}, {"other", 0}}));
+  EXPECT_EQ(ta["duration_ms"]["count"], 0);
+  EXPECT_TRUE(ta["ttft_ms"]["p50"].is_null());
+}
+
+// Each target's own latency: what answered it, not the route's mix.
+TEST(NodeStatsJsonTest, PercentilesPerTarget) {
+  Metrics metrics;
+  const auto a = metrics.candidate("m", "random", "a/m");
+  const auto b = metrics.candidate("m", "random", "b/m");
+  const auto a_again = metrics.candidate("m", "random", "a/m");  // a second instance of a
+  for (int i = 0; i < 4; ++i) Metrics::observe_seconds(a.duration, 0.003);
+  for (int i = 0; i < 4; ++i) Metrics::observe_seconds(a_again.duration, 0.003);
+  for (int i = 0; i < 2; ++i) Metrics::observe_seconds(b.duration, 0.020);
+  Metrics::observe_seconds(b.ttft, 0.004);
+  const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.registry().Collect()));
+  const Json& targets = doc["routes"][0]["targets"];
+  ASSERT_EQ(targets.size(), 2u);
+  EXPECT_EQ(targets[0]["duration_ms"]["count"], 8);
+  EXPECT_DOUBLE_EQ(targets[0]["duration_ms"]["p50"].get<double>(), 3.75);  // within (2.5, 5]
+  EXPECT_EQ(targets[1]["duration_ms"]["count"], 2);
+  EXPECT_GT(targets[1]["duration_ms"]["p50"].get<double>(), 10.0);
+  EXPECT_EQ(targets[1]["ttft_ms"]["count"], 1);
+  EXPECT_EQ(targets[0]["ttft_ms"]["count"], 0);
+}
+
+// Instances: their live state, named, from the gauges the tracker sets.
+TEST(NodeStatsJsonTest, InstanceStates) {
+  Metrics metrics;
+  LoadTracker tracker;
+  InstanceState& a = tracker.instance("qwen-a", "http://10.0.0.1:8000");
+  InstanceState& b = tracker.instance("qwen-b", "http://10.0.0.2:8000");
+  a.load.in_flight.store(3);
+  b.health.breaker.store(1);
+  b.health.healthy.store(false);
+  b.health.parked_until.store(std::numeric_limits<int64_t>::max());
+  metrics.kv_events(a.identity).state->Set(1);
+  metrics.refresh(tracker);
+  const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.registry().Collect()));
+  ASSERT_EQ(doc["instances"].size(), 2u);
+  EXPECT_EQ(doc["instances"][0],
+            (Json{{"instance", "qwen-a@http://10.0.0.1:8000"},
+                  {"provider", "qwen-a"},
+                  {"base_url", "http://10.0.0.1:8000"},
+                  {"in_flight", 3},
+                  {"breaker", "closed"},
+                  {"healthy", true},
+                  {"parked", false},
+                  {"kv_events", "live"},
+                  {"lmcache_occupancy", nullptr},
+                  {"engine_load", nullptr}}));
+  const Json& second = doc["instances"][1];
+  EXPECT_EQ(second["provider"], "qwen-b");
+  EXPECT_EQ(second["in_flight"], 0);
+  EXPECT_EQ(second["breaker"], "open");
+  EXPECT_EQ(second["healthy"], false);
+  EXPECT_EQ(second["parked"], true);
+  EXPECT_TRUE(second["kv_events"].is_null());  // no stream configured
+}
+
+// `deliver` takes the reports instead of a control plane: what `rolter serve` does for itself.
+TEST(NodeStatsReporterTest, DeliversInsteadOfPosting) {
+  Metrics metrics;
+  LoadTracker tracker;
+  tracker.instance("p", "http://10.0.0.9:1").load.in_flight.store(2);
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::string>> got;
+  std::condition_variable cv;
+  NodeStatsReporter reporter(metrics,
+                             {.node_id = "local",
+                              .interval = milliseconds(20),
+                              .tracker = &tracker,
+                              .deliver =
+                                  [&](const std::string& node, const std::string& body) {
+                                    std::lock_guard lock(mu);
+                                    got.emplace_back(node, body);
+                                    cv.notify_all();
+                                    return got.size() != 1;  // the first is refused
+                                  }},
+                             [] { return uint64_t{5}; });
+  reporter.start();
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return got.size() >= 2; }));
+  }
+  reporter.stop();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(got[0].first, "local");
+  const Json doc = Json::parse(got[1].second);
+  EXPECT_EQ(doc["snapshot_version"], 5);
+  EXPECT_EQ(doc["instances"][0]["in_flight"], 2);  // refreshed from the tracker before reading
+  EXPECT_EQ(reporter.posts_failed(), 1u);
+  EXPECT_GE(reporter.posts_ok(), 1u);
 }
 
 // The reporter posts the document with the node's headers every interval; a failed post does not

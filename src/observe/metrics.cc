@@ -66,6 +66,15 @@ struct Metrics::Families {
                  .Help("Time from request to the first token (the first content event of a stream; "
                        "the response head otherwise), by route")
                  .Register(r)),
+        target_duration(prometheus::BuildHistogram()
+                            .Name("rolter_target_duration_seconds")
+                            .Help("Time from request to the end of the response, by route and "
+                                  "the target that answered")
+                            .Register(r)),
+        target_ttft(prometheus::BuildHistogram()
+                        .Name("rolter_target_ttft_seconds")
+                        .Help("Time to the first token, by route and the target that answered")
+                        .Register(r)),
         picks(
             prometheus::BuildCounter()
                 .Name("rolter_picks_total")
@@ -213,6 +222,8 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
   prometheus::Family<prometheus::Histogram>& ttft;
+  prometheus::Family<prometheus::Histogram>& target_duration;
+  prometheus::Family<prometheus::Histogram>& target_ttft;
   prometheus::Family<prometheus::Counter>& picks;
   prometheus::Family<prometheus::Counter>& retries;
   prometheus::Family<prometheus::Counter>& tokens;
@@ -274,6 +285,9 @@ Metrics::CandidateInstruments Metrics::candidate(std::string_view route, std::st
                                                {"target", std::string(target)},
                                                {"code", kCodeClasses[i]}});
   }
+  const prometheus::Labels labels = {{"route", std::string(route)}, {"target", std::string(target)}};
+  c.duration = &families_->target_duration.Add(labels, latency_buckets());
+  c.ttft = &families_->target_ttft.Add(labels, latency_buckets());
   return c;
 }
 
@@ -454,6 +468,11 @@ void render_adaptive(Families& families, const LoadTracker& tracker) {
 }  // namespace
 
 std::string Metrics::render(const LoadTracker& tracker) {
+  refresh(tracker);
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+void Metrics::refresh(const LoadTracker& tracker) {
   render_adaptive(*families_, tracker);
   const auto now = default_clock().now();
   tracker.for_each([&](const InstanceState& state) {
@@ -477,7 +496,6 @@ std::string Metrics::render(const LoadTracker& tracker) {
           state.lmcache.usable_occupancy().value_or(std::numeric_limits<double>::quiet_NaN()));
     }
   });
-  return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 
 }  // namespace rolter

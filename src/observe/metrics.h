@@ -95,6 +95,9 @@ class Metrics {
   struct CandidateInstruments {
     prometheus::Counter* picks = nullptr;
     StatusCounters responses{};
+    // Per target, for the dashboard's per-target percentiles; a target's instances share them.
+    prometheus::Histogram* duration = nullptr;
+    prometheus::Histogram* ttft = nullptr;
   };
   struct EngineInstruments {
     prometheus::Gauge* gpu_cache_usage = nullptr;
@@ -180,6 +183,9 @@ class Metrics {
 
   // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.
   std::string render(const LoadTracker& tracker);
+  // Sets the gauges render() reads from `tracker` (in-flight, breaker, health, parking, adaptive
+  // counters), for a reader of registry() that does not render (the node stats reporter).
+  void refresh(const LoadTracker& tracker);
 
   // The registry behind render(), for modules that keep families of their own (the control
   // plane's, a gateway node's). Families added here are rendered with the rest.

@@ -144,9 +144,11 @@ void log_relayed(const RoutePool& pool, const Candidate& candidate, const Attemp
   if (report.first_token) {
     ttft = since_start(*report.first_token);
     Metrics::observe_seconds(pool.instruments.ttft, *ttft);
+    Metrics::observe_seconds(candidate.instruments.ttft, *ttft);
   }
   const double duration = since_start(std::chrono::steady_clock::now());
   Metrics::observe_seconds(pool.instruments.duration, duration);
+  Metrics::observe_seconds(candidate.instruments.duration, duration);
   Metrics::count_tokens(pool.instruments, report.usage.input_tokens(),
                         report.usage.output_tokens());
   log_request(RequestLogLine{.route = pool.name,

@@ -92,12 +92,19 @@ TEST(Dashboard, AnswersGetOnly) {
 }
 
 TEST(Dashboard, ADevDirServesFromDiskButVendorStaysEmbedded) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("rolter-ui-test-" + std::to_string(::getpid()));
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("rolter-ui-test-" + std::to_string(::getpid()));
+  const auto dir = root / "src";
   std::filesystem::create_directories(dir / "views");
   std::ofstream(dir / "index.html") << "<html>edited</html>";
   std::ofstream(dir / "views" / "catalog.js") << "export const edited = 1;";
+  std::ofstream(dir / ".secret") << "hidden";
+  std::ofstream(root / "outside.txt") << "outside";
   Dashboard d({.assets = kAssets, .dev_dir = dir.string()});
+  // Nothing hidden and nothing outside the folder, though both files exist.
+  EXPECT_EQ(get(d, "/ui/.secret").status, 404u);
+  EXPECT_EQ(get(d, "/ui/../outside.txt").status, 404u);
+  EXPECT_EQ(get(d, "/ui/views/../../outside.txt").status, 404u);
   EXPECT_EQ(get(d, "/ui/").body, "<html>edited</html>");
   auto view = get(d, "/ui/views/catalog.js");
   EXPECT_EQ(view.body, "export const edited = 1;");
@@ -105,7 +112,7 @@ TEST(Dashboard, ADevDirServesFromDiskButVendorStaysEmbedded) {
   EXPECT_EQ(get(d, "/ui/vendor/uplot.js").body, "var uPlot");
   EXPECT_EQ(get(d, "/ui/../index.html").status, 404u);
   EXPECT_EQ(get(d, "/ui/nothing.js").status, 404u);
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(root);
 }
 
 TEST(Dashboard, TheBuildEmbedsTheVendoredChartLibrary) {

@@ -183,7 +183,14 @@ Task<void> AdaptiveTelemetry::Impl::tick() {
         metrics->set_adaptive_score(route.route, c.target, c.score);
     }
   }
-  if (!endpoint || samples.empty()) co_return;
+  if (samples.empty()) co_return;
+  if (options.deliver) {
+    const bool taken = options.deliver(options.node_id,
+                                       adaptive_telemetry_json(options.node_id, samples));
+    if (Metrics* metrics = snapshot->metrics()) metrics->count_adaptive_telemetry_post(taken);
+    co_return;
+  }
+  if (!endpoint) co_return;
   const Status status = co_await post(adaptive_telemetry_json(options.node_id, samples));
   const bool ok = status && *status >= 200 && *status < 300;
   if (Metrics* metrics = snapshot->metrics()) metrics->count_adaptive_telemetry_post(ok);

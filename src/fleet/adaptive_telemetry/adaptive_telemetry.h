@@ -17,6 +17,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -52,6 +53,9 @@ class AdaptiveTelemetry {
     std::string control_plane;  // base URL; empty = do not send
     std::string node_id;
     std::string node_token;  // empty = no Authorization header
+    // When set, each document goes here instead of being posted (the all-in-one `rolter serve`
+    // gives its own control plane its samples); returns whether it was taken.
+    std::function<bool(const std::string& node_id, const std::string& body)> deliver;
     // SPEC §6.10: every 15 s. A parameter so tests can run fast.
     std::chrono::milliseconds interval{15000};
   };
