@@ -92,6 +92,8 @@ describe('dashboard', { timeout: 280000 }, () => {
     await page.select('[data-field="targets[0].provider"]', 'engine-0');
     await page.click('button[data-action="add-target"]');
     await page.select('[data-field="targets[1].provider"]', 'hosted-claude');
+    await page.click('button[data-action="add-target"]');
+    await page.select('[data-field="targets[2].provider"]', 'engine-1');
     for (const [strategy, telemetry] of [['precise_cache_aware', 'kv_events'], ['lmcache_aware', 'lmcache']]) {
       await page.select('#strategy', strategy);
       const hint = await page.$eval('.telemetry-hint', (el) => ({
@@ -106,6 +108,10 @@ describe('dashboard', { timeout: 280000 }, () => {
       const cannot = hint.items.find((i) => i.provider === 'hosted-claude');
       assert.equal(cannot?.state, 'cannot', JSON.stringify(hint));
       assert.match(cannot.text, /hosted-claude \(kind anthropic\) cannot carry/);
+      // engine-1 has a KV-event stream and no LMCache endpoint.
+      const carrier = hint.items.find((i) => i.provider === 'engine-1');
+      if (telemetry === 'kv_events') assert.equal(carrier, undefined, JSON.stringify(hint));
+      else assert.equal(carrier?.state, 'none', JSON.stringify(hint));
     }
     await screenshot(page, 'route-editor-telemetry-hint');
     await page.select('#strategy', 'round_robin');
@@ -284,7 +290,7 @@ describe('dashboard', { timeout: 280000 }, () => {
     assert.notEqual(figures.ttft, undefined);
     assert.deepEqual(Object.keys(figures.share).sort(), ['engine-0/sim-model', 'engine-1/sim-model']);
     assert.ok(figures.share['engine-0/sim-model'] > figures.share['engine-1/sim-model'], JSON.stringify(figures.share));
-    assert.equal(figures.canvases, 5);
+    assert.equal(figures.canvases, 6);
     await screenshot(page, 'traffic');
   });
 
@@ -319,7 +325,17 @@ describe('dashboard', { timeout: 280000 }, () => {
     assert.match(current, /^\d+$/);
     await screenshot(page, 'cluster');
     await show(page, '#/providers');
-    await waitFor(page, () => document.querySelectorAll('section.card h2').length >= 4, null);
+    // Every node reports each instance it routes to: engine-0 is healthy on both, breaker closed.
+    const row = (provider) => `tr[data-instance^="${provider}@"]`;
+    await waitFor(page, (sel) => /healthy on 2 nodes/.test(document.querySelector(sel)?.children[1].textContent ?? ''), row('engine-0'), 15000);
+    const live = await page.$eval(row('engine-0'), (tr) => [...tr.children].map((td) => td.textContent.trim()));
+    assert.equal(live[2], 'closed', live.join(' | '));
+    assert.equal(live[3], 'no', live.join(' | '));
+    assert.match(live[4], /^\d+$/, live.join(' | '));
+    assert.equal(live[5], 'not configured');
+    await waitFor(page, (sel) => /^(live|stale|gap|disconnected)$/.test(document.querySelector(sel)?.children[5].textContent.trim() ?? ''), row('engine-1'), 15000);
+    const hosted = await page.$eval(row('hosted-claude'), (tr) => [...tr.children].map((td) => td.textContent.trim()));
+    assert.equal(hosted[5], 'n/a (hosted)');
     await screenshot(page, 'providers');
     await show(page, '#/tokens');
     await screenshot(page, 'tokens');

@@ -41,7 +41,8 @@ export async function startFleet({ uiDir } = {}) {
   };
   try {
     // Small modelled delays, so latency and TTFT are not all zero.
-    const sim = await startSim({ engines: 3, args: ['--time-scale', '0.1'] });
+    // KV events published over ZeroMQ: engine-1 carries a KV-event stream.
+    const sim = await startSim({ engines: 3, args: ['--time-scale', '0.1', '--kv-port', '0'] });
     stopping.push(() => stopSim(sim));
     const config = `[[providers]]\nname = "file-engine"\nbase_url = "${sim.engines[2].url}"\n\n` +
       `[[routes]]\nname = "${ROUTES.fromFile}"\nstrategy = "round_robin"\n` +
@@ -54,7 +55,10 @@ export async function startFleet({ uiDir } = {}) {
     const api = adminClient(cp.url, ADMIN);
 
     await created(await api.post('/providers', { name: 'engine-0', base_url: sim.engines[0].url, cost: { input: 0.2, output: 0.6 } }), 'engine-0');
-    await created(await api.post('/providers', { name: 'engine-1', base_url: sim.engines[1].url, cost: { input: 0.1, output: 0.3 } }), 'engine-1');
+    await created(await api.post('/providers', {
+      name: 'engine-1', base_url: sim.engines[1].url, cost: { input: 0.1, output: 0.3 },
+      kv_events: { endpoint: `tcp://127.0.0.1:${sim.engines[1].kv_port}` },
+    }), 'engine-1');
     // A hosted API: it cannot carry a KV-event stream or an LMCache endpoint.
     await created(await api.post('/providers', { name: 'hosted-claude', kind: 'anthropic', base_url: sim.engines[2].url }), 'hosted-claude');
     const both = (extra = [{}, {}]) => [

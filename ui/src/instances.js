@@ -22,15 +22,17 @@ export function mergeInstances(nodes) {
       const key = inst.instance ?? `${inst.provider}@${inst.base_url}`;
       let m = merged.get(key);
       if (!m) {
-        m = { nodes: 0, healthy: 0, breaker: 'closed', breakerOpenOn: 0, parked: 0, in_flight: 0,
+        m = { nodes: 0, healthKnown: 0, healthy: 0, breaker: 'closed', breakerOpenOn: 0, parked: 0, in_flight: 0,
           kv_events: null, lmcache_occupancy: null, engine_load: null };
         merged.set(key, m);
       }
       m.nodes += 1;
-      if (inst.healthy) m.healthy += 1;
+      // null: the node has no such gauge (yet); it counts neither way.
+      if (inst.healthy !== null && inst.healthy !== undefined) m.healthKnown += 1;
+      if (inst.healthy === true) m.healthy += 1;
       if ((BREAKER_RANK[inst.breaker] ?? 0) > (BREAKER_RANK[m.breaker] ?? 0)) m.breaker = inst.breaker;
       if (inst.breaker && inst.breaker !== 'closed') m.breakerOpenOn += 1;
-      if (inst.parked) m.parked += 1;
+      if (inst.parked === true) m.parked += 1;
       m.in_flight += Number(inst.in_flight ?? 0);
       if (inst.kv_events !== null && inst.kv_events !== undefined) {
         if (m.kv_events === null || (KV_RANK[inst.kv_events] ?? 0) > (KV_RANK[m.kv_events] ?? 0)) m.kv_events = inst.kv_events;

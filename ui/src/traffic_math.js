@@ -49,6 +49,7 @@ export class ReportWindow {
     const duration = new Merged();
     const ttft = new Merged();
     const picks = new Map();
+    const targetLatency = new Map();  // target → Merged durations
     for (const w of this.nodes.values()) {
       if (!w.prev || !w.cur) continue;
       const seconds = (w.cur.at_ms - w.prev.at_ms) / 1000;
@@ -68,6 +69,10 @@ export class ReportWindow {
       for (const t of cur.targets ?? []) {
         const before = base?.targets?.find((x) => x.target === t.target)?.picks ?? 0;
         picks.set(t.target, (picks.get(t.target) ?? 0) + Math.max(0, Number(t.picks ?? 0) - Number(before)));
+        if (t.duration_ms) {
+          if (!targetLatency.has(t.target)) targetLatency.set(t.target, new Merged());
+          targetLatency.get(t.target).add(t.duration_ms, base?.targets?.find((x) => x.target === t.target)?.duration_ms);
+        }
       }
     }
     const pickSum = [...picks.values()].reduce((a, b) => a + b, 0);
@@ -78,6 +83,8 @@ export class ReportWindow {
       ttft: { p50: ttft.quantile(0.5), p99: ttft.quantile(0.99) },
       latency: { p50: duration.quantile(0.5), p99: duration.quantile(0.99) },
       share,
+      // Each target's latency p50 over the interval (null without answers).
+      targetLatencyP50: new Map([...targetLatency.entries()].map(([k, m]) => [k, m.quantile(0.5)])),
     };
   }
 }

@@ -11,9 +11,10 @@ const REFRESH_MS = 3000;
 
 function healthBadge(m) {
   if (!m) return badge('no report', '');
-  if (m.healthy === m.nodes) return badge(m.nodes > 1 ? `healthy on ${m.nodes} nodes` : 'healthy', 'ok');
-  if (m.healthy === 0) return badge('unhealthy', 'bad');
-  return badge(`healthy on ${m.healthy} of ${m.nodes}`, 'warn');
+  if (m.healthKnown === 0) return badge('unknown', '');
+  if (m.healthy === m.healthKnown) return badge(m.healthKnown > 1 ? `healthy on ${m.healthKnown} nodes` : 'healthy', 'ok');
+  if (m.healthy === 0) return badge(m.healthKnown > 1 ? `unhealthy on ${m.healthKnown} nodes` : 'unhealthy', 'bad');
+  return badge(`healthy on ${m.healthy} of ${m.healthKnown}`, 'warn');
 }
 
 function breakerBadge(m) {

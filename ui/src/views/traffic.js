@@ -17,6 +17,7 @@ function routePanel(name) {
     share: timeChart({ title: 'Share by target', format: pct }),
     ttft: timeChart({ title: 'Time to first token', format: ms, seriesKeys: ['lastTtftP50', 'lastTtftP99'] }),
     latency: timeChart({ title: 'Latency', format: ms, seriesKeys: ['lastLatencyP50', 'lastLatencyP99'] }),
+    targetLatency: timeChart({ title: 'Latency p50 by target', format: ms }),
   };
   const element = section(null, h('h2', {}, name),
     h('div', { class: 'charts' }, Object.values(charts).map((c) => c.element)));
@@ -32,6 +33,9 @@ function routePanel(name) {
       const share = Object.fromEntries([...f.share.entries()].sort(([a], [b]) => a.localeCompare(b)));
       charts.share.push(t, Object.keys(share).length ? share : { 'no picks': null });
       charts.share.setData('lastShare', JSON.stringify(share));
+      const perTarget = Object.fromEntries([...f.targetLatencyP50.entries()].sort(([a], [b]) => a.localeCompare(b)));
+      charts.targetLatency.push(t, Object.keys(perTarget).length ? perTarget : { 'no answers': null });
+      charts.targetLatency.setData('lastTargetLatencyP50', JSON.stringify(perTarget));
     },
     destroy() { for (const c of Object.values(charts)) c.destroy(); },
   };
