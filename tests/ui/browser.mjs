@@ -86,7 +86,7 @@ export async function show(page, hash) {
   await page.waitForFunction(() => {
     const view = document.getElementById('view');
     return view.dataset.loaded === '1' && view.dataset.hash === location.hash;
-  }, { timeout: WAIT_MS });
+  }, { timeout: WAIT_MS, polling: 100 });
 }
 
 // Replaces an input's value as a person would: select all, delete, type.

@@ -265,15 +265,22 @@ describe('dashboard', { timeout: 280000 }, () => {
     await screenshot(page, 'policy');
   });
 
+  // The traffic screen stays open in a tab of its own from here on, so its charts build a history.
+  let trafficPage;
+  let trafficWatch;
   uiTest('the traffic charts rise from zero once traffic starts', async () => {
-    await show(page, '#/traffic');
+    trafficPage = await browser.newPage();
+    trafficWatch = watchPage(trafficPage);
+    await login(trafficPage, fleet.cp.url, ADMIN);
+    const tab = trafficPage;
+    await show(tab, '#/traffic');
     const chart = (route, key) => `section[data-route="${route}"] [data-chart="${key}"]`;
-    await waitFor(page, (sel) => document.querySelector(sel)?.dataset.lastRps !== undefined, chart(ROUTES.weighted, 'rps'));
-    assert.equal(await page.$eval(chart(ROUTES.weighted, 'rps'), (el) => Number(el.dataset.lastRps)), 0);
+    await waitFor(tab, (sel) => document.querySelector(sel)?.dataset.lastRps !== undefined, chart(ROUTES.weighted, 'rps'));
+    assert.equal(await tab.$eval(chart(ROUTES.weighted, 'rps'), (el) => Number(el.dataset.lastRps)), 0);
     fleet.startTraffic();
-    await waitFor(page, (sel) => Number(document.querySelector(sel)?.dataset.lastRps) > 0, chart(ROUTES.weighted, 'rps'), 30000);
-    await waitFor(page, (sel) => Number(document.querySelector(sel)?.dataset.lastLatencyP50) > 0, chart(ROUTES.weighted, 'latency'), 15000);
-    const figures = await page.evaluate((route) => {
+    await waitFor(tab, (sel) => Number(document.querySelector(sel)?.dataset.lastRps) > 0, chart(ROUTES.weighted, 'rps'), 30000);
+    await waitFor(tab, (sel) => Number(document.querySelector(sel)?.dataset.lastLatencyP50) > 0, chart(ROUTES.weighted, 'latency'), 15000);
+    const figures = await tab.evaluate((route) => {
       const c = (key) => document.querySelector(`section[data-route="${route}"] [data-chart="${key}"]`);
       return {
         rps: Number(c('rps').dataset.lastRps),
@@ -291,7 +298,9 @@ describe('dashboard', { timeout: 280000 }, () => {
     assert.deepEqual(Object.keys(figures.share).sort(), ['engine-0/sim-model', 'engine-1/sim-model']);
     assert.ok(figures.share['engine-0/sim-model'] > figures.share['engine-1/sim-model'], JSON.stringify(figures.share));
     assert.equal(figures.canvases, 6);
-    await screenshot(page, 'traffic');
+    trafficWatch.check('traffic tab');
+    // Back to the main tab: a tab in the background gets no animation frames.
+    await page.bringToFront();
   });
 
   uiTest('the adaptive scoreboard fills within 30 s of enabling the policy through the form', async () => {
@@ -342,6 +351,13 @@ describe('dashboard', { timeout: 280000 }, () => {
   });
 
   uiTest('keys: created and shown once, listed, revoked; the audit log finds the change', async () => {
+    // The traffic tab, with the history it gathered meanwhile.
+    await trafficPage.bringToFront();
+    await screenshot(trafficPage, 'traffic');
+    trafficWatch.check('traffic tab');
+    trafficPage.removeAllListeners();
+    await trafficPage.close();
+    await page.bringToFront();
     // A key makes the gateways require keys: the traffic stops first.
     await fleet.stopTraffic();
     await show(page, '#/keys');
