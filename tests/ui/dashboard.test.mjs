@@ -9,7 +9,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { binDir } from '../lib/rolter.mjs';
+import { binDir, startRolter, configFor, stopSim } from '../lib/rolter.mjs';
+import { startSim } from '../lib/sim.mjs';
 import { startFleet, ADMIN, ROUTES } from './fleet.mjs';
 import { launchBrowser, watchPage, login, show, fill, waitFor, screenshot, shotDir } from './browser.mjs';
 
@@ -384,5 +385,30 @@ describe('dashboard', { timeout: 280000 }, () => {
     await page.keyboard.press('Enter');
     await waitFor(page, () => document.querySelectorAll('tr[data-audit-id]').length > 5, null);
     await screenshot(page, 'audit');
+  });
+});
+
+describe('dashboard on the all-in-one rolter serve', { timeout: 60000 }, () => {
+  test('serve shows the dashboard on the gateway\'s port, with its own node', async (t) => {
+    const sim = await startSim({ engines: 1, args: ['--time-scale', '0'] });
+    t.after(() => stopSim(sim));
+    const rolter = await startRolter({
+      config: configFor({ engines: sim.engines, routes: [{ name: 'solo', strategy: 'weighted', targets: [{ engine: 0, model: 'sim-model', weight: 2 }] }] }),
+      env: { ROLTER_ADMIN_TOKEN: ADMIN, ROLTER_UI_DIR: '' },
+    });
+    t.after(() => rolter.stop());
+    const browser = await launchBrowser();
+    t.after(() => browser.close());
+    const page = await browser.newPage();
+    const watch = watchPage(page);
+    await login(page, rolter.url, ADMIN);
+    await show(page, '#/catalog');
+    const shares = await page.$$eval('section[data-entry="solo"] td[data-share]', (tds) => tds.map((td) => td.textContent.trim()));
+    assert.deepEqual(shares, ['100 %']);
+    assert.equal(await page.$eval('section[data-entry="solo"]', (el) => el.textContent.includes('from rolter.toml')), true);
+    await show(page, '#/cluster');
+    await waitFor(page, () => document.querySelectorAll('tr[data-node][data-health="healthy"]').length === 1, null, 15000);
+    page.removeAllListeners();
+    watch.check('rolter serve');
   });
 });
