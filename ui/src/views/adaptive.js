@@ -86,11 +86,14 @@ function sampleTable(entry) {
     s.policy && s.policy.enabled === false
       ? 'The policy is off: every pick runs the fallback stack.'
       : `Warming up: the blend engages once targets have ${s.policy?.min_samples ?? 'enough'} latency samples; probes and the fallback stack pick until then.`);
+  // The target the blend would pick now: the highest known score.
+  const best = Math.max(...targets.map((t) => (typeof t.score === 'number' ? t.score : -Infinity)));
   const rows = targets.map((t) => {
     const c = t.components ?? {};
     const sig = t.signals ?? {};
     const byDecision = t.picks_by_decision ?? {};
-    return h('tr', { dataset: { target: t.target } },
+    const leads = engaged && typeof t.score === 'number' && t.score === best;
+    return h('tr', { class: leads ? 'leader' : null, dataset: { target: t.target }, title: leads ? 'the blend’s pick now' : null },
       h('td', {}, t.target),
       h('td', { class: 'num score', dataset: { score: t.score === null || t.score === undefined ? '' : String(t.score) } }, num(t.score, 3)),
       h('td', { class: 'num' }, num(c.latency, 3)),
