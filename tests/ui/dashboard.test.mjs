@@ -369,6 +369,8 @@ describe('dashboard', { timeout: 280000 }, () => {
     const box = await page.$eval('.secret-box', (el) => ({ text: el.textContent, key: el.querySelector('.secret-value').textContent }));
     assert.match(box.text, /will not be shown again/);
     assert.match(box.key, /^rk-/);
+    await page.click('.secret-box button');
+    await waitFor(page, () => /Copied|Selected/.test(document.querySelector('.secret-box [role="status"]')?.textContent ?? ''), null);
     await page.waitForSelector('tr[data-key="team-dashboard"]', { timeout: 10000 });
     await screenshot(page, 'keys');
     const revoke = 'tr[data-key="team-dashboard"] button[data-write]';
