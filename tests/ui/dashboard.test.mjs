@@ -115,6 +115,11 @@ describe('dashboard', { timeout: 280000 }, () => {
       else assert.equal(carrier?.state, 'none', JSON.stringify(hint));
     }
     await screenshot(page, 'route-editor-telemetry-hint');
+    // A route from rolter.toml opens read-only.
+    await show(page, `#/routes?edit=${ROUTES.fromFile}`);
+    assert.equal(await page.$('form.entity-editor'), null);
+    assert.match(await page.$eval('#view', (el) => el.textContent), /read-only here/);
+    await show(page, '#/routes?new=1');
     await page.select('#strategy', 'round_robin');
     assert.equal(await page.$('.telemetry-hint'), null, 'no telemetry hint for round_robin');
   });
@@ -259,10 +264,18 @@ describe('dashboard', { timeout: 280000 }, () => {
     }
     assert.equal(seen.size, 3, 'three different answers');
     assert.ok(seen.has(null), 'one of them is "never"');
-    // A policy route: its weights and its two targets.
+    // A policy route: its weights and its two targets; a weight saved through the form changes
+    // that weight alone.
     await page.select('#policy-route', ROUTES.policy);
     assert.equal(await page.$eval('#policy-targets', (el) => el.value), '2');
     await expectShown(2, '1:1');
+    const before = (await fleet.api.get(`/routes/${ROUTES.policy}`)).body;
+    await fill(page, '#weight-least_inflight', 2);
+    await expectShown(2, '2:1');
+    await page.click('#policy-form button[type="submit"]');
+    await page.waitForSelector('#policy-form .success:not([hidden])', { timeout: 10000 });
+    const after = (await fleet.api.get(`/routes/${ROUTES.policy}`)).body;
+    assert.deepEqual(after, { ...before, policy: { ...before.policy, least_inflight: { weight: 2 } } });
     await screenshot(page, 'policy');
   });
 
