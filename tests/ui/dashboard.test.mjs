@@ -359,6 +359,15 @@ describe('dashboard', { timeout: 280000 }, () => {
     await waitFor(page, (sel) => /^(live|stale|gap|disconnected)$/.test(document.querySelector(sel)?.children[5].textContent.trim() ?? ''), row('engine-1'), 15000);
     const hosted = await page.$eval(row('hosted-claude'), (tr) => [...tr.children].map((td) => td.textContent.trim()));
     assert.equal(hosted[5], 'n/a (hosted)');
+    // The create form puts a refused base URL next to its input.
+    await page.type('#provider-name', 'bad-url');
+    await page.type('#provider-url', 'not a url');
+    watch.allow({ method: 'POST', path: '/api/v1/providers', status: 400 });
+    await page.click('form:has(#provider-name) button[type="submit"]');
+    await page.waitForSelector('[data-error-for="base_url"]:not([hidden])', { timeout: 10000 });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(watch.disallow(), 1);
+    assert.equal((await fleet.api.get('/providers/bad-url')).status, 404);
     await screenshot(page, 'providers');
     await show(page, '#/tokens');
     await screenshot(page, 'tokens');
