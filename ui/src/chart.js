@@ -43,7 +43,14 @@ export function timeChart({ title, format = (v) => String(v), seriesKeys = [] })
     plot = new globalThis.uPlot(opts, [times, ...columns], plotBox);
   }
 
-  const resize = () => { if (plot) plot.setSize({ width: Math.max(260, plotBox.clientWidth), height: 130 }); };
+  // Only a real change of width redraws (a resize that feeds itself would loop).
+  let lastWidth = 0;
+  const resize = () => {
+    const width = Math.max(260, plotBox.clientWidth);
+    if (!plot || width === lastWidth) return;
+    lastWidth = width;
+    plot.setSize({ width, height: 130 });
+  };
   const observer = new ResizeObserver(resize);
   observer.observe(plotBox);
 
