@@ -250,7 +250,7 @@ describe('dashboard', { timeout: 280000 }, () => {
       const shown = await page.$eval('.threshold', (el) => ({ flip: el.dataset.flip, tieAt: el.dataset.tieAt, text: el.textContent }));
       assert.equal(shown.flip, want.flip === null ? 'never' : String(want.flip), `${n} targets at ${ratio}`);
       assert.equal(shown.tieAt, want.tie_at === null ? '' : String(want.tie_at), `${n} targets at ${ratio}`);
-      assert.match(shown.text, want.flip === null ? /never moves/ : new RegExp(`has ${want.flip} requests in flight`));
+      assert.match(shown.text, want.flip === null ? /never moves/ : new RegExp(`has ${want.flip} requests? in flight`));
       return want;
     };
     const settings = [[3, 1, 1], [6, 1, 1], [4, 1.5, 1]];

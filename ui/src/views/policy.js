@@ -70,7 +70,7 @@ function editor(route, targetCount, ctx) {
     controls[p.key] = { on, weight };
     return h('tr', { dataset: { plugin: p.key } },
       h('td', {}, h('label', { class: 'field inline', for: `plugin-${p.key}` }, on, p.label)),
-      h('td', { class: 'num' }, weight, errorSlot(`policy.${p.key}.weight`)),
+      h('td', { class: 'weight' }, weight, errorSlot(`policy.${p.key}.weight`)),
       h('td', { class: 'muted' }, p.help));
   });
   const targets = h('input', { type: 'number', id: 'policy-targets', min: String(MIN_TARGETS), max: String(MAX_TARGETS), step: '1', value: String(targetCount), dataset: { field: 'targets' } });
@@ -110,7 +110,7 @@ function editor(route, targetCount, ctx) {
         h('div', { class: 'flip' }, flip === 'never' ? 'never' : `${flip} in flight`),
         h('p', {}, row.flip === null
           ? `With ${n} targets at ${row.ratio}, a session never moves: it stays on its owner however many requests the owner has in flight.`
-          : `With ${n} targets at ${row.ratio}, a session moves to another target once its owner has ${row.flip} requests in flight (every other target idle).`),
+          : `With ${n} targets at ${row.ratio}, a session moves to another target once its owner has ${row.flip} ${row.flip === 1 ? 'request' : 'requests'} in flight (every other target idle).`),
         row.tie_at === null ? null : h('p', { class: 'muted' }, `At ${row.tie_at} in flight the owner and the best other target tie: each request is a coin flip between them.`));
     } catch (err) {
       if (mine !== asked) return;
@@ -123,7 +123,7 @@ function editor(route, targetCount, ctx) {
     formErrorSlot(),
     route ? h('h2', {}, route.name, badge('policy'), route.read_only ? badge('from rolter.toml') : null) : null,
     h('table', { class: 'grid plugins' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Plugin'), h('th', { class: 'num' }, 'Weight'), h('th', {}, ''))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'Plugin'), h('th', {}, 'Weight'), h('th', {}, ''))),
       h('tbody', {}, rows)),
     h('div', { class: 'field' }, h('label', { for: 'policy-targets' }, route ? 'Targets (candidate instances of this route)' : 'Targets'), targets, errorSlot('targets')),
     h('div', {}, h('h3', {}, 'Session flip threshold'),
