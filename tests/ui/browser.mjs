@@ -1,7 +1,7 @@
 // Headless Chromium for the dashboard tests (puppeteer-core and the system's browser; nothing is
 // ever downloaded), a watch on every page that collects console errors, page errors, failed
 // requests and answers of status 400 or more (with a narrow allowance for a request a test
-// provokes on purpose), and the page helpers the tests share.
+// provokes on purpose), and the page functions the tests share.
 import { mkdtempSync, mkdirSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

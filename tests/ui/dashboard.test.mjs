@@ -92,7 +92,7 @@ describe('dashboard', { timeout: 280000 }, () => {
     }
     await page.select('[data-field="targets[0].provider"]', 'engine-0');
     await page.click('button[data-action="add-target"]');
-    await page.select('[data-field="targets[1].provider"]', 'hosted-claude');
+    await page.select('[data-field="targets[1].provider"]', 'hosted-api');
     await page.click('button[data-action="add-target"]');
     await page.select('[data-field="targets[2].provider"]', 'engine-1');
     for (const [strategy, telemetry] of [['precise_cache_aware', 'kv_events'], ['lmcache_aware', 'lmcache']]) {
@@ -106,9 +106,9 @@ describe('dashboard', { timeout: 280000 }, () => {
       const none = hint.items.find((i) => i.provider === 'engine-0');
       assert.equal(none?.state, 'none', JSON.stringify(hint));
       assert.match(none.text, new RegExp(`engine-0 has no ${telemetry} configured`));
-      const cannot = hint.items.find((i) => i.provider === 'hosted-claude');
+      const cannot = hint.items.find((i) => i.provider === 'hosted-api');
       assert.equal(cannot?.state, 'cannot', JSON.stringify(hint));
-      assert.match(cannot.text, /hosted-claude \(kind anthropic\) cannot carry/);
+      assert.match(cannot.text, /hosted-api \(kind anthropic\) cannot carry/);
       // engine-1 has a KV-event stream and no LMCache endpoint.
       const carrier = hint.items.find((i) => i.provider === 'engine-1');
       if (telemetry === 'kv_events') assert.equal(carrier, undefined, JSON.stringify(hint));
@@ -219,6 +219,12 @@ describe('dashboard', { timeout: 280000 }, () => {
     }
     await show(viewer, '#/routes');
     await screenshot(viewer, 'viewer-routes');
+    // Logging out forgets the token.
+    await viewer.click('#logout');
+    await viewer.waitForSelector('#login-token', { visible: true, timeout: 10000 });
+    assert.equal(await viewer.evaluate(() => sessionStorage.length), 0);
+    assert.equal(await viewer.$eval('#shell', (el) => el.hidden), true);
+    viewerWatch.check('viewer logout');
     await context.close();
 
     // An admin: editors, but neither the adaptive policy nor admin tokens.
@@ -357,7 +363,7 @@ describe('dashboard', { timeout: 280000 }, () => {
     assert.match(live[4], /^\d+$/, live.join(' | '));
     assert.equal(live[5], 'not configured');
     await waitFor(page, (sel) => /^(live|stale|gap|disconnected)$/.test(document.querySelector(sel)?.children[5].textContent.trim() ?? ''), row('engine-1'), 15000);
-    const hosted = await page.$eval(row('hosted-claude'), (tr) => [...tr.children].map((td) => td.textContent.trim()));
+    const hosted = await page.$eval(row('hosted-api'), (tr) => [...tr.children].map((td) => td.textContent.trim()));
     assert.equal(hosted[5], 'n/a (hosted)');
     // The create form puts a refused base URL next to its input.
     await page.type('#provider-name', 'bad-url');

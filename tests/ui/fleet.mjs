@@ -60,7 +60,7 @@ export async function startFleet({ uiDir } = {}) {
       kv_events: { endpoint: `tcp://127.0.0.1:${sim.engines[1].kv_port}` },
     }), 'engine-1');
     // A hosted API: it cannot carry a KV-event stream or an LMCache endpoint.
-    await created(await api.post('/providers', { name: 'hosted-claude', kind: 'anthropic', base_url: sim.engines[2].url }), 'hosted-claude');
+    await created(await api.post('/providers', { name: 'hosted-api', kind: 'anthropic', base_url: sim.engines[2].url }), 'hosted-api');
     const both = (extra = [{}, {}]) => [
       { provider: 'engine-0', model: 'sim-model', ...extra[0] },
       { provider: 'engine-1', model: 'sim-model', ...extra[1] },

@@ -1,4 +1,4 @@
-// DOM helpers: build elements from tag, attributes and children, always writing text through
+// DOM building blocks: elements built from tag, attributes and children, always writing text through
 // textContent (names and messages come from users and are never parsed as HTML), plus the
 // number and time formats every table shares.
 
