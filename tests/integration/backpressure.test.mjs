@@ -108,9 +108,13 @@ test('a stream relayed to a client reading 1 byte per millisecond keeps rolter\'
   assert.ok(up.state.written - writtenAtBaseline < 8 * 1024 * 1024,
     `the upstream wrote ${((up.state.written - writtenAtBaseline) / 1048576).toFixed(1)} MiB more ` +
     `while the client read ${received} bytes`);
-  // And rolter's memory stayed flat while it waited on the slow reader.
+  // And rolter's memory stayed flat while it waited on the slow reader. Under AddressSanitizer
+  // (scripts/test-sanitize sets ROLTER_SANITIZED) freed memory sits in the quarantine instead of
+  // being reused, so the node's periodic stats report alone can add a few MiB; buffering the
+  // stream would add far more than either bound (256 MiB are on offer).
   const growth = peak - baseline;
-  assert.ok(growth < 4 * 1024 * 1024,
+  const allowedMiB = process.env.ROLTER_SANITIZED === '1' ? 16 : 4;
+  assert.ok(growth < allowedMiB * 1024 * 1024,
     `rolter's RSS grew by ${(growth / 1048576).toFixed(1)} MiB (from ${(baseline / 1048576).toFixed(1)} MiB)`);
   t.diagnostic(`rss ${(baseline / 1048576).toFixed(1)} -> peak ${(peak / 1048576).toFixed(1)} MiB; ` +
     `upstream wrote ${(up.state.written / 1048576).toFixed(1)} MiB of 256; client read ${received} B`);
