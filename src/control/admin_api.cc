@@ -55,8 +55,9 @@ ControlResponse fail(const ControlError& e) {
   return answer(e.status, json{{"error", err}});
 }
 
-ControlResponse fail(unsigned status, std::string message, std::string param = "",
-                     std::string code = "") {
+// An error of the API's own, its type following its status.
+ControlError control_error(unsigned status, std::string message, std::string param = "",
+                           std::string code = "") {
   ControlError e;
   e.status = status;
   e.message = std::move(message);
@@ -66,7 +67,12 @@ ControlResponse fail(unsigned status, std::string message, std::string param = "
   if (status == 403) e.type = "permission_error";
   if (status == 404) e.type = "not_found_error";
   if (status >= 500) e.type = "api_error";
-  return fail(e);
+  return e;
+}
+
+ControlResponse fail(unsigned status, std::string message, std::string param = "",
+                     std::string code = "") {
+  return fail(control_error(status, std::move(message), std::move(param), std::move(code)));
 }
 
 // The value of `name` in a query string, decoded; "" when absent.
@@ -233,7 +239,6 @@ ControlResponse AdminApi::internal(const ControlRequest& request, std::string_vi
   if (!valid_node_id(node_id)) {
     return fail(400, "missing or malformed x-rolter-node-id", "x-rolter-node-id");
   }
-  Store* store = control_.store();
   const uint64_t serving = parse_u64(request.header("x-rolter-snapshot-version")).value_or(0);
   touch_node(node_id, request.header("x-rolter-node-version"), serving);
   if (path == "/internal/snapshot") {
@@ -270,7 +275,6 @@ ControlResponse AdminApi::internal(const ControlRequest& request, std::string_vi
   bool ok = false;
   json body = parse_body(request.body, ok);
   if (!ok || !body.is_object()) return not_an_object();
-  if (store == nullptr) return fail(503, "this control plane has no store");
   if (path == "/internal/adaptive-telemetry") {
     auto accepted = ingest_adaptive_telemetry(node_id, body);
     if (!accepted) return fail(accepted.error());
@@ -295,10 +299,7 @@ void AdminApi::touch_node(const std::string& node_id, std::string_view node_vers
 tl::expected<size_t, ControlError> AdminApi::ingest_adaptive_telemetry(const std::string& node_id,
                                                                        const json& body) {
   auto error = [](unsigned status, std::string message, std::string param = "") {
-    return tl::unexpected(ControlError{.status = status,
-                                       .type = status >= 500 ? "api_error" : "invalid_request_error",
-                                       .message = std::move(message),
-                                       .param = std::move(param)});
+    return tl::unexpected(control_error(status, std::move(message), std::move(param)));
   };
   Store* store = control_.store();
   if (store == nullptr) return error(503, "this control plane has no store");
@@ -328,13 +329,9 @@ tl::expected<size_t, ControlError> AdminApi::ingest_adaptive_telemetry(const std
 tl::expected<void, ControlError> AdminApi::ingest_node_stats(const std::string& node_id,
                                                             const json& body) {
   Store* store = control_.store();
-  if (store == nullptr) {
-    return tl::unexpected(ControlError{
-        .status = 503, .type = "api_error", .message = "this control plane has no store"});
-  }
+  if (store == nullptr) return tl::unexpected(control_error(503, "this control plane has no store"));
   if (auto put = store->put_node_stats(node_id, body.dump(), control_.now_ms()); !put) {
-    return tl::unexpected(ControlError{
-        .status = 500, .type = "api_error", .message = "the store failed: " + put.error()});
+    return tl::unexpected(control_error(500, "the store failed: " + put.error()));
   }
   return {};
 }
@@ -346,16 +343,10 @@ ControlResponse AdminApi::dashboard_data(std::string_view head, std::string_view
   if (head == "policy-thresholds") {
     const std::string targets = query_param(query, "targets");
     const std::string ratios = query_param(query, "ratios");
-    // The command's messages name its flags; here the same words name query parameters.
-    auto without_flag = [](std::string message) {
-      const auto colon = message.find(": ");
-      return message.starts_with("--") && colon != std::string::npos ? message.substr(colon + 2)
-                                                                      : message;
-    };
     auto counts = parse_target_range(targets.empty() ? "2" : targets);
-    if (!counts) return fail(400, without_flag(counts.error()), "targets");
+    if (!counts) return fail(400, counts.error(), "targets");
     auto parsed = parse_ratios(ratios.empty() ? "1:1" : ratios);
-    if (!parsed) return fail(400, without_flag(parsed.error()), "ratios");
+    if (!parsed) return fail(400, parsed.error(), "ratios");
     // The very text `rolter policy-thresholds --json` prints, read back.
     json rows = json::parse(render_threshold_json(compute_thresholds(*counts, *parsed)));
     return answer(200, json{{"object", "list"}, {"data", std::move(rows)}});

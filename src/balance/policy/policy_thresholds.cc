@@ -61,15 +61,15 @@ tl::expected<std::vector<size_t>, std::string> parse_target_range(std::string_vi
   const size_t dots = text.find("..");
   if (dots == std::string_view::npos) {
     auto single = parse_count(text);
-    if (!single) return tl::unexpected("--targets: " + single.error());
+    if (!single) return tl::unexpected(single.error());
     return std::vector<size_t>{*single};
   }
   auto first = parse_count(text.substr(0, dots));
   auto last = parse_count(text.substr(dots + 2));
-  if (!first) return tl::unexpected("--targets: " + first.error());
-  if (!last) return tl::unexpected("--targets: " + last.error());
+  if (!first) return tl::unexpected(first.error());
+  if (!last) return tl::unexpected(last.error());
   if (*first > *last) {
-    return tl::unexpected("--targets: \"" + std::string(text) +
+    return tl::unexpected("\"" + std::string(text) +
                           "\" runs backwards; write the smaller count first, e.g. 2..8");
   }
   std::vector<size_t> counts;
@@ -84,13 +84,13 @@ tl::expected<std::vector<PolicyRatio>, std::string> parse_ratios(std::string_vie
     const std::string_view item = trim(text.substr(0, comma));
     const size_t colon = item.find(':');
     if (colon == std::string_view::npos) {
-      return tl::unexpected("--ratios: \"" + std::string(item) +
+      return tl::unexpected("\"" + std::string(item) +
                             "\" is not least_inflight:session_affinity, e.g. 1.5:1");
     }
     auto inflight = parse_weight(item.substr(0, colon), item);
-    if (!inflight) return tl::unexpected("--ratios: " + inflight.error());
+    if (!inflight) return tl::unexpected(inflight.error());
     auto affinity = parse_weight(item.substr(colon + 1), item);
-    if (!affinity) return tl::unexpected("--ratios: " + affinity.error());
+    if (!affinity) return tl::unexpected(affinity.error());
     ratios.push_back({*inflight, *affinity});
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
@@ -164,12 +164,12 @@ std::string render_threshold_json(const std::vector<std::vector<FlipThreshold>>&
 int run_policy_thresholds(std::string_view targets, std::string_view ratios, bool json) {
   auto counts = parse_target_range(targets);
   if (!counts) {
-    std::cerr << counts.error() << "\n";
+    std::cerr << "--targets: " << counts.error() << "\n";
     return 1;
   }
   auto parsed = parse_ratios(ratios);
   if (!parsed) {
-    std::cerr << parsed.error() << "\n";
+    std::cerr << "--ratios: " << parsed.error() << "\n";
     return 1;
   }
   const auto rows = compute_thresholds(*counts, *parsed);

@@ -21,6 +21,9 @@ namespace rolter {
 // resolution, and the table would stop being readable.
 inline constexpr size_t kMaxThresholdTargets = 64;
 
+// The parsers' messages say what is wrong with the value; the caller names where it came from
+// (the command's flag, the API's query parameter).
+
 // "2..8" -> {2, ..., 8}; "4" -> {4}. Counts in [2, kMaxThresholdTargets].
 tl::expected<std::vector<size_t>, std::string> parse_target_range(std::string_view text);
 

@@ -31,7 +31,7 @@ TEST(PolicyThresholdsTest, RejectsBadTargetRanges) {
     ASSERT_FALSE(parsed.has_value()) << c.input;
     EXPECT_NE(parsed.error().find(c.message), std::string::npos)
         << c.input << ": " << parsed.error();
-    EXPECT_EQ(parsed.error().rfind("--targets: ", 0), 0u) << parsed.error();
+    EXPECT_EQ(parsed.error().find("--"), std::string::npos) << "the caller names the source";
   }
 }
 
@@ -50,7 +50,8 @@ TEST(PolicyThresholdsTest, RejectsBadRatios) {
   for (const std::string& input : inputs) {
     auto parsed = parse_ratios(input);
     ASSERT_FALSE(parsed.has_value()) << input;
-    EXPECT_EQ(parsed.error().rfind("--ratios: ", 0), 0u) << parsed.error();
+    EXPECT_FALSE(parsed.error().empty()) << input;
+    EXPECT_EQ(parsed.error().find("--"), std::string::npos) << "the caller names the source";
   }
 }
 
