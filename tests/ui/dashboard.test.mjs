@@ -160,7 +160,6 @@ describe('dashboard', { timeout: 280000 }, () => {
     assert.match(placed.text, /\S/);
     assert.ok(placed.besideInput, 'the message sits in the weight input\'s cell');
     assert.ok(placed.topHidden, 'not at the top of the form');
-    await new Promise((r) => setTimeout(r, 300));  // the browser's console line for the 400
     assert.equal(watch.disallow(), 1, 'exactly the provoked answer was let through');
     assert.equal((await fleet.api.get('/routes/bad-weight')).status, 404);
     await screenshot(page, 'route-editor-validation');
@@ -371,7 +370,6 @@ describe('dashboard', { timeout: 280000 }, () => {
     watch.allow({ method: 'POST', path: '/api/v1/providers', status: 400 });
     await page.click('form:has(#provider-name) button[type="submit"]');
     await page.waitForSelector('[data-error-for="base_url"]:not([hidden])', { timeout: 10000 });
-    await new Promise((r) => setTimeout(r, 300));
     assert.equal(watch.disallow(), 1);
     assert.equal((await fleet.api.get('/providers/bad-url')).status, 404);
     await screenshot(page, 'providers');
