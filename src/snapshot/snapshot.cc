@@ -8,7 +8,6 @@
 
 #include "common/glob.h"
 #include "common/hex.h"
-#include "config/url.h"
 
 namespace rolter {
 namespace {
@@ -109,19 +108,6 @@ std::unique_ptr<PolicyRoute> make_policy_route(
 }
 
 }  // namespace
-
-tl::expected<Endpoint, std::string> parse_endpoint(std::string_view text) {
-  auto url = parse_url(text);
-  if (!url) return tl::unexpected(std::move(url.error()));
-  return Endpoint{
-      .base_url = url->to_string(),
-      .tls = url->tls(),
-      .host = url->host,
-      .port = std::to_string(url->port),
-      .host_header = url->authority(),
-      .base_path = url->path,
-  };
-}
 
 std::optional<ResolvedRoute> Snapshot::resolve(std::string_view model) const {
   // Route names are matched first and may themselves contain '/', e.g. "Qwen/Qwen3-8B".

@@ -33,23 +33,9 @@
 #include "config/config.h"
 #include "fleet/load_tracker.h"
 #include "observe/metrics.h"
+#include "upstream/endpoint.h"
 
 namespace rolter {
-
-// One upstream instance endpoint (a replica's base_url), parsed once.
-struct Endpoint {
-  std::string base_url;
-  bool tls = false;
-  std::string host;         // for DNS, SNI and certificate verification
-  std::string port;         // numeric service string
-  std::string host_header;  // "host" or "host:port" when the port is not the default
-  std::string base_path;    // prefix for request paths, without a trailing '/'
-};
-
-// The Endpoint to dial for a URL such as "http://10.0.0.5:8001/v1"; the error says why it does not
-// parse (config/url.h). Shared by providers' instances and every background client (LMCache
-// poller, telemetry sender), so all of them dial what `rolter check` accepted.
-tl::expected<Endpoint, std::string> parse_endpoint(std::string_view url);
 
 enum class ProviderKind { kOpenAi, kAnthropic, kDecisionService };
 

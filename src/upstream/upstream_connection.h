@@ -14,7 +14,7 @@
 #include <variant>
 
 #include "net/asio_fwd.h"
-#include "snapshot/snapshot.h"
+#include "upstream/endpoint.h"
 
 namespace rolter {
 
