@@ -8,6 +8,8 @@
 // keeps the route's AdaptiveRouteState (served count, picks by decision kind), which outlives
 // reloads the same way.
 //
+// It is also the FleetView (observe/fleet_view.h) that Metrics reads at scrape time.
+//
 // Thread-safety: instance() and adaptive_route() take a mutex and are called only while building
 // a snapshot (and by scrapes). The InstanceState fields are atomics, read and written by worker
 // threads without locks.
@@ -16,7 +18,6 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -25,8 +26,10 @@
 #include "balance/evidence/instance_evidence.h"
 #include "balance/lmcache_signal.h"
 #include "balance/loads.h"
+#include "common/mutex.h"
 #include "fleet/availability.h"
 #include "kv/kv_residency.h"
+#include "observe/fleet_view.h"
 
 namespace rolter {
 
@@ -48,38 +51,47 @@ struct InstanceState {
   LmcacheSignal lmcache;
 };
 
-class LoadTracker {
+class LoadTracker final : public FleetView {
  public:
+  LoadTracker() = default;
+  LoadTracker(const LoadTracker&) = delete;
+  LoadTracker& operator=(const LoadTracker&) = delete;
+
   // Returns the state for (provider, base_url), creating it on first use.
-  InstanceState& instance(std::string_view provider, std::string_view base_url);
+  InstanceState& instance(std::string_view provider, std::string_view base_url) EXCLUDES(mu_);
 
   // Number of instances ever seen (ids are < size()).
-  size_t size() const;
+  size_t size() const EXCLUDES(mu_);
 
   // Returns the adaptive state of the route (or group address) named `route`, creating it on
   // first use. Never destroyed while the tracker lives.
-  AdaptiveRouteState& adaptive_route(std::string_view route);
+  AdaptiveRouteState& adaptive_route(std::string_view route) EXCLUDES(mu_);
 
   // Calls fn(const AdaptiveRouteState&) for every adaptive route ever seen, under the tracker's
   // lock (for scrapes).
   template <typename Fn>
-  void for_each_adaptive_route(Fn&& fn) const {
-    std::lock_guard lock(mu_);
+  void for_each_adaptive_route(Fn&& fn) const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     for (const auto& state : adaptive_routes_) fn(state);
   }
 
   // Calls fn(const InstanceState&) for every instance, under the tracker's lock (for scrapes).
   template <typename Fn>
-  void for_each(Fn&& fn) const {
-    std::lock_guard lock(mu_);
+  void for_each(Fn&& fn) const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     for (const auto& state : states_) fn(state);
   }
 
+  // FleetView: every instance's gauges (parked at the default clock's now), and every adaptive
+  // route's picks by decision, its targets' summed over their instances.
+  void for_each_instance(FunctionRef<void(const InstanceReading&)> fn) const override;
+  void for_each_adaptive_picks(FunctionRef<void(const AdaptivePicksReading&)> fn) const override;
+
  private:
-  mutable std::mutex mu_;
-  std::deque<InstanceState> states_;  // deque: stable addresses
-  std::unordered_map<std::string, InstanceState*> by_identity_;
-  std::deque<AdaptiveRouteState> adaptive_routes_;  // deque: stable addresses
+  mutable Mutex mu_;
+  std::deque<InstanceState> states_ GUARDED_BY(mu_);  // deque: stable addresses
+  std::unordered_map<std::string, InstanceState*> by_identity_ GUARDED_BY(mu_);
+  std::deque<AdaptiveRouteState> adaptive_routes_ GUARDED_BY(mu_);  // deque: stable addresses
 };
 
 // Counts one request's uncached prompt tokens in the instance's queued prefill work

@@ -7,11 +7,9 @@
 #include <prometheus/text_serializer.h>
 
 #include <limits>
-#include <map>
-#include <mutex>
 #include <utility>
 
-#include "fleet/load_tracker.h"
+#include "common/mutex.h"
 
 namespace rolter {
 
@@ -252,8 +250,10 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& decision_requests;
   prometheus::Family<prometheus::Histogram>& decision_seconds;
   prometheus::Family<prometheus::Gauge>& adaptive_score;
-  prometheus::Family<prometheus::Counter>& adaptive_decisions;
-  prometheus::Family<prometheus::Counter>& adaptive_target_picks;
+  // Two concurrent scrapes must not both add the same difference to an adaptive counter.
+  Mutex adaptive_mu;
+  prometheus::Family<prometheus::Counter>& adaptive_decisions GUARDED_BY(adaptive_mu);
+  prometheus::Family<prometheus::Counter>& adaptive_target_picks GUARDED_BY(adaptive_mu);
   prometheus::Family<prometheus::Counter>& adaptive_posts;
 };
 
@@ -436,64 +436,39 @@ void sync_counter(prometheus::Counter& counter, double total) {
   if (total > counter.Value()) counter.Increment(total - counter.Value());
 }
 
-// The adaptive routes' decision counters, from their states in the tracker. Candidates that share
-// a label (instances of one provider) are summed under it.
-template <typename Families>
-void render_adaptive(Families& families, const LoadTracker& tracker) {
-  // Two concurrent scrapes must not both add the same difference.
-  static std::mutex mu;
-  std::lock_guard lock(mu);
-  tracker.for_each_adaptive_route([&](const AdaptiveRouteState& route) {
-    const AdaptiveSplit split = route.split();
-    std::map<std::pair<std::string, size_t>, uint64_t> by_target;
-    route.for_each_candidate([&](const AdaptiveCandidateCounters& c) {
-      const AdaptiveSplit s = c.split();
-      for (size_t k = 0; k < kAdaptiveDecisionCount; ++k) by_target[{c.label(), k}] += s[k];
-    });
-    for (size_t k = 0; k < kAdaptiveDecisionCount; ++k) {
-      const std::string decision(adaptive_decision_name(static_cast<AdaptiveDecision>(k)));
-      sync_counter(
-          families.adaptive_decisions.Add({{"model", route.route()}, {"decision", decision}}),
-          static_cast<double>(split[k]));
-    }
-    for (const auto& [key, total] : by_target) {
-      const std::string decision(adaptive_decision_name(static_cast<AdaptiveDecision>(key.second)));
-      sync_counter(families.adaptive_target_picks.Add(
-                       {{"model", route.route()}, {"target", key.first}, {"decision", decision}}),
-                   static_cast<double>(total));
-    }
-  });
-}
-
 }  // namespace
 
-std::string Metrics::render(const LoadTracker& tracker) {
-  refresh(tracker);
+std::string Metrics::render(const FleetView& fleet) {
+  refresh(fleet);
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 
-void Metrics::refresh(const LoadTracker& tracker) {
-  render_adaptive(*families_, tracker);
-  const auto now = default_clock().now();
-  tracker.for_each([&](const InstanceState& state) {
-    const prometheus::Labels labels = {{"instance", state.identity}};
-    families_->in_flight.Add(labels).Set(state.load.in_flight.load(std::memory_order_relaxed));
-    families_->breaker.Add(labels).Set(state.health.breaker.load(std::memory_order_relaxed));
-    families_->healthy.Add(labels).Set(state.health.healthy.load(std::memory_order_relaxed) ? 1
-                                                                                            : 0);
-    families_->parked.Add(labels).Set(state.health.parked_until.load(std::memory_order_relaxed) >
-                                              now.time_since_epoch().count()
-                                          ? 1
-                                          : 0);
+void Metrics::refresh(const FleetView& fleet) {
+  Families& f = *families_;
+  fleet.for_each_adaptive_picks([&](const AdaptivePicksReading& r) {
+    const std::string model(r.model);
+    const std::string decision(r.decision);
+    MutexLock lock(f.adaptive_mu);
+    prometheus::Counter& counter =
+        r.target.empty()
+            ? f.adaptive_decisions.Add({{"model", model}, {"decision", decision}})
+            : f.adaptive_target_picks.Add(
+                  {{"model", model}, {"target", std::string(r.target)}, {"decision", decision}});
+    sync_counter(counter, static_cast<double>(r.total));
+  });
+  fleet.for_each_instance([&](const InstanceReading& r) {
+    const prometheus::Labels labels = {{"instance", std::string(r.instance)}};
+    families_->in_flight.Add(labels).Set(r.in_flight);
+    families_->breaker.Add(labels).Set(r.breaker);
+    families_->healthy.Add(labels).Set(r.healthy ? 1 : 0);
+    families_->parked.Add(labels).Set(r.parked ? 1 : 0);
     if (families_->engine_fresh.Has(labels)) {
-      families_->engine_load.Add(labels).Set(
-          state.load.engine_load.load(std::memory_order_relaxed));
-      families_->engine_fresh.Add(labels).Set(
-          state.load.engine_fresh.load(std::memory_order_relaxed) ? 1 : 0);
+      families_->engine_load.Add(labels).Set(r.engine_load);
+      families_->engine_fresh.Add(labels).Set(r.engine_fresh ? 1 : 0);
     }
     if (families_->lmcache_occupancy.Has(labels)) {
       families_->lmcache_occupancy.Add(labels).Set(
-          state.lmcache.usable_occupancy().value_or(std::numeric_limits<double>::quiet_NaN()));
+          r.lmcache_occupancy.value_or(std::numeric_limits<double>::quiet_NaN()));
     }
   });
 }

@@ -4,7 +4,8 @@
 // reloads. A snapshot asks it once per route and per candidate for the instruments it will
 // touch, and keeps the raw pointers: on the request path an update is an atomic add on a
 // pre-built series, never a label lookup. Per-instance state (in flight, breaker, health,
-// parking) is read from the LoadTracker at scrape time.
+// parking) is read at scrape time from a FleetView (observe/fleet_view.h), which the LoadTracker
+// implements: observe/ includes nothing of the fleet's.
 //
 // Metric names (all prefixed rolter_):
 //   requests_total{route,target,code}      responses sent, by status class (2xx, 4xx, ...)
@@ -69,6 +70,8 @@
 #include <string>
 #include <string_view>
 
+#include "observe/fleet_view.h"
+
 namespace prometheus {
 class Counter;
 class Gauge;
@@ -77,8 +80,6 @@ class Registry;
 }  // namespace prometheus
 
 namespace rolter {
-
-class LoadTracker;
 
 class Metrics {
  public:
@@ -135,12 +136,12 @@ class Metrics {
   CandidateInstruments candidate(std::string_view route, std::string_view strategy,
                                  std::string_view target);
   // An instance whose engine is scraped: from now on render() also shows its engine_load and
-  // engine_load_fresh, read from the LoadTracker.
+  // engine_load_fresh, read from the FleetView.
   EngineInstruments engine(std::string_view instance);
   // An instance whose KV events are subscribed to.
   KvEventInstruments kv_events(std::string_view instance);
   // An instance whose LMCache endpoint is polled: from now on render() also shows its
-  // lmcache_occupancy, read from the LoadTracker.
+  // lmcache_occupancy, read from the FleetView.
   LmcacheInstruments lmcache(std::string_view instance);
   // A provider with tokenize = "engine": the series of its /tokenize calls.
   TokenizeInstruments tokenize(std::string_view provider);
@@ -181,11 +182,11 @@ class Metrics {
   // One telemetry post to the control plane, and whether it was accepted.
   void count_adaptive_telemetry_post(bool ok);
 
-  // The Prometheus text exposition of every metric, with instance gauges read from `tracker`.
-  std::string render(const LoadTracker& tracker);
-  // Sets the gauges render() reads from `tracker` (in-flight, breaker, health, parking, adaptive
+  // The Prometheus text exposition of every metric, with instance gauges read from `fleet`.
+  std::string render(const FleetView& fleet);
+  // Sets the gauges render() reads from `fleet` (in-flight, breaker, health, parking, adaptive
   // counters), for a reader of registry() that does not render (the node stats reporter).
-  void refresh(const LoadTracker& tracker);
+  void refresh(const FleetView& fleet);
 
   // The registry behind render(), for modules that keep families of their own (the control
   // plane's, a gateway node's). Families added here are rendered with the rest.
