@@ -14,14 +14,22 @@
 //     std::vector<int> values_ GUARDED_BY(mu_);
 //   };
 //
+// State read by many threads at once and written by few uses SharedMutex, held shared by a
+// ReaderMutexLock and exclusively by a WriterMutexLock:
+//   mutable SharedMutex mu_;
+//   std::vector<int> values_ GUARDED_BY(mu_);
+//   size_t size() const { ReaderMutexLock lock(mu_); return values_.size(); }
+//
 // `scripts/check-thread-safety` compiles every file that uses these with clang's
 // -Wthread-safety and fails on a finding. Under GCC the macros expand to nothing.
 //
-// Thread safety: Mutex is a mutex; MutexLock is owned by one thread for one scope.
+// Thread safety: Mutex and SharedMutex are mutexes; the locks are owned by one thread for one
+// scope.
 #pragma once
 
 #include <condition_variable>
 #include <mutex>
+#include <shared_mutex>
 #include <utility>
 
 #if defined(__clang__)
@@ -35,8 +43,11 @@
 #define GUARDED_BY(x) ROLTER_THREAD_ANNOTATION(guarded_by(x))
 #define PT_GUARDED_BY(x) ROLTER_THREAD_ANNOTATION(pt_guarded_by(x))
 #define REQUIRES(...) ROLTER_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
+#define REQUIRES_SHARED(...) ROLTER_THREAD_ANNOTATION(requires_shared_capability(__VA_ARGS__))
 #define ACQUIRE(...) ROLTER_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+#define ACQUIRE_SHARED(...) ROLTER_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
 #define RELEASE(...) ROLTER_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define RELEASE_SHARED(...) ROLTER_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
 #define TRY_ACQUIRE(...) ROLTER_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define EXCLUDES(...) ROLTER_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define RETURN_CAPABILITY(x) ROLTER_THREAD_ANNOTATION(lock_returned(x))
@@ -79,6 +90,46 @@ class SCOPED_CAPABILITY MutexLock {
 
  private:
   std::unique_lock<std::mutex> lock_;
+};
+
+// A reader-writer mutex: many holders in shared mode, or one in exclusive mode.
+class CAPABILITY("mutex") SharedMutex {
+ public:
+  SharedMutex() = default;
+  SharedMutex(const SharedMutex&) = delete;
+  SharedMutex& operator=(const SharedMutex&) = delete;
+
+  void lock() ACQUIRE() { mu_.lock(); }
+  void unlock() RELEASE() { mu_.unlock(); }
+  void lock_shared() ACQUIRE_SHARED() { mu_.lock_shared(); }
+  void unlock_shared() RELEASE_SHARED() { mu_.unlock_shared(); }
+
+ private:
+  std::shared_mutex mu_;
+};
+
+// Holds a SharedMutex exclusively for its scope.
+class SCOPED_CAPABILITY WriterMutexLock {
+ public:
+  explicit WriterMutexLock(SharedMutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~WriterMutexLock() RELEASE() { mu_.unlock(); }
+  WriterMutexLock(const WriterMutexLock&) = delete;
+  WriterMutexLock& operator=(const WriterMutexLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
+};
+
+// Holds a SharedMutex in shared mode for its scope.
+class SCOPED_CAPABILITY ReaderMutexLock {
+ public:
+  explicit ReaderMutexLock(SharedMutex& mu) ACQUIRE_SHARED(mu) : mu_(mu) { mu_.lock_shared(); }
+  ~ReaderMutexLock() RELEASE() { mu_.unlock_shared(); }
+  ReaderMutexLock(const ReaderMutexLock&) = delete;
+  ReaderMutexLock& operator=(const ReaderMutexLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
 };
 
 }  // namespace rolter

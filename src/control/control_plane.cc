@@ -120,19 +120,19 @@ ControlPlane::FileStamp ControlPlane::stamp() const {
 
 bool ControlPlane::file_changed() const {
   if (options_.config_path.empty()) return false;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stamp() != loaded_stamp_;
 }
 
 uint64_t ControlPlane::version() const { return published_version_.load(); }
 
 std::string ControlPlane::document() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return doc_.text;
 }
 
 std::vector<std::string> ControlPlane::start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Store* store = options_.store) {
     auto entities = store->entities();
     if (!entities) return {"store: " + entities.error()};
@@ -150,7 +150,7 @@ std::vector<std::string> ControlPlane::start() {
 }
 
 std::vector<std::string> ControlPlane::reload_file() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return reload_locked();
 }
 
@@ -251,7 +251,7 @@ tl::expected<void, ControlError> ControlPlane::commit(
 void ControlPlane::publish(uint64_t version) {
   std::vector<std::function<void()>> wake;
   {
-    std::lock_guard lock(waiters_mu_);
+    MutexLock lock(waiters_mu_);
     published_version_.store(version);
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       if (it->second.seen != version) {
@@ -267,7 +267,7 @@ void ControlPlane::publish(uint64_t version) {
 
 uint64_t ControlPlane::on_change(uint64_t seen, std::function<void()> wake) {
   {
-    std::lock_guard lock(waiters_mu_);
+    MutexLock lock(waiters_mu_);
     if (published_version_.load() == seen && !shutting_down_.load()) {
       const uint64_t ticket = next_ticket_++;
       waiters_.emplace(ticket, Waiter{seen, std::move(wake)});
@@ -279,14 +279,14 @@ uint64_t ControlPlane::on_change(uint64_t seen, std::function<void()> wake) {
 }
 
 void ControlPlane::forget(uint64_t ticket) {
-  std::lock_guard lock(waiters_mu_);
+  MutexLock lock(waiters_mu_);
   waiters_.erase(ticket);
 }
 
 void ControlPlane::shutdown() {
   std::vector<std::function<void()>> wake;
   {
-    std::lock_guard lock(waiters_mu_);
+    MutexLock lock(waiters_mu_);
     shutting_down_.store(true);
     for (auto& [ticket, waiter] : waiters_) wake.push_back(std::move(waiter.wake));
     waiters_.clear();
@@ -316,7 +316,7 @@ std::optional<Principal> ControlPlane::admin(std::string_view bearer) const {
     return std::nullopt;
   }
   const std::string_view id = bearer.substr(kPrefix.size(), kIdHex);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& token : tokens_) {
     if (token.id != id || token.revoked) continue;
     if (equal_secrets(salted_sha256_hex(token.salt_hex, bearer), token.sha256_hex)) {
@@ -354,7 +354,7 @@ AuditEntry ControlPlane::audit(const Principal& actor, std::string action, std::
 }
 
 std::vector<ListedEntity> ControlPlane::entities(EntityKind kind) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<ListedEntity> out = file_entities(state_.file_text, kind);
   for (const auto& e : state_.entities) {
     if (e.kind != kind) continue;
@@ -413,7 +413,7 @@ tl::expected<ListedEntity, ControlError> ControlPlane::write_entity(
       return tl::unexpected(error(400, problem, field));
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& e : file_entities(state_.file_text, kind)) {
     if (e.name != name) continue;
     return tl::unexpected(error(create ? 409 : 403,
@@ -473,7 +473,7 @@ tl::expected<void, ControlError> ControlPlane::delete_entity(EntityKind kind,
   if (options_.store == nullptr) {
     return tl::unexpected(error(503, "this control plane has no store: the API is read-only"));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& e : file_entities(state_.file_text, kind)) {
     if (e.name == name) {
       return tl::unexpected(error(403,
@@ -522,7 +522,7 @@ tl::expected<std::pair<ListedEntity, std::string>, ControlError> ControlPlane::c
 }
 
 json ControlPlane::adaptive_policy() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   json policy = state_.file_policy;
   if (!state_.policy.empty()) {
     const json stored = json::parse(state_.policy, nullptr, false);
@@ -532,7 +532,7 @@ json ControlPlane::adaptive_policy() const {
 }
 
 std::vector<std::string> ControlPlane::adaptive_routes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return adaptive_routes_;
 }
 
@@ -573,7 +573,7 @@ tl::expected<json, ControlError> ControlPlane::put_adaptive_policy(const json& c
                                 "set enabled = false)",
                                 "latency_weight"));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   State next = state_;
   next.policy = policy.dump();
   const AuditEntry entry = audit(actor, "adaptive_routing_policy.update", "adaptive_routing_policy",
@@ -608,7 +608,7 @@ tl::expected<std::pair<AdminToken, std::string>, ControlError> ControlPlane::cre
   const std::string text = "rat-" + token.id + "-" + random_hex(24);
   token.sha256_hex = salted_sha256_hex(token.salt_hex, text);
   const json view{{"id", token.id}, {"name", name}, {"role", role}};
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto added = options_.store->add_admin_token(
       token, audit(actor, "admin_token.create", "admin_token/" + token.id, "", view.dump()));
   if (!added) return tl::unexpected(store_error(added.error()));
@@ -621,7 +621,7 @@ tl::expected<void, ControlError> ControlPlane::revoke_admin_token(const std::str
   if (options_.store == nullptr) {
     return tl::unexpected(error(503, "this control plane has no store: the API is read-only"));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = std::find_if(tokens_.begin(), tokens_.end(),
                          [&](const AdminToken& t) { return t.id == id && !t.revoked; });
   if (it == tokens_.end()) {

@@ -18,11 +18,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "control/config_document.h"
 #include "store/store.h"
 
@@ -69,56 +69,58 @@ class ControlPlane {
   explicit ControlPlane(Options options);
 
   // Reads the file and the store and publishes the first document. Returns the problems.
-  std::vector<std::string> start();
+  std::vector<std::string> start() EXCLUDES(mu_);
   // Rereads the config file; on failure the running document stays. Returns the problems.
-  std::vector<std::string> reload_file();
+  std::vector<std::string> reload_file() EXCLUDES(mu_);
   // True when the config file changed since it was last read (by mtime, size or inode).
-  bool file_changed() const;
+  bool file_changed() const EXCLUDES(mu_);
   bool has_config_file() const { return !options_.config_path.empty(); }
 
   uint64_t version() const;
-  std::string document() const;
+  std::string document() const EXCLUDES(mu_);
   bool has_store() const { return options_.store != nullptr; }
   Store* store() const { return options_.store; }
   int64_t now_ms() const { return options_.now_ms(); }
 
   // Long polls: `wake` runs once, on the publishing thread, when the version differs from `seen`
   // (at once if it already does), or at shutdown().
-  uint64_t on_change(uint64_t seen, std::function<void()> wake);
-  void forget(uint64_t ticket);
+  uint64_t on_change(uint64_t seen, std::function<void()> wake) EXCLUDES(waiters_mu_);
+  void forget(uint64_t ticket) EXCLUDES(waiters_mu_);
   // Wakes every waiter; from now on polls answer at once.
-  void shutdown();
+  void shutdown() EXCLUDES(waiters_mu_);
   bool shutting_down() const { return shutting_down_.load(); }
 
   // Authentication (constant-time comparisons).
-  std::optional<Principal> admin(std::string_view bearer) const;
+  std::optional<Principal> admin(std::string_view bearer) const EXCLUDES(mu_);
   bool node_token_ok(std::string_view bearer) const;
 
   // Entities.
-  std::vector<ListedEntity> entities(EntityKind kind) const;
-  std::optional<ListedEntity> entity(EntityKind kind, const std::string& name) const;
+  std::vector<ListedEntity> entities(EntityKind kind) const EXCLUDES(mu_);
+  std::optional<ListedEntity> entity(EntityKind kind, const std::string& name) const
+      EXCLUDES(mu_);
   // Creates (`create`) or replaces an entity. `json` is the request's object.
   tl::expected<ListedEntity, ControlError> put_entity(EntityKind kind, const std::string& name,
                                                       nlohmann::json json, bool create,
-                                                      const Principal& actor);
+                                                      const Principal& actor) EXCLUDES(mu_);
   tl::expected<void, ControlError> delete_entity(EntityKind kind, const std::string& name,
-                                                 const Principal& actor);
+                                                 const Principal& actor) EXCLUDES(mu_);
   // A key: like put_entity, and the key's text is returned once, at creation.
   tl::expected<std::pair<ListedEntity, std::string>, ControlError> create_key(
-      nlohmann::json json, const Principal& actor);
+      nlohmann::json json, const Principal& actor) EXCLUDES(mu_);
 
   // The adaptive routing policy in force, and a change to it (merged over it, sanitised).
-  nlohmann::json adaptive_policy() const;
+  nlohmann::json adaptive_policy() const EXCLUDES(mu_);
   tl::expected<nlohmann::json, ControlError> put_adaptive_policy(const nlohmann::json& change,
-                                                                 const Principal& actor);
+                                                                 const Principal& actor)
+      EXCLUDES(mu_);
   // Routes and provider groups of strategy "adaptive" in the running document.
-  std::vector<std::string> adaptive_routes() const;
+  std::vector<std::string> adaptive_routes() const EXCLUDES(mu_);
 
   // Admin tokens: the token's text is returned once.
   tl::expected<std::pair<AdminToken, std::string>, ControlError> create_admin_token(
-      const std::string& name, const std::string& role, const Principal& actor);
+      const std::string& name, const std::string& role, const Principal& actor) EXCLUDES(mu_);
   tl::expected<void, ControlError> revoke_admin_token(const std::string& id,
-                                                      const Principal& actor);
+                                                      const Principal& actor) EXCLUDES(mu_);
 
  private:
   struct Waiter {
@@ -133,32 +135,33 @@ class ControlPlane {
   };
 
   // Builds, validates and prepares `next`; on success runs `store_write`, then publishes.
-  // REQUIRES: mu_ held.
   tl::expected<void, ControlError> commit(State next,
                                           const std::function<StoreResult<void>()>& store_write,
-                                          const std::optional<DocumentOrigin>& subject);
+                                          const std::optional<DocumentOrigin>& subject)
+      REQUIRES(mu_);
   // put_entity() and create_key() without the check for secret fields; takes mu_.
   // `action_override` names the audit action ("" = "<kind>.create" / "<kind>.update").
   tl::expected<ListedEntity, ControlError> write_entity(EntityKind kind, const std::string& name,
                                                         nlohmann::json body, bool create,
                                                         const Principal& actor,
-                                                        const std::string& action_override);
-  std::vector<std::string> reload_locked();
+                                                        const std::string& action_override)
+      EXCLUDES(mu_);
+  std::vector<std::string> reload_locked() REQUIRES(mu_);
   // Moves the published version on and wakes the long polls that wait for it.
-  void publish(uint64_t version);
-  void refresh_tokens_locked();
+  void publish(uint64_t version) EXCLUDES(waiters_mu_);
+  void refresh_tokens_locked() REQUIRES(mu_);
   nlohmann::json audit_view(EntityKind kind, const std::string& json) const;
   AuditEntry audit(const Principal& actor, std::string action, std::string subject,
                    std::string before, std::string after) const;
 
   Options options_;
-  mutable std::mutex mu_;  // serialises writes; guards state_, doc_, version_, tokens_
-  State state_;
-  ConfigDocument doc_;
-  uint64_t version_ = 0;
-  std::string digest_;
-  std::vector<AdminToken> tokens_;
-  std::vector<std::string> adaptive_routes_;
+  mutable Mutex mu_;  // serialises writes
+  State state_ GUARDED_BY(mu_);
+  ConfigDocument doc_ GUARDED_BY(mu_);
+  uint64_t version_ GUARDED_BY(mu_) = 0;
+  std::string digest_ GUARDED_BY(mu_);
+  std::vector<AdminToken> tokens_ GUARDED_BY(mu_);
+  std::vector<std::string> adaptive_routes_ GUARDED_BY(mu_);
   struct FileStamp {
     bool operator==(const FileStamp&) const = default;
     int64_t mtime_ns = 0;
@@ -166,11 +169,11 @@ class ControlPlane {
     uint64_t inode = 0;
   };
   FileStamp stamp() const;
-  FileStamp loaded_stamp_;
+  FileStamp loaded_stamp_ GUARDED_BY(mu_);
 
-  mutable std::mutex waiters_mu_;
-  std::map<uint64_t, Waiter> waiters_;
-  uint64_t next_ticket_ = 1;
+  mutable Mutex waiters_mu_;
+  std::map<uint64_t, Waiter> waiters_ GUARDED_BY(waiters_mu_);
+  uint64_t next_ticket_ GUARDED_BY(waiters_mu_) = 1;
   std::atomic<uint64_t> published_version_{0};
   std::atomic<bool> shutting_down_{false};
 };

@@ -9,9 +9,8 @@
 #include "kv/kv_index.h"
 
 #include <algorithm>
-#include <mutex>
-#include <shared_mutex>
 
+#include "common/mutex.h"
 #include "kv/block_keys.h"
 #include "kv/kv_index_tables.h"
 
@@ -28,32 +27,34 @@ size_t bound(size_t max_blocks) { return std::clamp<size_t>(max_blocks, 1, kMaxB
 struct KvIndex::Impl {
   explicit Impl(size_t max) { set_max_blocks(max); }
 
-  void set_max_blocks(size_t max) {
+  void set_max_blocks(size_t max) REQUIRES(mutex) {
     max_blocks = bound(max);
     engines.set_limit(max_blocks);
     keys.set_limit(max_blocks);
     evict_to(max_blocks, nullptr);
   }
 
-  void apply_stored(const KvBlockStored& event, uint32_t block_size, KvApplyStats& stats);
-  void apply_removed(const KvBlockRemoved& event, KvApplyStats& stats);
-  void store(EngineBlockHash engine_hash, uint64_t key, KvApplyStats& stats);
-  void drop(uint32_t node);
-  uint32_t allocate();
-  void link_front(uint32_t node);
-  void unlink(uint32_t node);
-  void evict_to(size_t limit, KvApplyStats* stats);
-  void clear();
+  void apply_stored(const KvBlockStored& event, uint32_t block_size, KvApplyStats& stats)
+      REQUIRES(mutex);
+  void apply_removed(const KvBlockRemoved& event, KvApplyStats& stats) REQUIRES(mutex);
+  void store(EngineBlockHash engine_hash, uint64_t key, KvApplyStats& stats) REQUIRES(mutex);
+  void drop(uint32_t node) REQUIRES(mutex);
+  uint32_t allocate() REQUIRES(mutex);
+  void link_front(uint32_t node) REQUIRES(mutex);
+  void unlink(uint32_t node) REQUIRES(mutex);
+  void evict_to(size_t limit, KvApplyStats* stats) REQUIRES(mutex);
+  void clear() REQUIRES(mutex);
 
-  mutable std::shared_mutex mutex;
-  size_t max_blocks = 0;
-  std::vector<KvNode> nodes;  // slab; a free node is chained from free_head through `next`
-  uint32_t free_head = kKvNil;
-  uint32_t lru_head = kKvNil;  // most recently stored
-  uint32_t lru_tail = kKvNil;  // least recently stored: evicted first
-  size_t held = 0;
-  KvEngineSlots engines;
-  KvKeySet keys;
+  mutable SharedMutex mutex;
+  size_t max_blocks GUARDED_BY(mutex) = 0;
+  // The slab; a free node is chained from free_head through `next`.
+  std::vector<KvNode> nodes GUARDED_BY(mutex);
+  uint32_t free_head GUARDED_BY(mutex) = kKvNil;
+  uint32_t lru_head GUARDED_BY(mutex) = kKvNil;  // most recently stored
+  uint32_t lru_tail GUARDED_BY(mutex) = kKvNil;  // least recently stored: evicted first
+  size_t held GUARDED_BY(mutex) = 0;
+  KvEngineSlots engines GUARDED_BY(mutex);
+  KvKeySet keys GUARDED_BY(mutex);
 };
 
 void KvIndex::Impl::apply_stored(const KvBlockStored& event, uint32_t block_size,
@@ -171,7 +172,7 @@ KvIndex::~KvIndex() = default;
 
 KvApplyStats KvIndex::apply(const KvBatch& batch, uint32_t block_size) {
   KvApplyStats stats;
-  std::unique_lock lock(impl_->mutex);
+  WriterMutexLock lock(impl_->mutex);
   for (const KvEventRecord& event : batch.events) {
     switch (event.kind) {
       case KvEventRecord::Kind::kBlockStored:
@@ -190,39 +191,39 @@ KvApplyStats KvIndex::apply(const KvBatch& batch, uint32_t block_size) {
 }
 
 void KvIndex::clear() {
-  std::unique_lock lock(impl_->mutex);
+  WriterMutexLock lock(impl_->mutex);
   impl_->clear();
 }
 
 void KvIndex::set_max_blocks(size_t max_blocks) {
-  std::unique_lock lock(impl_->mutex);
+  WriterMutexLock lock(impl_->mutex);
   impl_->set_max_blocks(max_blocks);
 }
 
 size_t KvIndex::leading_blocks(std::span<const uint64_t> keys) const {
-  std::shared_lock lock(impl_->mutex);
+  ReaderMutexLock lock(impl_->mutex);
   size_t held = 0;
   while (held < keys.size() && impl_->keys.contains(keys[held])) ++held;
   return held;
 }
 
 bool KvIndex::contains(uint64_t key) const {
-  std::shared_lock lock(impl_->mutex);
+  ReaderMutexLock lock(impl_->mutex);
   return impl_->keys.contains(key);
 }
 
 size_t KvIndex::size() const {
-  std::shared_lock lock(impl_->mutex);
+  ReaderMutexLock lock(impl_->mutex);
   return impl_->held;
 }
 
 size_t KvIndex::max_blocks() const {
-  std::shared_lock lock(impl_->mutex);
+  ReaderMutexLock lock(impl_->mutex);
   return impl_->max_blocks;
 }
 
 size_t KvIndex::memory_bytes() const {
-  std::shared_lock lock(impl_->mutex);
+  ReaderMutexLock lock(impl_->mutex);
   return sizeof(Impl) + impl_->nodes.capacity() * sizeof(KvNode) + impl_->engines.memory_bytes() +
          impl_->keys.memory_bytes();
 }

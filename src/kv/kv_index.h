@@ -21,7 +21,7 @@
 // are held. It stops at the first miss.
 //
 // Concurrency: one writer (the instance's KV-event subscriber thread) and many readers (picks on
-// worker threads). A std::shared_mutex guards the maps: apply() and clear() hold it exclusively
+// worker threads). A SharedMutex (common/mutex.h) guards the maps: apply() and clear() hold it exclusively
 // for one batch; leading_blocks() holds it shared, so picks never block each other and wait at
 // most for one batch to be applied. Readers do not touch the LRU order.
 //

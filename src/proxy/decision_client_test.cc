@@ -19,10 +19,11 @@
 #include <cstdlib>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace rolter {
 namespace {
@@ -70,7 +71,7 @@ class LoopbackServer {
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port()); }
   std::string last_request() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return last_request_;
   }
 
@@ -100,7 +101,7 @@ class LoopbackServer {
       if (body_ec) co_return;
     }
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       last_request_ = data;
     }
     if (reply_.empty()) co_return;  // never answers; the socket stays open in held_
@@ -110,8 +111,8 @@ class LoopbackServer {
   asio::ip::tcp::acceptor acceptor_;
   std::string reply_;
   std::vector<std::shared_ptr<asio::ip::tcp::socket>> held_;
-  std::mutex mutex_;
-  std::string last_request_;
+  Mutex mutex_;
+  std::string last_request_ GUARDED_BY(mutex_);
 };
 
 std::string http_reply(int status, std::string_view body) {

@@ -198,8 +198,10 @@ Task<TokenizeResult> call_tokenize(const Candidate& candidate, std::string body,
     result.error = "connecting: the timeout passed";
   } else {
     connection->tcp().expires_at(deadline);
-    auto run = [&](auto& stream) {
-      return exchange(stream, *connection, candidate, std::move(body));
+    // The connection is named, not captured: Clang 14 (scripts/check-thread-safety) cannot
+    // capture a structured binding.
+    auto run = [&, &upstream = *connection](auto& stream) {
+      return exchange(stream, upstream, candidate, std::move(body));
     };
     result = co_await std::visit(run, connection->stream);
     beast::error_code ignored;

@@ -140,7 +140,7 @@ void KvEventPublisher::publish(double ts_seconds, std::span<const KvEvent> event
   }
   const uint64_t seq = next_seq_++;
   if (router_) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     buffer_.emplace_back(seq, payload);
     while (buffer_.size() > options_.replay_buffer) buffer_.pop_front();
   }
@@ -178,7 +178,7 @@ void KvEventPublisher::serve_replay() {
       const std::string identity = frames.front().to_string();
       std::vector<std::pair<uint64_t, std::string>> replies;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         for (const auto& entry : buffer_) {
           if (entry.first >= start_seq) replies.push_back(entry);
         }

@@ -32,13 +32,13 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
 #include <tl/expected.hpp>
 #include <utility>
 
+#include "common/mutex.h"
 #include "sim/kv_cache.h"
 
 namespace zmq {
@@ -101,8 +101,8 @@ class KvEventPublisher {
   uint16_t replay_port_ = 0;
   uint64_t next_seq_ = 0;
 
-  std::mutex mu_;
-  std::deque<std::pair<uint64_t, std::string>> buffer_;  // guarded by mu_
+  Mutex mu_;
+  std::deque<std::pair<uint64_t, std::string>> buffer_ GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   std::thread replay_thread_;
 };

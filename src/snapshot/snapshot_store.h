@@ -11,9 +11,9 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "snapshot/snapshot.h"
 
 namespace rolter {
@@ -22,26 +22,26 @@ class SnapshotStore {
  public:
   using Subscriber = std::function<void(std::shared_ptr<const Snapshot>)>;
 
-  std::shared_ptr<const Snapshot> current() const {
-    std::lock_guard lock(mu_);
+  std::shared_ptr<const Snapshot> current() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return current_;
   }
 
   // Calls `subscriber` with the current snapshot (if any) now, and with every later one.
-  void subscribe(Subscriber subscriber) {
+  void subscribe(Subscriber subscriber) EXCLUDES(mu_) {
     std::shared_ptr<const Snapshot> now;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       subscribers_.push_back(subscriber);
       now = current_;
     }
     if (now) subscriber(now);
   }
 
-  void publish(std::shared_ptr<const Snapshot> snapshot) {
+  void publish(std::shared_ptr<const Snapshot> snapshot) EXCLUDES(mu_) {
     std::vector<Subscriber> subscribers;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       current_ = snapshot;
       subscribers = subscribers_;
     }
@@ -49,9 +49,9 @@ class SnapshotStore {
   }
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const Snapshot> current_;
-  std::vector<Subscriber> subscribers_;
+  mutable Mutex mu_;
+  std::shared_ptr<const Snapshot> current_ GUARDED_BY(mu_);
+  std::vector<Subscriber> subscribers_ GUARDED_BY(mu_);
 };
 
 }  // namespace rolter

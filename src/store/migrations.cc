@@ -85,7 +85,7 @@ StoreResult<int> recorded_version(SqlDb& db) {
 // Runs `step` in a transaction holding the schema lock.
 template <typename Step>
 auto locked(SqlDb& db, Step step) -> decltype(step()) {
-  return in_transaction(db, [&]() -> decltype(step()) {
+  return in_transaction(db, [&](SqlDb&) -> decltype(step()) {
     if (auto lock = db.lock_schema(); !lock) return tl::unexpected(std::move(lock.error()));
     return step();
   });

@@ -71,12 +71,13 @@ inline StoreResult<void> succeeded(StoreResult<SqlResult> result) {
   return {};
 }
 
-// Runs `step` (returning a StoreResult) in a transaction: commits if it succeeds, rolls back if
-// it or the commit fails.
+// Runs `step(db)` (returning a StoreResult) in a transaction: commits if it succeeds, rolls back
+// if it or the commit fails. The step is handed the connection, so a caller that guards it with a
+// lock need not reach for it again from inside the step.
 template <typename Step>
-auto in_transaction(SqlDb& db, Step step) -> decltype(step()) {
+auto in_transaction(SqlDb& db, Step step) -> decltype(step(db)) {
   if (auto begun = db.begin(); !begun) return tl::unexpected(std::move(begun.error()));
-  auto result = step();
+  auto result = step(db);
   if (!result) {
     db.rollback();
     return result;

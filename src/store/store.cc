@@ -88,16 +88,16 @@ StoreResult<std::unique_ptr<Store>> Store::open(const std::string& url) {
 }
 
 Store::Store(std::unique_ptr<SqlDb> db, int schema_version)
-    : db_(std::move(db)), schema_version_(schema_version) {}
+    : db_(std::move(db)), backend_(db_->backend()), schema_version_(schema_version) {}
 
 Store::~Store() = default;
 
-std::string_view Store::backend() const { return db_->backend(); }
+std::string_view Store::backend() const { return backend_; }
 
 int Store::schema_version() const { return schema_version_; }
 
 StoreResult<std::vector<Entity>> Store::entities() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto result = db_->run("SELECT kind, name, json FROM entities", {});
   if (!result) return tl::unexpected(std::move(result.error()));
   std::vector<Entity> entities;
@@ -116,30 +116,30 @@ StoreResult<std::vector<Entity>> Store::entities() {
 }
 
 StoreResult<void> Store::put_entity(const Entity& entity, const AuditEntry& audit) {
-  std::lock_guard lock(mu_);
-  return in_transaction(*db_, [&]() -> StoreResult<void> {
+  MutexLock lock(mu_);
+  return in_transaction(*db_, [&](SqlDb& db) -> StoreResult<void> {
     auto put =
-        succeeded(db_->run("INSERT INTO entities (kind, name, json) VALUES ($1, $2, $3) "
+        succeeded(db.run("INSERT INTO entities (kind, name, json) VALUES ($1, $2, $3) "
                            "ON CONFLICT (kind, name) DO UPDATE SET json = excluded.json",
                            {entity_kind_name(entity.kind), entity.name, entity.json}));
     if (!put) return put;
-    return append_audit(*db_, audit);
+    return append_audit(db, audit);
   });
 }
 
 StoreResult<void> Store::delete_entity(EntityKind kind, const std::string& name,
                                        const AuditEntry& audit) {
-  std::lock_guard lock(mu_);
-  return in_transaction(*db_, [&]() -> StoreResult<void> {
-    auto deleted = succeeded(db_->run("DELETE FROM entities WHERE kind = $1 AND name = $2",
+  MutexLock lock(mu_);
+  return in_transaction(*db_, [&](SqlDb& db) -> StoreResult<void> {
+    auto deleted = succeeded(db.run("DELETE FROM entities WHERE kind = $1 AND name = $2",
                                       {entity_kind_name(kind), name}));
     if (!deleted) return deleted;
-    return append_audit(*db_, audit);
+    return append_audit(db, audit);
   });
 }
 
 StoreResult<std::optional<std::string>> Store::setting(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto result = db_->run("SELECT value FROM settings WHERE name = $1", {key});
   if (!result) return tl::unexpected(std::move(result.error()));
   if (result->rows.empty()) return std::optional<std::string>();
@@ -148,30 +148,30 @@ StoreResult<std::optional<std::string>> Store::setting(const std::string& key) {
 
 StoreResult<void> Store::put_setting(const std::string& key, const std::string& value,
                                      const std::optional<AuditEntry>& audit) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!audit) return upsert_setting(*db_, key, value);
-  return in_transaction(*db_, [&]() -> StoreResult<void> {
-    auto put = upsert_setting(*db_, key, value);
+  return in_transaction(*db_, [&](SqlDb& db) -> StoreResult<void> {
+    auto put = upsert_setting(db, key, value);
     if (!put) return put;
-    return append_audit(*db_, *audit);
+    return append_audit(db, *audit);
   });
 }
 
 StoreResult<void> Store::add_admin_token(const AdminToken& token, const AuditEntry& audit) {
-  std::lock_guard lock(mu_);
-  return in_transaction(*db_, [&]() -> StoreResult<void> {
-    auto added = succeeded(db_->run(
+  MutexLock lock(mu_);
+  return in_transaction(*db_, [&](SqlDb& db) -> StoreResult<void> {
+    auto added = succeeded(db.run(
         "INSERT INTO admin_tokens (id, name, role, salt_hex, sha256_hex, created_ms, revoked) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7)",
         {token.id, token.name, token.role, token.salt_hex, token.sha256_hex, token.created_ms,
          int64_t{token.revoked ? 1 : 0}}));
     if (!added) return added;
-    return append_audit(*db_, audit);
+    return append_audit(db, audit);
   });
 }
 
 StoreResult<std::vector<AdminToken>> Store::admin_tokens() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto result = db_->run(
       "SELECT id, name, role, salt_hex, sha256_hex, created_ms, revoked FROM admin_tokens", {});
   if (!result) return tl::unexpected(std::move(result.error()));
@@ -189,12 +189,12 @@ StoreResult<std::vector<AdminToken>> Store::admin_tokens() {
 }
 
 StoreResult<void> Store::revoke_admin_token(const std::string& id, const AuditEntry& audit) {
-  std::lock_guard lock(mu_);
-  return in_transaction(*db_, [&]() -> StoreResult<void> {
-    auto revoked = db_->run("UPDATE admin_tokens SET revoked = 1 WHERE id = $1", {id});
+  MutexLock lock(mu_);
+  return in_transaction(*db_, [&](SqlDb& db) -> StoreResult<void> {
+    auto revoked = db.run("UPDATE admin_tokens SET revoked = 1 WHERE id = $1", {id});
     if (!revoked) return tl::unexpected(std::move(revoked.error()));
     if (revoked->changes == 0) return tl::unexpected("no admin token has id \"" + id + "\"");
-    return append_audit(*db_, audit);
+    return append_audit(db, audit);
   });
 }
 
@@ -202,7 +202,7 @@ StoreResult<std::vector<AuditEntry>> Store::audit(const std::string& contains, i
                                                   int offset) {
   const int64_t rows = std::max(limit, 0);
   const int64_t skip = std::max(offset, 0);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   StoreResult<SqlResult> result;
   if (contains.empty()) {
     result = db_->run(

@@ -26,11 +26,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace rolter {
 
@@ -151,8 +152,9 @@ class Store {
  private:
   Store(std::unique_ptr<SqlDb> db, int schema_version);
 
-  std::mutex mu_;
-  const std::unique_ptr<SqlDb> db_;  // every use holds mu_
+  Mutex mu_;
+  const std::unique_ptr<SqlDb> db_ PT_GUARDED_BY(mu_);
+  const std::string_view backend_;  // the connection's backend(), a constant
   const int schema_version_;
 };
 

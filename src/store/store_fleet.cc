@@ -9,7 +9,7 @@
 namespace rolter {
 StoreResult<void> Store::touch_node(const std::string& node_id, const std::string& version,
                                     uint64_t snapshot_version, int64_t now_ms) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return succeeded(db_->run(
       "INSERT INTO nodes (node_id, version, snapshot_version, last_contact_ms, stats_json, "
       "stats_at_ms) VALUES ($1, $2, $3, $4, 'null', 0) "
@@ -20,7 +20,7 @@ StoreResult<void> Store::touch_node(const std::string& node_id, const std::strin
 
 StoreResult<void> Store::put_node_stats(const std::string& node_id, const std::string& stats_json,
                                         int64_t now_ms) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return succeeded(db_->run(
       "INSERT INTO nodes (node_id, version, snapshot_version, last_contact_ms, stats_json, "
       "stats_at_ms) VALUES ($1, '', 0, $3, $2, $3) "
@@ -30,7 +30,7 @@ StoreResult<void> Store::put_node_stats(const std::string& node_id, const std::s
 }
 
 StoreResult<std::vector<NodeRecord>> Store::nodes() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto result = db_->run(
       "SELECT node_id, version, snapshot_version, last_contact_ms, stats_json, stats_at_ms "
       "FROM nodes",
@@ -51,11 +51,11 @@ StoreResult<std::vector<NodeRecord>> Store::nodes() {
 
 StoreResult<void> Store::add_telemetry(const std::vector<TelemetryRow>& rows) {
   if (rows.empty()) return {};
-  std::lock_guard lock(mu_);
-  return in_transaction(*db_, [&]() -> StoreResult<void> {
+  MutexLock lock(mu_);
+  return in_transaction(*db_, [&](SqlDb& db) -> StoreResult<void> {
     for (const TelemetryRow& row : rows) {
       auto added = succeeded(
-          db_->run("INSERT INTO telemetry (node_id, route, at_ms, json) VALUES ($1, $2, $3, $4)",
+          db.run("INSERT INTO telemetry (node_id, route, at_ms, json) VALUES ($1, $2, $3, $4)",
                    {row.node_id, row.route, row.at_ms, row.json}));
       if (!added) return added;
     }
@@ -64,7 +64,7 @@ StoreResult<void> Store::add_telemetry(const std::vector<TelemetryRow>& rows) {
 }
 
 StoreResult<std::vector<TelemetryRow>> Store::latest_telemetry(int64_t since_ms) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto result = db_->run(
       "SELECT node_id, route, at_ms, json FROM ("
       "  SELECT node_id, route, at_ms, json, ROW_NUMBER() OVER ("
@@ -86,7 +86,7 @@ StoreResult<std::vector<TelemetryRow>> Store::latest_telemetry(int64_t since_ms)
 }
 
 StoreResult<uint64_t> Store::prune_telemetry(int64_t before_ms) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto result = db_->run("DELETE FROM telemetry WHERE at_ms < $1", {before_ms});
   if (!result) return tl::unexpected(std::move(result.error()));
   return result->changes;

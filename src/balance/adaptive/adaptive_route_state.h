@@ -26,9 +26,10 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <string_view>
+
+#include "common/mutex.h"
 
 namespace rolter {
 
@@ -106,8 +107,9 @@ class AdaptiveRouteState {
   const std::string& route() const { return route_; }
 
   // The counters of the candidate with this identity, created on first use.
-  AdaptiveCandidateCounters& candidate(std::string_view identity, std::string_view label) {
-    std::lock_guard lock(mu_);
+  AdaptiveCandidateCounters& candidate(std::string_view identity, std::string_view label)
+      EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     for (auto& c : candidates_) {
       if (c.identity() == identity) return c;
     }
@@ -120,7 +122,7 @@ class AdaptiveRouteState {
 
   // The route's decision split: every candidate's counters summed, including candidates a reload
   // removed.
-  AdaptiveSplit split() const {
+  AdaptiveSplit split() const EXCLUDES(mu_) {
     AdaptiveSplit total{};
     for_each_candidate([&](const AdaptiveCandidateCounters& c) {
       const AdaptiveSplit s = c.split();
@@ -131,16 +133,16 @@ class AdaptiveRouteState {
 
   // Calls fn(const AdaptiveCandidateCounters&) for every candidate ever seen, under the lock.
   template <typename Fn>
-  void for_each_candidate(Fn&& fn) const {
-    std::lock_guard lock(mu_);
+  void for_each_candidate(Fn&& fn) const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     for (const auto& c : candidates_) fn(c);
   }
 
  private:
   const std::string route_;
   std::atomic<uint64_t> served_{0};
-  mutable std::mutex mu_;
-  std::deque<AdaptiveCandidateCounters> candidates_;  // deque: stable addresses
+  mutable Mutex mu_;
+  std::deque<AdaptiveCandidateCounters> candidates_ GUARDED_BY(mu_);  // deque: stable addresses
 };
 
 inline std::string_view adaptive_decision_name(AdaptiveDecision decision) {

@@ -10,7 +10,7 @@ void LatencyPredictor::record(double queue_depth, double prompt_ktokens, double 
     return;
   }
   const double x[3] = {1.0, queue_depth, prompt_ktokens};
-  std::lock_guard lock(update_mu_);
+  MutexLock lock(update_mu_);
   double w[3];
   double predicted = 0;
   double norm = kEpsilon;

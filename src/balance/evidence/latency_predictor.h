@@ -16,8 +16,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
+
+#include "common/mutex.h"
 
 namespace rolter {
 
@@ -30,13 +31,15 @@ class LatencyPredictor {
 
   // One completed successful request: the queue depth it saw before its own increment, its prompt
   // size in thousands of tokens, and its latency. Non-finite inputs are ignored.
-  void record(double queue_depth, double prompt_ktokens, double latency_ms);
+  void record(double queue_depth, double prompt_ktokens, double latency_ms) EXCLUDES(update_mu_);
   // The predicted latency in ms (never negative), or nullopt below kMinSamples.
   std::optional<double> predict(double queue_depth, double prompt_ktokens) const;
   uint64_t samples() const { return samples_.load(std::memory_order_relaxed); }
 
  private:
-  std::mutex update_mu_;
+  // Serialises record()'s read-modify-write of the coefficients. It guards no plain state:
+  // predict() reads the atomics without it.
+  Mutex update_mu_;
   std::atomic<double> w_[3] = {0, 0, 0};
   std::atomic<uint64_t> samples_{0};
 };

@@ -22,7 +22,7 @@ void TtftModel::record(double queue_depth, double queued_prefill_ktokens, double
     if (!std::isfinite(v)) return;
   }
   if (!std::isfinite(ttft_ms)) return;
-  std::lock_guard lock(update_mu_);
+  MutexLock lock(update_mu_);
   double w[kN];
   double px[kN];
   double predicted = 0;

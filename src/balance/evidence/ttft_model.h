@@ -28,8 +28,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
+
+#include "common/mutex.h"
 
 namespace rolter {
 
@@ -49,7 +50,7 @@ class TtftModel {
   // prefill queued there before it and the prefill it had to do there, in thousands of tokens,
   // and its time to first token.
   void record(double queue_depth, double queued_prefill_ktokens, double uncached_ktokens,
-              double ttft_ms);
+              double ttft_ms) EXCLUDES(update_mu_);
   // The estimated time to first token in ms (never negative), or nullopt below kMinSamples.
   std::optional<double> predict(double queue_depth, double queued_prefill_ktokens,
                                 double uncached_ktokens) const;
@@ -62,8 +63,10 @@ class TtftModel {
                          double queued_prefill_ktokens, double uncached_ktokens);
 
  private:
-  std::mutex update_mu_;
-  double p_[kFeatures][kFeatures];  // covariance; guarded by update_mu_
+  // Serialises record(): the covariance, and the read-modify-write of the coefficients, which
+  // predict() reads without it.
+  Mutex update_mu_;
+  double p_[kFeatures][kFeatures] GUARDED_BY(update_mu_);  // covariance
   std::atomic<double> w_[kFeatures] = {0, 0, 0, 0};
   std::atomic<uint64_t> samples_{0};
 };

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <mutex>
 
 namespace rolter {
 namespace {
@@ -93,7 +92,7 @@ void PrefixTree::mark(uint32_t node, size_t candidate) {
 void PrefixTree::match(std::string_view text, std::span<uint32_t> matched_bytes) const {
   std::fill(matched_bytes.begin(), matched_bytes.end(), 0);
   const size_t n = std::min(matched_bytes.size(), count_);
-  std::shared_lock lock(mutex_);
+  ReaderMutexLock lock(mutex_);
   uint32_t node = kRoot;
   size_t depth = 0;
   while (depth < text.size()) {
@@ -112,7 +111,7 @@ void PrefixTree::match(std::string_view text, std::span<uint32_t> matched_bytes)
 void PrefixTree::insert(std::string_view text, size_t candidate) {
   if (candidate >= count_) return;
   text = text.substr(0, std::min(text.size(), options_.max_text_bytes));
-  std::unique_lock lock(mutex_);
+  WriterMutexLock lock(mutex_);
   path_.clear();
   mark(kRoot, candidate);
   uint32_t node = kRoot;
@@ -236,18 +235,18 @@ void PrefixTree::evict_lru_leaf() {
 }
 
 size_t PrefixTree::node_count() const {
-  std::shared_lock lock(mutex_);
+  ReaderMutexLock lock(mutex_);
   return live_;
 }
 
 size_t PrefixTree::memory_bytes() const {
-  std::shared_lock lock(mutex_);
+  ReaderMutexLock lock(mutex_);
   return nodes_.capacity() * sizeof(Node) + masks_.capacity() * sizeof(uint64_t) +
          path_.capacity() * sizeof(uint32_t);
 }
 
 std::string PrefixTree::lru_tail_text() const {
-  std::shared_lock lock(mutex_);
+  ReaderMutexLock lock(mutex_);
   std::string text;
   for (uint32_t n = nodes_[kRoot].lru_prev; n != kRoot; n = nodes_[n].parent) {
     text.insert(0, label(n));
@@ -256,7 +255,7 @@ std::string PrefixTree::lru_tail_text() const {
 }
 
 std::optional<std::string> PrefixTree::check_invariants() const {
-  std::shared_lock lock(mutex_);
+  ReaderMutexLock lock(mutex_);
   std::vector<uint32_t> rank(nodes_.size(), kNone);
   if (auto problem = check_lru(rank)) return problem;
   return check_tree(rank);

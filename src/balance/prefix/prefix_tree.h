@@ -33,13 +33,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "balance/route_context.h"
+#include "common/mutex.h"
 
 namespace rolter {
 
@@ -73,23 +73,23 @@ class PrefixTree {
   // candidates of that edge's node). No allocation.
   // REQUIRES: matched_bytes.size() == candidate_count() (extra entries are set to 0, missing ones
   // are skipped).
-  void match(std::string_view text, std::span<uint32_t> matched_bytes) const;
+  void match(std::string_view text, std::span<uint32_t> matched_bytes) const EXCLUDES(mutex_);
 
   // Marks `candidate` on every node of text's path (its first max_text_bytes bytes), splitting an
   // edge where the text leaves it, then evicts least recently used leaves while over max_nodes.
   // A candidate out of range is ignored.
-  void insert(std::string_view text, size_t candidate);
+  void insert(std::string_view text, size_t candidate) EXCLUDES(mutex_);
 
   // Nodes holding text (the root excluded). Never above max_nodes once insert() returns.
-  size_t node_count() const;
+  size_t node_count() const EXCLUDES(mutex_);
   // Bytes held by the node and mask storage (vector capacities).
-  size_t memory_bytes() const;
+  size_t memory_bytes() const EXCLUDES(mutex_);
   // For tests: nullopt when every structural invariant holds (child and sibling links agree,
   // masks shrink along paths, the LRU list holds every live node, a parent is at least as recent
   // as its children, the tail is a leaf), else what is broken. O(nodes).
-  std::optional<std::string> check_invariants() const;
+  std::optional<std::string> check_invariants() const EXCLUDES(mutex_);
   // For tests: the text of the least recently used node's path, "" when the tree is empty.
-  std::string lru_tail_text() const;
+  std::string lru_tail_text() const EXCLUDES(mutex_);
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -105,22 +105,28 @@ class PrefixTree {
     char label[kMaxLabel];
   };
 
-  uint64_t* mask(uint32_t node) { return masks_.data() + size_t{node} * words_; }
-  const uint64_t* mask(uint32_t node) const { return masks_.data() + size_t{node} * words_; }
-  std::string_view label(uint32_t node) const;
-  uint32_t find_child(uint32_t node, char first) const;
-  void mark(uint32_t node, size_t candidate);
+  uint64_t* mask(uint32_t node) REQUIRES(mutex_) {
+    return masks_.data() + size_t{node} * words_;
+  }
+  const uint64_t* mask(uint32_t node) const REQUIRES_SHARED(mutex_) {
+    return masks_.data() + size_t{node} * words_;
+  }
+  std::string_view label(uint32_t node) const REQUIRES_SHARED(mutex_);
+  uint32_t find_child(uint32_t node, char first) const REQUIRES_SHARED(mutex_);
+  void mark(uint32_t node, size_t candidate) REQUIRES(mutex_);
 
-  void grow();
-  uint32_t allocate(uint32_t parent, std::string_view label);
-  uint32_t split(uint32_t node, size_t keep);
-  void append_chain(uint32_t node, std::string_view rest, size_t candidate);
-  void unlink_child(uint32_t node);
-  void lru_unlink(uint32_t node);
-  void lru_push_front(uint32_t node);
-  void evict_lru_leaf();
-  std::optional<std::string> check_lru(std::vector<uint32_t>& rank) const;
-  std::optional<std::string> check_tree(const std::vector<uint32_t>& rank) const;
+  void grow() REQUIRES(mutex_);
+  uint32_t allocate(uint32_t parent, std::string_view label) REQUIRES(mutex_);
+  uint32_t split(uint32_t node, size_t keep) REQUIRES(mutex_);
+  void append_chain(uint32_t node, std::string_view rest, size_t candidate) REQUIRES(mutex_);
+  void unlink_child(uint32_t node) REQUIRES(mutex_);
+  void lru_unlink(uint32_t node) REQUIRES(mutex_);
+  void lru_push_front(uint32_t node) REQUIRES(mutex_);
+  void evict_lru_leaf() REQUIRES(mutex_);
+  std::optional<std::string> check_lru(std::vector<uint32_t>& rank) const
+      REQUIRES_SHARED(mutex_);
+  std::optional<std::string> check_tree(const std::vector<uint32_t>& rank) const
+      REQUIRES_SHARED(mutex_);
 
   const size_t count_;
   const size_t words_;  // ceil(count_ / 64)
@@ -128,12 +134,13 @@ class PrefixTree {
   // One insert adds at most one split node and a chain of ceil(max_text_bytes / kMaxLabel) nodes.
   const size_t insert_slack_;
 
-  mutable std::shared_mutex mutex_;
-  std::vector<Node> nodes_;      // index 0 is the root
-  std::vector<uint64_t> masks_;  // words_ per node, parallel to nodes_
-  std::vector<uint32_t> path_;   // insert()'s scratch, kept to avoid an allocation per insert
-  uint32_t free_head_ = kNone;   // slots freed by eviction, linked through next_sibling
-  size_t live_ = 0;              // nodes holding text
+  mutable SharedMutex mutex_;
+  std::vector<Node> nodes_ GUARDED_BY(mutex_);      // index 0 is the root
+  std::vector<uint64_t> masks_ GUARDED_BY(mutex_);  // words_ per node, parallel to nodes_
+  // insert()'s scratch, kept to avoid an allocation per insert.
+  std::vector<uint32_t> path_ GUARDED_BY(mutex_);
+  uint32_t free_head_ GUARDED_BY(mutex_) = kNone;  // slots freed by eviction, via next_sibling
+  size_t live_ GUARDED_BY(mutex_) = 0;             // nodes holding text
 };
 
 }  // namespace rolter

@@ -14,7 +14,7 @@ AdapterResidencyScorer::AdapterResidencyScorer(std::span<const CandidateSpec> ca
 
 bool AdapterResidencyScorer::holds_key(size_t index, uint64_t key) const {
   const Residents& r = residents_[index];
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   return std::find(r.adapters.begin(), r.adapters.end(), key) != r.adapters.end();
 }
 
@@ -37,7 +37,7 @@ void AdapterResidencyScorer::observe(size_t index, const RouteContext& ctx) {
   if (ctx.adapter.empty() || index >= count_) return;
   const uint64_t key = hash64(ctx.adapter);
   Residents& r = residents_[index];
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   if (r.capacity == 0) return;
   auto found = std::find(r.adapters.begin(), r.adapters.end(), key);
   if (found == r.adapters.end()) {

@@ -17,13 +17,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "balance/candidate.h"
 #include "balance/scorer.h"
+#include "common/mutex.h"
 
 namespace rolter {
 
@@ -42,9 +42,9 @@ class AdapterResidencyScorer final : public Scorer {
 
  private:
   struct Residents {
-    mutable std::mutex mu;
-    size_t capacity = 0;
-    std::vector<uint64_t> adapters;  // most recently served first, at most `capacity`
+    mutable Mutex mu;
+    size_t capacity = 0;  // set once, before the scorer is shared
+    std::vector<uint64_t> adapters GUARDED_BY(mu);  // most recently served first, at most `capacity`
   };
 
   bool holds_key(size_t index, uint64_t key) const;

@@ -25,7 +25,7 @@ size_t SessionAffinityScorer::shard_of(std::string_view session_key) {
 size_t SessionAffinityScorer::size() const {
   size_t total = 0;
   for (const Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     total += shard.lru.size();
   }
   return total;
@@ -39,7 +39,7 @@ std::optional<size_t> SessionAffinityScorer::lookup(std::string_view session_key
 std::optional<size_t> SessionAffinityScorer::lookup_key(uint64_t key) {
   const Clock::TimePoint now = clock_.now();
   Shard& shard = shards_[shard_index(key)];
-  std::lock_guard lock(shard.mu);
+  MutexLock lock(shard.mu);
   const auto found = shard.by_key.find(key);
   if (found == shard.by_key.end()) return std::nullopt;
   const auto entry = found->second;
@@ -66,7 +66,7 @@ void SessionAffinityScorer::observe(size_t index, const RouteContext& ctx) {
   const uint64_t key = session_hash(ctx.session_key);
   const Clock::TimePoint now = clock_.now();
   Shard& shard = shards_[shard_index(key)];
-  std::lock_guard lock(shard.mu);
+  MutexLock lock(shard.mu);
 
   if (const auto found = shard.by_key.find(key); found != shard.by_key.end()) {
     const auto entry = found->second;

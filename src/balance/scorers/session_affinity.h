@@ -26,13 +26,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <list>
-#include <mutex>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
 
 #include "balance/scorer.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace rolter {
 
@@ -67,9 +67,9 @@ class SessionAffinityScorer final : public Scorer {
     Clock::TimePoint last_served;
   };
   struct Shard {
-    mutable std::mutex mu;
-    std::list<Entry> lru;  // most recently served first
-    std::unordered_map<uint64_t, std::list<Entry>::iterator> by_key;
+    mutable Mutex mu;
+    std::list<Entry> lru GUARDED_BY(mu);  // most recently served first
+    std::unordered_map<uint64_t, std::list<Entry>::iterator> by_key GUARDED_BY(mu);
   };
 
   std::optional<size_t> lookup_key(uint64_t key);

@@ -140,7 +140,7 @@ bool WeightedBalancer::any_positive_eligible(Eligible eligible) const {
 }
 
 std::optional<size_t> WeightedBalancer::pick_locked(Eligible eligible) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   size_t best = count_;
   double total = 0;
   for (size_t i = 0; i < count_; ++i) {

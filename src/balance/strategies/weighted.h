@@ -8,7 +8,7 @@
 // exactly) and one full period of the nginx order is precomputed; a pick is then one relaxed
 // atomic increment indexing that table. Only pathological weights (no exact ratio with a
 // denominator <= 1000, or a period above 65536 slots) fall back to running nginx's update live
-// under a std::mutex, which stays exact for any weights at the cost of an O(n) critical section.
+// under a mutex, which stays exact for any weights at the cost of an O(n) critical section.
 //
 // Eligibility: when the next candidate in the sequence is ineligible, the pick continues along the
 // sequence to the next eligible one (and the shared position moves past it, so the others keep
@@ -25,7 +25,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -33,6 +32,7 @@
 
 #include "balance/candidate.h"
 #include "balance/load_balancer.h"
+#include "common/mutex.h"
 
 namespace rolter {
 
@@ -52,7 +52,7 @@ class WeightedBalancer final : public LoadBalancer {
 
  private:
   std::optional<size_t> pick_from_sequence(Eligible eligible);
-  std::optional<size_t> pick_locked(Eligible eligible);
+  std::optional<size_t> pick_locked(Eligible eligible) EXCLUDES(mutex_);
   std::optional<size_t> pick_zero_weight(Eligible eligible);
   bool any_positive_eligible(Eligible eligible) const;
 
@@ -66,9 +66,9 @@ class WeightedBalancer final : public LoadBalancer {
   // Indexes of weight-0 candidates, served round-robin as a last resort.
   std::vector<uint32_t> zero_weight_;
   std::atomic<uint64_t> next_zero_{0};
-  // Fallback state: nginx's current weights, guarded by mutex_.
-  std::mutex mutex_;
-  std::vector<double> current_;
+  // Fallback state: nginx's current weights.
+  Mutex mutex_;
+  std::vector<double> current_ GUARDED_BY(mutex_);
 };
 
 }  // namespace rolter
