@@ -11,12 +11,12 @@
 #include <cstdlib>
 #include <functional>
 
+#include "collect/adaptive_telemetry/adaptive_telemetry.h"
+#include "collect/engine_metrics/engine_scraper.h"
+#include "collect/health/health_checker.h"
+#include "collect/kv_events/kv_event_service.h"
+#include "collect/lmcache/lmcache_poller.h"
 #include "config/url.h"
-#include "fleet/adaptive_telemetry/adaptive_telemetry.h"
-#include "fleet/engine_metrics/engine_scraper.h"
-#include "fleet/kv_events/kv_event_service.h"
-#include "fleet/lmcache/lmcache_poller.h"
-#include "health/health_checker.h"
 #include "observe/metrics.h"
 #include "server/server.h"
 

@@ -9,8 +9,8 @@
 
 #include "app/commands.h"
 #include "app/snapshot_publisher.h"
-#include "follow/node_stats.h"
-#include "follow/snapshot_follower.h"
+#include "collect/follow/node_stats.h"
+#include "collect/follow/snapshot_follower.h"
 #include "observe/metrics.h"
 
 namespace rolter {

@@ -9,10 +9,10 @@
 
 #include "app/commands.h"
 #include "app/snapshot_publisher.h"
+#include "collect/follow/node_stats.h"
 #include "config/loader.h"
 #include "control/admin_api.h"
 #include "control/control_plane.h"
-#include "follow/node_stats.h"
 #include "observe/metrics.h"
 #include "store/store.h"
 #include "store/store_url.h"

@@ -1,7 +1,7 @@
 // LmcacheSignal: one instance's LMCache occupancy, as the background poller last read it from the
 // instance's lmcache.endpoint (SPEC §6.9). The lmcache_headroom scorer reads it on the pick path.
 //
-// The poller (fleet/lmcache/lmcache_poller.h) stores `occupancy` and `available` from each good
+// The poller (collect/lmcache/lmcache_poller.h) stores `occupancy` and `available` from each good
 // poll, then sets `fresh`; a failed poll, a stale one (no good poll within stale_secs) or an
 // instance that stops being polled clears `fresh` at once. An instance without an lmcache table
 // is never polled and never fresh.

@@ -42,12 +42,12 @@ struct InstanceState {
   LoadSignals load;
   InstanceEvidence evidence;
   // What the instance's KV-event stream says its cache holds (SPEC §6.8); written only by its
-  // subscriber (fleet/kv_events/).
+  // subscriber (collect/kv_events/).
   KvResidency kv;
   // Whether the instance can take traffic: parking, circuit breaker, active health (SPEC §8).
   // Read and updated through fleet/availability.h.
   InstanceHealth health;
-  // The instance's LMCache occupancy, from its lmcache.endpoint (fleet/lmcache/lmcache_poller.h).
+  // The instance's LMCache occupancy, from its lmcache.endpoint (collect/lmcache/lmcache_poller.h).
   LmcacheSignal lmcache;
 };
 

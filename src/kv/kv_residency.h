@@ -3,7 +3,7 @@
 //
 // Owned by the LoadTracker's InstanceState (fleet/load_tracker.h), so it outlives snapshots and a
 // reload does not forget what the engine holds; balancers hold a const pointer to it through
-// CandidateSpec::kv. The instance's KV-event subscriber (fleet/kv_events/) is its only writer.
+// CandidateSpec::kv. The instance's KV-event subscriber (collect/kv_events/) is its only writer.
 //
 // A pick uses the index only while the stream is live: a stale, disconnected or gapped stream may
 // be missing events, so its blocks are not trusted and the instance scores neutral.

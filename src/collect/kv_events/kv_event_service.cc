@@ -1,0 +1,209 @@
+#include "collect/kv_events/kv_event_service.h"
+
+#include <spdlog/spdlog.h>
+#include <zmq.hpp>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "collect/kv_events/kv_subscriber.h"
+#include "fleet/load_tracker.h"
+#include "observe/metrics.h"
+#include "snapshot/snapshot_store.h"
+
+namespace rolter {
+namespace {
+
+// How often the control thread looks at the snapshot and copies the streams' state into the
+// metrics: a reload that adds an instance is followed within this, and a scrape is at most this
+// late with a state change.
+constexpr std::chrono::milliseconds kTick{200};
+
+bool same_config(const KvEventsConfig& a, const KvEventsConfig& b) {
+  return a.endpoint == b.endpoint && a.replay_endpoint == b.replay_endpoint && a.topic == b.topic &&
+         a.block_size == b.block_size && a.max_blocks == b.max_blocks &&
+         a.stale_secs == b.stale_secs;
+}
+
+Metrics::KvEventCounts counts_of(const KvResidency& kv) {
+  return {.state = static_cast<uint8_t>(kv.state.load(std::memory_order_relaxed)),
+          .events = kv.events.load(std::memory_order_relaxed),
+          .gaps = kv.gaps.load(std::memory_order_relaxed),
+          .decode_errors = kv.decode_errors.load(std::memory_order_relaxed)};
+}
+
+}  // namespace
+
+struct KvEventService::Impl {
+  struct Subscription {
+    KvEventsConfig config;
+    std::unique_ptr<KvSubscriber> subscriber;
+    std::optional<Metrics::KvEventInstruments> instruments;
+  };
+
+  Impl(SnapshotStore& s, const Clock& c) : store(s), clock(c) {}
+
+  SnapshotStore& store;
+  const Clock& clock;
+  zmq::context_t context{1};  // before the subscriptions: their sockets close first
+  std::shared_ptr<const Snapshot> seen;
+  mutable std::mutex mu;
+  std::condition_variable wake;
+  bool stopping = false;                                 // guarded by mu
+  std::map<InstanceState*, Subscription> subscriptions;  // guarded by mu (written by the thread)
+
+  void run();
+  void refresh();
+  std::map<InstanceState*, KvEventsConfig> wanted_by(const Snapshot& snapshot) const;
+  void subscribe(InstanceState& state, const KvEventsConfig& config, Metrics* metrics);
+  void unsubscribe(InstanceState& state, Subscription& subscription);
+  void sync_metrics();
+  void stop_all();
+};
+
+std::map<InstanceState*, KvEventsConfig> KvEventService::Impl::wanted_by(
+    const Snapshot& snapshot) const {
+  std::map<InstanceState*, KvEventsConfig> wanted;
+  for (const auto& provider : snapshot.config().providers) {
+    // The pin pool lists every instance of the provider once, in config order.
+    const RoutePool* pin = snapshot.provider_pool(provider.name);
+    if (pin == nullptr || pin->candidates.size() != provider.instances.size()) continue;
+    for (size_t k = 0; k < provider.instances.size(); ++k) {
+      const auto& kv_events = provider.instances[k].kv_events;
+      if (kv_events && !kv_events->endpoint.empty()) {
+        wanted.emplace(pin->candidates[k].state, *kv_events);
+      }
+    }
+  }
+  return wanted;
+}
+
+void KvEventService::Impl::subscribe(InstanceState& state, const KvEventsConfig& config,
+                                     Metrics* metrics) {
+  state.kv.block_size.store(config.block_size, std::memory_order_relaxed);
+  state.kv.index.set_max_blocks(config.max_blocks);
+  state.kv.subscribed.store(true, std::memory_order_release);
+  auto subscriber = std::make_unique<KvSubscriber>(
+      context, state.kv, clock,
+      KvSubscriberOptions{.endpoint = config.endpoint,
+                          .replay_endpoint = config.replay_endpoint,
+                          .topic = config.topic,
+                          .block_size = config.block_size,
+                          .stale_after = std::chrono::seconds(config.stale_secs),
+                          .name = state.identity});
+  subscriber->start();
+  Subscription subscription{.config = config, .subscriber = std::move(subscriber)};
+  if (metrics != nullptr) subscription.instruments = metrics->kv_events(state.identity);
+  std::lock_guard lock(mu);
+  subscriptions.insert_or_assign(&state, std::move(subscription));
+}
+
+void KvEventService::Impl::unsubscribe(InstanceState& state, Subscription& subscription) {
+  subscription.subscriber->stop();
+  KvResidency& kv = state.kv;
+  kv.subscribed.store(false, std::memory_order_release);
+  kv.state.store(KvStreamState::kDisconnected, std::memory_order_release);
+  if (subscription.instruments) {
+    Metrics::sync_kv_events(*subscription.instruments, counts_of(kv));
+  }
+}
+
+void KvEventService::Impl::refresh() {
+  std::shared_ptr<const Snapshot> snapshot = store.current();
+  if (snapshot == seen) return;
+  seen = snapshot;
+  std::map<InstanceState*, KvEventsConfig> wanted;
+  if (snapshot) wanted = wanted_by(*snapshot);
+  std::vector<InstanceState*> leaving;
+  {
+    std::lock_guard lock(mu);
+    for (auto& [state, subscription] : subscriptions) {
+      auto it = wanted.find(state);
+      if (it == wanted.end() || !same_config(it->second, subscription.config)) {
+        leaving.push_back(state);
+      }
+    }
+  }
+  for (InstanceState* state : leaving) {
+    spdlog::info("kv events: {}: {}", state->identity,
+                 wanted.count(state) ? "kv_events changed; resubscribing" : "no longer subscribed");
+    Subscription subscription;
+    {
+      std::lock_guard lock(mu);
+      auto node = subscriptions.extract(state);
+      subscription = std::move(node.mapped());
+    }
+    unsubscribe(*state, subscription);
+  }
+  for (const auto& [state, config] : wanted) {
+    bool running = false;
+    {
+      std::lock_guard lock(mu);
+      running = subscriptions.count(state) != 0;
+    }
+    if (!running) subscribe(*state, config, snapshot->metrics());
+  }
+}
+
+void KvEventService::Impl::sync_metrics() {
+  std::lock_guard lock(mu);
+  for (const auto& [state, subscription] : subscriptions) {
+    if (!subscription.instruments) continue;
+    Metrics::sync_kv_events(*subscription.instruments, counts_of(state->kv));
+  }
+}
+
+void KvEventService::Impl::run() {
+  std::unique_lock lock(mu);
+  while (!stopping) {
+    lock.unlock();
+    refresh();
+    sync_metrics();
+    lock.lock();
+    wake.wait_for(lock, kTick, [this] { return stopping; });
+  }
+}
+
+void KvEventService::Impl::stop_all() {
+  std::map<InstanceState*, Subscription> all;
+  {
+    std::lock_guard lock(mu);
+    all = std::move(subscriptions);
+    subscriptions.clear();
+  }
+  for (auto& [state, subscription] : all) unsubscribe(*state, subscription);
+  seen.reset();
+}
+
+KvEventService::KvEventService(SnapshotStore& store, const Clock& clock)
+    : impl_(std::make_unique<Impl>(store, clock)) {}
+
+KvEventService::~KvEventService() { stop(); }
+
+void KvEventService::start() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stopping = false;
+  }
+  thread_ = std::thread([impl = impl_.get()] { impl->run(); });
+}
+
+void KvEventService::stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->wake.notify_all();
+  thread_.join();
+  impl_->stop_all();
+}
+
+size_t KvEventService::subscribed() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->subscriptions.size();
+}
+
+}  // namespace rolter
