@@ -383,7 +383,12 @@ describe('dashboard', { timeout: 280000 }, () => {
     await screenshot(trafficPage, 'traffic');
     trafficWatch.check('traffic tab');
     trafficPage.removeAllListeners();
-    await trafficPage.close();
+    // Chromium under load sometimes drops the target before it answers Target.closeTarget; what
+    // matters is that the tab is gone.
+    await trafficPage.close().catch((e) => {
+      if (!/No target with given id/.test(e.message)) throw e;
+    });
+    assert.ok(!(await browser.pages()).includes(trafficPage), 'the traffic tab is still open');
     await page.bringToFront();
     // A key makes the gateways require keys: the traffic stops first.
     await fleet.stopTraffic();
