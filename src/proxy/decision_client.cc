@@ -2,13 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
-
-#include <variant>
-
-#include "upstream/upstream_connection.h"
+#include "upstream/one_shot.h"
 
 namespace rolter {
 namespace {
@@ -16,55 +10,8 @@ namespace {
 namespace http = beast::http;
 using Outcome = Metrics::DecisionOutcome;
 
-// connect_upstream() labels a connection with its instance's id for the connection pool; this
-// connection is never pooled, and a decision service has no InstanceState.
+// one_shot() labels a connection with its instance's id; a decision service has no InstanceState.
 constexpr uint32_t kNoInstance = 0;
-
-template <typename Stream>
-Task<DecisionCall> exchange(Stream& stream, UpstreamConnection& connection,
-                            const Provider& provider, std::string body) {
-  const Endpoint& endpoint = provider.endpoints.front();
-  http::request<http::string_body> request{http::verb::post, endpoint.base_path + "/v1/systemone",
-                                           11};
-  request.set(http::field::host, endpoint.host_header);
-  request.set(http::field::user_agent, "rolter-decision");
-  request.set(http::field::content_type, "application/json");
-  request.set(http::field::accept, "application/json");
-  if (!provider.api_key.empty()) {
-    request.set(http::field::authorization, "Bearer " + provider.api_key);
-  }
-  request.keep_alive(false);
-  request.body() = std::move(body);
-  request.prepare_payload();
-
-  DecisionCall result;
-  auto failed = [&](const error_code& ec, std::string_view step) {
-    result.outcome = ec == beast::error::timeout ? Outcome::kTimeout : Outcome::kError;
-    result.error = std::string(step) + ": " + ec.message();
-    return result;
-  };
-  auto [write_ec, written] = co_await http::async_write(stream, request, kNoThrow);
-  if (write_ec) co_return failed(write_ec, "sending the request");
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxDecisionReplyBytes);
-  auto [read_ec, read] = co_await http::async_read(stream, connection.buffer, parser, kNoThrow);
-  if (read_ec) co_return failed(read_ec, "reading the response");
-  const unsigned status = parser.get().result_int();
-  if (status < 200 || status > 299) {
-    result.outcome = Outcome::kStatus;
-    result.error = "status " + std::to_string(status);
-    co_return result;
-  }
-  auto verdict = read_decision_reply(parser.get().body());
-  if (!verdict) {
-    result.outcome = Outcome::kInvalid;
-    result.error = std::move(verdict.error());
-    co_return result;
-  }
-  result.outcome = Outcome::kOk;
-  result.verdict = std::move(*verdict);
-  co_return result;
-}
 
 }  // namespace
 
@@ -75,34 +22,42 @@ bool wants_decision(ApiKind kind, const PolicyRoute& policy) {
 Task<DecisionCall> call_decision_service(const Provider& provider, std::string body,
                                          asio::ssl::context& tls,
                                          std::chrono::milliseconds timeout) {
-  using std::chrono::steady_clock;
   DecisionCall result;
   if (provider.endpoints.empty()) {
     result.error = "the provider has no instance";
     co_return result;
   }
-  const auto deadline = steady_clock::now() + timeout;
-  // Not a structured binding: a lambda below captures the connection, which clang before 16
-  // does not allow of a binding (and the fuzz targets build with clang).
-  auto connected = co_await connect_upstream(provider.endpoints.front(), kNoInstance, tls, timeout);
-  const error_code ec = connected.first;
-  if (ec) {
-    result.outcome = ec == beast::error::timeout ? Outcome::kTimeout : Outcome::kError;
-    result.error = "connecting: " + ec.message();
+  const Endpoint& endpoint = provider.endpoints.front();
+  OneShotRequest request =
+      one_shot_request(http::verb::post, endpoint, "/v1/systemone", "rolter-decision");
+  request.set(http::field::content_type, "application/json");
+  request.set(http::field::accept, "application/json");
+  if (!provider.api_key.empty()) {
+    request.set(http::field::authorization, "Bearer " + provider.api_key);
+  }
+  request.body() = std::move(body);
+  const OneShotResult answer =
+      co_await one_shot(endpoint, kNoInstance, tls, std::move(request),
+                        {.timeout = timeout, .max_body_bytes = kMaxDecisionReplyBytes});
+  if (!answer) {
+    result.outcome = answer.error().timed_out ? Outcome::kTimeout : Outcome::kError;
+    result.error = answer.error().message;
     co_return result;
   }
-  if (steady_clock::now() >= deadline) {
-    result.outcome = Outcome::kTimeout;
-    result.error = "connecting: the timeout passed";
+  const unsigned status = answer->result_int();
+  if (status < 200 || status > 299) {
+    result.outcome = Outcome::kStatus;
+    result.error = status_text(*answer);
     co_return result;
   }
-  UpstreamConnection& connection = *connected.second;
-  connection.tcp().expires_at(deadline);
-  auto run = [&](auto& stream) { return exchange(stream, connection, provider, std::move(body)); };
-  result = co_await std::visit(run, connection.stream);
-  beast::error_code ignored;
-  connection.tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  connection.tcp().close();
+  auto verdict = read_decision_reply(answer->body());
+  if (!verdict) {
+    result.outcome = Outcome::kInvalid;
+    result.error = std::move(verdict.error());
+    co_return result;
+  }
+  result.outcome = Outcome::kOk;
+  result.verdict = std::move(*verdict);
   co_return result;
 }
 

@@ -3,9 +3,6 @@
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
 
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include <chrono>
 #include <limits>
@@ -14,7 +11,7 @@
 #include "balance/balancer_factory.h"
 #include "common/json_escape.h"
 #include "fleet/availability.h"
-#include "upstream/upstream_connection.h"
+#include "upstream/one_shot.h"
 
 namespace rolter {
 namespace {
@@ -58,54 +55,6 @@ std::optional<std::string_view> raw_field(std::string_view body, std::string_vie
   const size_t offset = static_cast<size_t>(raw.data() - padded.data());
   if (offset > body.size() || raw.size() > body.size() - offset) return std::nullopt;
   return body.substr(offset, raw.size());
-}
-
-template <typename Stream>
-Task<TokenizeResult> exchange(Stream& stream, UpstreamConnection& connection,
-                              const Candidate& candidate, std::string body) {
-  const Endpoint& endpoint = *candidate.endpoint;
-  const Provider& provider = *candidate.provider;
-  http::request<http::string_body> request{http::verb::post, endpoint.base_path + "/tokenize", 11};
-  request.set(http::field::host, endpoint.host_header);
-  request.set(http::field::user_agent, "rolter-tokenize");
-  request.set(http::field::content_type, "application/json");
-  request.set(http::field::accept, "application/json");
-  if (!provider.api_key.empty()) {
-    if (provider.kind == ProviderKind::kAnthropic) {
-      request.set("x-api-key", provider.api_key);
-    } else {
-      request.set(http::field::authorization, "Bearer " + provider.api_key);
-    }
-  }
-  request.keep_alive(false);
-  request.body() = std::move(body);
-  request.prepare_payload();
-
-  TokenizeResult result;
-  auto failed = [&](const error_code& ec, std::string_view step) {
-    result.outcome = ec == beast::error::timeout ? Metrics::TokenizeOutcome::kTimeout
-                                                 : Metrics::TokenizeOutcome::kError;
-    result.error = std::string(step) + ": " + ec.message();
-    return result;
-  };
-  auto [write_ec, written] = co_await http::async_write(stream, request, kNoThrow);
-  if (write_ec) co_return failed(write_ec, "sending the request");
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxTokenizeReplyBytes);
-  auto [read_ec, read] = co_await http::async_read(stream, connection.buffer, parser, kNoThrow);
-  if (read_ec) co_return failed(read_ec, "reading the response");
-  if (parser.get().result() != http::status::ok) {
-    result.error = "status " + std::to_string(parser.get().result_int());
-    co_return result;
-  }
-  auto tokens = read_tokenize_reply(parser.get().body());
-  if (!tokens) {
-    result.error = std::move(tokens.error());
-    co_return result;
-  }
-  result.outcome = Metrics::TokenizeOutcome::kOk;
-  result.tokens = std::move(*tokens);
-  co_return result;
 }
 
 }  // namespace
@@ -184,29 +133,36 @@ Task<TokenizeResult> call_tokenize(const Candidate& candidate, std::string body,
                                    asio::ssl::context& tls) {
   using std::chrono::steady_clock;
   const Provider& provider = *candidate.provider;
+  const Endpoint& endpoint = *candidate.endpoint;
   const auto started = steady_clock::now();
-  const auto deadline = started + provider.tokenize_timeout;
+  OneShotRequest request =
+      one_shot_request(http::verb::post, endpoint, "/tokenize", "rolter-tokenize");
+  request.set(http::field::content_type, "application/json");
+  request.set(http::field::accept, "application/json");
+  if (!provider.api_key.empty()) {
+    if (provider.kind == ProviderKind::kAnthropic) {
+      request.set("x-api-key", provider.api_key);
+    } else {
+      request.set(http::field::authorization, "Bearer " + provider.api_key);
+    }
+  }
+  request.body() = std::move(body);
+  const OneShotResult answer =
+      co_await one_shot(endpoint, candidate.state->id, tls, std::move(request),
+                        {.timeout = provider.tokenize_timeout,
+                         .max_body_bytes = kMaxTokenizeReplyBytes});
   TokenizeResult result;
-  auto [ec, connection] = co_await connect_upstream(*candidate.endpoint, candidate.state->id, tls,
-                                                    provider.tokenize_timeout);
-  if (ec) {
-    result.outcome = ec == beast::error::timeout ? Metrics::TokenizeOutcome::kTimeout
-                                                 : Metrics::TokenizeOutcome::kError;
-    result.error = "connecting: " + ec.message();
-  } else if (steady_clock::now() >= deadline) {
-    result.outcome = Metrics::TokenizeOutcome::kTimeout;
-    result.error = "connecting: the timeout passed";
+  if (!answer) {
+    result.outcome = answer.error().timed_out ? Metrics::TokenizeOutcome::kTimeout
+                                              : Metrics::TokenizeOutcome::kError;
+    result.error = answer.error().message;
+  } else if (answer->result() != http::status::ok) {
+    result.error = status_text(*answer);
+  } else if (auto tokens = read_tokenize_reply(answer->body()); !tokens) {
+    result.error = std::move(tokens.error());
   } else {
-    connection->tcp().expires_at(deadline);
-    // The connection is named, not captured: Clang 14 (scripts/check-thread-safety) cannot
-    // capture a structured binding.
-    auto run = [&, &upstream = *connection](auto& stream) {
-      return exchange(stream, upstream, candidate, std::move(body));
-    };
-    result = co_await std::visit(run, connection->stream);
-    beast::error_code ignored;
-    connection->tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-    connection->tcp().close();
+    result.outcome = Metrics::TokenizeOutcome::kOk;
+    result.tokens = std::move(*tokens);
   }
   const double seconds = std::chrono::duration<double>(steady_clock::now() - started).count();
   Metrics::observe_tokenize(provider.tokenize_instruments, result.outcome, seconds);

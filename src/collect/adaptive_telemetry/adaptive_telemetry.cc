@@ -1,20 +1,16 @@
 #include "collect/adaptive_telemetry/adaptive_telemetry.h"
 
 #include <spdlog/spdlog.h>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 #include <nlohmann/json.hpp>
 #include <tl/expected.hpp>
 
 #include <algorithm>
 #include <optional>
 
+#include "collect/loop/background_loop.h"
 #include "snapshot/snapshot_store.h"
+#include "upstream/one_shot.h"
 #include "upstream/upstream_connection.h"
 
 namespace rolter {
@@ -107,24 +103,6 @@ std::string adaptive_telemetry_json(const std::string& node_id,
 // ---------------------------------------------------------------------------------------------
 // The I/O loop.
 
-namespace {
-
-using Status = tl::expected<unsigned, std::string>;  // the answer's status, or why there is none
-
-template <typename Stream>
-Task<Status> post_on(Stream& stream, UpstreamConnection& connection,
-                     http::request<http::string_body>& request) {
-  auto [write_ec, written] = co_await http::async_write(stream, request, kNoThrow);
-  if (write_ec) co_return tl::unexpected("sending: " + write_ec.message());
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxAnswerBytes);
-  auto [read_ec, read] = co_await http::async_read(stream, connection.buffer, parser, kNoThrow);
-  if (read_ec) co_return tl::unexpected("reading the answer: " + read_ec.message());
-  co_return parser.get().result_int();
-}
-
-}  // namespace
-
 struct AdaptiveTelemetry::Impl {
   Impl(SnapshotStore& s, Options o, const Clock& c)
       : store(s), options(std::move(o)), clock(c), tls(make_client_tls_context()) {
@@ -145,32 +123,25 @@ struct AdaptiveTelemetry::Impl {
   asio::ssl::context tls;
   std::optional<Endpoint> endpoint;
   bool failing = false;
-  asio::io_context io{1};  // last: its pending work goes before what it uses
+  BackgroundLoop background;  // last: its pending work goes before what it uses
 
   Task<void> run();
   Task<void> tick();
-  Task<Status> post(const std::string& body);
+  Task<OneShotResult> post(std::string body);
 };
 
-Task<Status> AdaptiveTelemetry::Impl::post(const std::string& body) {
-  const auto timeout = std::min(kMaxPostTimeout, options.interval);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto [ec, connection] = co_await connect_upstream(*endpoint, 0, tls, timeout);
-  if (ec) co_return tl::unexpected("connecting: " + ec.message());
-  connection->tcp().expires_at(deadline);
-  http::request<http::string_body> request{http::verb::post, endpoint->base_path + kPath, 11};
-  request.set(http::field::host, endpoint->host_header);
-  request.set(http::field::user_agent, "rolter-adaptive-telemetry");
+Task<OneShotResult> AdaptiveTelemetry::Impl::post(std::string body) {
+  OneShotRequest request =
+      one_shot_request(http::verb::post, *endpoint, kPath, "rolter-adaptive-telemetry");
   request.set(http::field::content_type, "application/json");
   request.set("x-rolter-node-id", options.node_id);
   if (!options.node_token.empty()) {
     request.set(http::field::authorization, "Bearer " + options.node_token);
   }
-  request.keep_alive(false);
-  request.body() = body;
-  request.prepare_payload();
-  co_return co_await std::visit([&](auto& stream) { return post_on(stream, *connection, request); },
-                                connection->stream);
+  request.body() = std::move(body);
+  const OneShotLimits limits{.timeout = std::min(kMaxPostTimeout, options.interval),
+                             .max_body_bytes = kMaxAnswerBytes};
+  co_return co_await one_shot(*endpoint, 0, tls, std::move(request), limits);
 }
 
 Task<void> AdaptiveTelemetry::Impl::tick() {
@@ -191,8 +162,8 @@ Task<void> AdaptiveTelemetry::Impl::tick() {
     co_return;
   }
   if (!endpoint) co_return;
-  const Status status = co_await post(adaptive_telemetry_json(options.node_id, samples));
-  const bool ok = status && *status >= 200 && *status < 300;
+  const OneShotResult answer = co_await post(adaptive_telemetry_json(options.node_id, samples));
+  const bool ok = answer && answer->result_int() >= 200 && answer->result_int() < 300;
   if (Metrics* metrics = snapshot->metrics()) metrics->count_adaptive_telemetry_post(ok);
   if (ok) {
     if (std::exchange(failing, false)) {
@@ -201,13 +172,13 @@ Task<void> AdaptiveTelemetry::Impl::tick() {
   } else if (!std::exchange(failing, true)) {
     spdlog::warn("adaptive telemetry: posting to {}{} failed: {}; retrying every {} ms",
                  endpoint->base_url, kPath,
-                 status ? "status " + std::to_string(*status) : status.error(),
+                 answer ? status_text(*answer) : answer.error().message,
                  options.interval.count());
   }
 }
 
 Task<void> AdaptiveTelemetry::Impl::run() {
-  asio::steady_timer timer(io);
+  asio::steady_timer timer(background.io());
   for (;;) {
     timer.expires_after(options.interval);
     auto [ec] = co_await timer.async_wait(kNoThrow);
@@ -222,14 +193,9 @@ AdaptiveTelemetry::AdaptiveTelemetry(SnapshotStore& store, Options options, cons
 AdaptiveTelemetry::~AdaptiveTelemetry() { stop(); }
 
 void AdaptiveTelemetry::start() {
-  asio::co_spawn(impl_->io, impl_->run(), asio::detached);
-  thread_ = std::thread([impl = impl_.get()] { impl->io.run(); });
+  impl_->background.start([impl = impl_.get()] { return impl->run(); });
 }
 
-void AdaptiveTelemetry::stop() {
-  if (!thread_.joinable()) return;
-  impl_->io.stop();
-  thread_.join();
-}
+void AdaptiveTelemetry::stop() { impl_->background.stop(); }
 
 }  // namespace rolter

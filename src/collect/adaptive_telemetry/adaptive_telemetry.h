@@ -9,7 +9,8 @@
 // tick tries again. Without a control plane nothing is sent; the gauges still follow.
 //
 // The pieces: collect_adaptive_samples() reads a snapshot (pure but for the clock's reading);
-// adaptive_telemetry_json() encodes; AdaptiveTelemetry is the thin I/O loop on its own thread.
+// adaptive_telemetry_json() encodes; AdaptiveTelemetry is the thin I/O loop on its own thread
+// (a BackgroundLoop), posting with one_shot().
 // Sampling reads only atomics and the route states' locks: the pick path pays nothing for it
 // beyond what AdaptiveRouteState documents.
 //
@@ -20,7 +21,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "balance/adaptive/adaptive_balancer.h"
@@ -74,7 +74,6 @@ class AdaptiveTelemetry {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::thread thread_;
 };
 
 }  // namespace rolter

@@ -1,14 +1,6 @@
 #include "collect/engine_metrics/engine_scraper.h"
 
 #include <spdlog/spdlog.h>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 #include <tl/expected.hpp>
 
 #include <algorithm>
@@ -18,8 +10,10 @@
 #include <unordered_map>
 
 #include "collect/engine_metrics/prometheus_text.h"
-#include "common/function_ref.h"
+#include "collect/loop/background_loop.h"
+#include "collect/loop/poll_loop.h"
 #include "snapshot/snapshot_store.h"
+#include "upstream/one_shot.h"
 #include "upstream/upstream_connection.h"
 
 namespace rolter {
@@ -69,9 +63,9 @@ std::optional<EngineSample> read_engine_sample(std::string_view metrics_text) {
   return sample;
 }
 
-ScrapeTiming ScrapeTiming::for_interval(milliseconds interval) {
+PollTiming scrape_timing(milliseconds interval) {
   const milliseconds timeout = std::clamp(interval, kMinScrapeTimeout, kMaxScrapeTimeout);
-  return ScrapeTiming{
+  return PollTiming{
       .interval = interval,
       .timeout = timeout,
       .stale_after = std::max<Clock::Duration>(kStaleIntervals * interval, interval + timeout),
@@ -87,13 +81,8 @@ void ScrapedEngine::set_instances(std::vector<LoadSignals*> instances) {
   instances_ = std::move(instances);
 }
 
-bool ScrapedEngine::due() const {
-  return !in_flight_ && (!last_begin_ || clock_.now() - *last_begin_ >= timing_.interval);
-}
-
 void ScrapedEngine::begin() {
-  in_flight_ = true;
-  last_begin_ = clock_.now();
+  schedule_.begin();
   pending_.clear();
 }
 
@@ -105,9 +94,7 @@ void ScrapedEngine::sending() {
 }
 
 bool ScrapedEngine::succeed(const EngineSample& sample) {
-  if (!in_flight_) return false;  // retired while the scrape ran
-  in_flight_ = false;
-  last_success_ = clock_.now();
+  if (!schedule_.in_flight()) return false;  // retired while the scrape ran
   last_sample_ = sample;
   const uint32_t load = sample.load();
   for (const auto& [signals, sent] : pending_) {
@@ -118,23 +105,19 @@ bool ScrapedEngine::succeed(const EngineSample& sample) {
     signals->engine_fresh.store(true, std::memory_order_relaxed);
   }
   pending_.clear();
-  failing_ = false;
-  return !std::exchange(fresh_, true);
+  return schedule_.succeed();
 }
 
 bool ScrapedEngine::fail() {
-  if (!in_flight_) return false;
-  in_flight_ = false;
+  if (!schedule_.in_flight()) return false;
   pending_.clear();
   clear_all();
-  fresh_ = false;
-  return !std::exchange(failing_, true);
+  return schedule_.fail();
 }
 
 bool ScrapedEngine::check_stale() {
-  if (!fresh_ || clock_.now() - last_success_ < timing_.stale_after) return false;
+  if (!schedule_.check_stale()) return false;
   clear_all();
-  fresh_ = false;
   return true;
 }
 
@@ -142,8 +125,7 @@ void ScrapedEngine::retire() {
   clear_all();
   instances_.clear();
   pending_.clear();
-  in_flight_ = false;
-  fresh_ = false;
+  schedule_.retire();
 }
 
 void ScrapedEngine::clear_all() {
@@ -161,56 +143,21 @@ bool ScrapedEngine::named(const LoadSignals* signals) const {
 
 namespace {
 
-using MetricsText = tl::expected<std::string, std::string>;  // the body, or why there is none
-
-template <typename Stream>
-Task<MetricsText> get_metrics(Stream& stream, UpstreamConnection& connection,
-                              const Endpoint& endpoint) {
-  http::request<http::empty_body> request{http::verb::get, endpoint.base_path + "/metrics", 11};
-  request.set(http::field::host, endpoint.host_header);
-  request.set(http::field::user_agent, "rolter-engine-metrics");
-  // The classic text format: an engine that negotiates may otherwise answer in OpenMetrics.
-  request.set(http::field::accept, "text/plain; version=0.0.4");
-  request.keep_alive(false);
-  auto [write_ec, written] = co_await http::async_write(stream, request, kNoThrow);
-  if (write_ec) co_return tl::unexpected("sending the request: " + write_ec.message());
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxMetricsBytes);
-  auto [read_ec, read] = co_await http::async_read(stream, connection.buffer, parser, kNoThrow);
-  if (read_ec) co_return tl::unexpected("reading the response: " + read_ec.message());
-  if (parser.get().result() != http::status::ok) {
-    co_return tl::unexpected("status " + std::to_string(parser.get().result_int()));
-  }
-  co_return std::move(parser.get().body());
-}
-
-// GET {base_url}/metrics on a fresh connection, all of it within `timeout`. `sending` is called
-// once connected, just before the request is written.
-Task<MetricsText> fetch_metrics(const Endpoint& endpoint, uint32_t instance_id,
-                                asio::ssl::context& tls, milliseconds timeout,
-                                FunctionRef<void()> sending) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto [ec, connection] = co_await connect_upstream(endpoint, instance_id, tls, timeout);
-  if (ec) co_return tl::unexpected("connecting: " + ec.message());
-  connection->tcp().expires_at(deadline);
-  sending();
-  co_return co_await std::visit(
-      [&](auto& stream) { return get_metrics(stream, *connection, endpoint); }, connection->stream);
-}
-
 // The sample a scrape's answer holds, or why there is none.
-tl::expected<EngineSample, std::string> sample_of(const MetricsText& text) {
-  if (!text) return tl::unexpected(text.error());
-  if (auto sample = read_engine_sample(*text)) return *sample;
+tl::expected<EngineSample, std::string> sample_of(const OneShotResult& answer) {
+  if (!answer) return tl::unexpected(answer.error().message);
+  if (answer->result() != http::status::ok) return tl::unexpected(status_text(*answer));
+  if (auto sample = read_engine_sample(answer->body())) return *sample;
   return tl::unexpected("no readable " + std::string(kRunning) + " and " + std::string(kWaiting));
 }
 
 }  // namespace
 
+// What to scrape, for the PollLoop: one target per engine (base_url).
 struct EngineScraper::Impl {
-  // One engine (base_url) the current snapshot names, and the instances that point at it.
   struct Target {
-    Target(const Clock& clock, ScrapeTiming timing) : engine(clock, timing) {}
+    Target(const Clock& clock, PollTiming timing) : engine(clock, timing) {}
+    ScrapedEngine& polled() { return engine; }
     ScrapedEngine engine;
     Endpoint endpoint;  // a copy: a scrape may outlive the snapshot it came from
     uint32_t instance_id = 0;
@@ -223,26 +170,23 @@ struct EngineScraper::Impl {
     std::vector<InstanceState*> states;
   };
 
-  Impl(SnapshotStore& s, const Clock& c) : store(s), clock(c), tls(make_client_tls_context()) {}
+  Impl(SnapshotStore& store, const Clock& c)
+      : clock(c), tls(make_client_tls_context()), loop(store, *this, kMaxTick) {}
 
-  SnapshotStore& store;
+  std::map<std::string, Wanted> wanted(const Snapshot& snapshot) const;
+  std::shared_ptr<Target> make(const std::string& url, const Wanted& w) const;
+  void update(Target& target, const Wanted& wanted, const Snapshot& snapshot) const;
+  void forget(const std::string& url, Target&) const;
+  void stale(const std::string& url, Target& target) const;
+  Task<void> poll(std::shared_ptr<Target> target);
+
   const Clock& clock;
   asio::ssl::context tls;
-  std::map<std::string, std::shared_ptr<Target>> targets;  // by base_url
-  std::shared_ptr<const Snapshot> seen;  // the snapshot `targets` were last built from
-  asio::io_context io{1};                // last: its pending scrapes go before what they use
-
-  Task<void> run();
-  void refresh();
-  std::map<std::string, Wanted> wanted_by(const Snapshot& snapshot) const;
-  void update(Target& target, const Wanted& wanted, Metrics* metrics) const;
-  milliseconds tick() const;
-  // Runs the scrape begun on `target`, and applies its outcome.
-  Task<void> scrape(std::shared_ptr<Target> target);
-  void retire_all();
+  PollLoop<Impl> loop;
+  BackgroundLoop background;  // last: its pending scrapes go before what they use
 };
 
-std::map<std::string, EngineScraper::Impl::Wanted> EngineScraper::Impl::wanted_by(
+std::map<std::string, EngineScraper::Impl::Wanted> EngineScraper::Impl::wanted(
     const Snapshot& snapshot) const {
   std::map<std::string, Wanted> wanted;
   for (const auto& provider : snapshot.config().providers) {
@@ -260,79 +204,53 @@ std::map<std::string, EngineScraper::Impl::Wanted> EngineScraper::Impl::wanted_b
   return wanted;
 }
 
-void EngineScraper::Impl::update(Target& target, const Wanted& wanted, Metrics* metrics) const {
-  target.engine.set_timing(ScrapeTiming::for_interval(wanted.interval));
+std::shared_ptr<EngineScraper::Impl::Target> EngineScraper::Impl::make(const std::string& url,
+                                                                       const Wanted& w) const {
+  spdlog::info("engine metrics: scraping {}/metrics every {} ms", url, w.interval.count());
+  return std::make_shared<Target>(clock, scrape_timing(w.interval));
+}
+
+void EngineScraper::Impl::update(Target& target, const Wanted& wanted,
+                                 const Snapshot& snapshot) const {
+  target.engine.set_timing(scrape_timing(wanted.interval));
   target.endpoint = *wanted.endpoint;
   target.instance_id = wanted.states.front()->id;
   std::vector<LoadSignals*> signals;
   target.instruments.clear();
   for (InstanceState* state : wanted.states) {
     signals.push_back(&state->load);
-    if (metrics != nullptr) target.instruments.push_back(metrics->engine(state->identity));
+    if (Metrics* metrics = snapshot.metrics()) {
+      target.instruments.push_back(metrics->engine(state->identity));
+    }
   }
   target.engine.set_instances(std::move(signals));
 }
 
-void EngineScraper::Impl::refresh() {
-  std::shared_ptr<const Snapshot> snapshot = store.current();
-  if (snapshot == seen) return;
-  seen = snapshot;
-  std::map<std::string, Wanted> wanted;
-  if (snapshot) wanted = wanted_by(*snapshot);
-  for (auto it = targets.begin(); it != targets.end();) {
-    if (wanted.count(it->first) == 0) {
-      spdlog::info("engine metrics: no longer scraping {}", it->first);
-      it->second->engine.retire();
-      it = targets.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (const auto& [url, w] : wanted) {
-    auto& target = targets[url];
-    if (!target) {
-      target = std::make_shared<Target>(clock, ScrapeTiming::for_interval(w.interval));
-      spdlog::info("engine metrics: scraping {}/metrics every {} ms", url, w.interval.count());
-    }
-    update(*target, w, snapshot->metrics());
-  }
+void EngineScraper::Impl::forget(const std::string& url, Target&) const {
+  spdlog::info("engine metrics: no longer scraping {}", url);
 }
 
-milliseconds EngineScraper::Impl::tick() const {
-  Clock::Duration shortest = kMaxTick;
-  for (const auto& [url, target] : targets) {
-    shortest = std::min(shortest, target->engine.timing().interval);
-  }
-  return std::chrono::duration_cast<milliseconds>(shortest);
+void EngineScraper::Impl::stale(const std::string& url, Target& target) const {
+  spdlog::warn("engine metrics: {}: no good scrape for {} ms; falling back to local in-flight",
+               url,
+               std::chrono::duration_cast<milliseconds>(target.engine.timing().stale_after).count());
 }
 
-Task<void> EngineScraper::Impl::run() {
-  asio::steady_timer timer(io);
-  for (;;) {
-    refresh();
-    for (const auto& [url, target] : targets) {
-      if (target->engine.check_stale()) {
-        spdlog::warn(
-            "engine metrics: {}: no good scrape for {} ms; falling back to local in-flight", url,
-            std::chrono::duration_cast<milliseconds>(target->engine.timing().stale_after).count());
-      }
-      if (target->engine.due()) {
-        target->engine.begin();  // here, not in the coroutine: it is due no more from now on
-        asio::co_spawn(io, scrape(target), asio::detached);
-      }
-    }
-    timer.expires_after(tick());
-    auto [ec] = co_await timer.async_wait(kNoThrow);
-    if (ec) co_return;
-  }
-}
-
-Task<void> EngineScraper::Impl::scrape(std::shared_ptr<Target> target) {
+Task<void> EngineScraper::Impl::poll(std::shared_ptr<Target> target) {
   ScrapedEngine& engine = target->engine;
-  const auto timeout = std::chrono::duration_cast<milliseconds>(engine.timing().timeout);
-  const MetricsText text = co_await fetch_metrics(target->endpoint, target->instance_id, tls,
-                                                  timeout, [&] { engine.sending(); });
-  const tl::expected<EngineSample, std::string> sample = sample_of(text);
+  OneShotRequest request =
+      one_shot_request(http::verb::get, target->endpoint, "/metrics", "rolter-engine-metrics");
+  // The classic text format: an engine that negotiates may otherwise answer in OpenMetrics.
+  request.set(http::field::accept, "text/plain; version=0.0.4");
+  const OneShotLimits limits{
+      .timeout = std::chrono::duration_cast<milliseconds>(engine.timing().timeout),
+      .max_body_bytes = kMaxMetricsBytes};
+  // Each instance's sent_total at the moment the request goes out is what the engine's count
+  // will already include.
+  const auto sending = [&] { engine.sending(); };
+  const OneShotResult answer = co_await one_shot(target->endpoint, target->instance_id, tls,
+                                                 std::move(request), limits, sending);
+  const tl::expected<EngineSample, std::string> sample = sample_of(answer);
   for (const auto& instruments : target->instruments) {
     Metrics::count_engine_scrape(instruments, sample.has_value(),
                                  sample ? sample->gpu_cache_usage : std::nullopt);
@@ -347,27 +265,19 @@ Task<void> EngineScraper::Impl::scrape(std::shared_ptr<Target> target) {
   }
 }
 
-void EngineScraper::Impl::retire_all() {
-  for (auto& [url, target] : targets) target->engine.retire();
-  targets.clear();
-  seen.reset();
-}
-
 EngineScraper::EngineScraper(SnapshotStore& store, const Clock& clock)
     : impl_(std::make_unique<Impl>(store, clock)) {}
 
 EngineScraper::~EngineScraper() { stop(); }
 
 void EngineScraper::start() {
-  asio::co_spawn(impl_->io, impl_->run(), asio::detached);
-  thread_ = std::thread([impl = impl_.get()] { impl->io.run(); });
+  impl_->background.start([impl = impl_.get()] { return impl->loop.run(impl->background.io()); });
 }
 
 void EngineScraper::stop() {
-  if (!thread_.joinable()) return;
-  impl_->io.stop();
-  thread_.join();
-  impl_->retire_all();
+  if (!impl_->background.running()) return;
+  impl_->background.stop();
+  impl_->loop.retire_all();
 }
 
 }  // namespace rolter

@@ -10,7 +10,7 @@
 // (connect error, timeout, non-200, a metric missing or unreadable) clears engine_fresh at once,
 // and so does a stale one, so the load falls back to local in-flight.
 //
-// Timing per engine, from the interval I (ScrapeTiming::for_interval):
+// Timing per engine, from the interval I (scrape_timing()):
 //   timeout       min(I, 1 s), at least 50 ms: one scrape ends before the next is due (a loopback
 //                 engine answers in a millisecond; 50 ms keeps a tiny I from failing every scrape)
 //   stale after   max(3 I, I + timeout) without a good scrape: two scrapes in a row were lost
@@ -19,8 +19,9 @@
 // never overlaps the next: one still running when the next is due delays it.
 //
 // The pieces: read_engine_sample() reads a /metrics body; ScrapedEngine is the pure decision logic
-// for one engine (when to scrape, what an outcome or its absence does to the signals), driven by
-// an injected clock; EngineScraper is the thin I/O loop around them. Each tick the loop reads the
+// for one engine (what an outcome or its absence does to the signals) on a PollSchedule
+// (collect/loop/), driven by an injected clock; EngineScraper is a PollLoop policy on a
+// BackgroundLoop, and one_shot() (upstream/) does each scrape's I/O. Each tick the loop reads the
 // current snapshot: only instances it names are scraped, and an instance that leaves stops being
 // scraped and loses engine_fresh. An engine (base_url) named by several providers or routes is
 // scraped once, and the result applied to each instance.
@@ -34,11 +35,11 @@
 #include <memory>
 #include <optional>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "balance/loads.h"
+#include "collect/loop/poll_schedule.h"
 #include "common/clock.h"
 
 namespace rolter {
@@ -60,19 +61,13 @@ struct EngineSample {
 // vllm:kv_cache_usage_perc; either is read.
 std::optional<EngineSample> read_engine_sample(std::string_view metrics_text);
 
-struct ScrapeTiming {
-  Clock::Duration interval{};
-  Clock::Duration timeout{};      // of one scrape: connect, request and response
-  Clock::Duration stale_after{};  // since the last good scrape
-
-  static ScrapeTiming for_interval(std::chrono::milliseconds interval);
-  bool operator==(const ScrapeTiming&) const = default;
-};
+// A scrape's timeout and staleness bound from its interval (the table above).
+PollTiming scrape_timing(std::chrono::milliseconds interval);
 
 // One scraped engine: when its next scrape is due, and what each outcome does to the load
 // signals of the instances it serves.
 //
-//   ScrapedEngine engine(clock, ScrapeTiming::for_interval(250ms));
+//   ScrapedEngine engine(clock, scrape_timing(250ms));
 //   engine.set_instances(signals);               // each tick, from the current snapshot
 //   engine.check_stale();
 //   if (engine.due()) {
@@ -82,13 +77,13 @@ struct ScrapeTiming {
 //   }
 class ScrapedEngine {
  public:
-  ScrapedEngine(const Clock& clock, ScrapeTiming timing) : clock_(clock), timing_(timing) {}
+  ScrapedEngine(const Clock& clock, PollTiming timing) : schedule_(clock, timing) {}
   ~ScrapedEngine() { retire(); }
   ScrapedEngine(const ScrapedEngine&) = delete;
   ScrapedEngine& operator=(const ScrapedEngine&) = delete;
 
-  const ScrapeTiming& timing() const { return timing_; }
-  void set_timing(ScrapeTiming timing) { timing_ = timing; }
+  const PollTiming& timing() const { return schedule_.timing(); }
+  void set_timing(PollTiming timing) { schedule_.set_timing(timing); }
 
   // The instances this engine serves, as the current snapshot names them. One no longer named
   // loses engine_fresh at once: the engine's count says nothing about where it points now.
@@ -98,7 +93,7 @@ class ScrapedEngine {
   size_t instance_count() const { return instances_.size(); }
 
   // True when no scrape is in flight and `interval` has passed since the last one began.
-  bool due() const;
+  bool due() const { return schedule_.due(); }
   // A scrape begins (before its connect).
   void begin();
   // Its request is about to be written: each instance's sent_total now is what the engine's
@@ -114,23 +109,17 @@ class ScrapedEngine {
   // Clears engine_fresh on every instance and forgets them; later outcomes change nothing.
   void retire();
 
-  bool fresh() const { return fresh_; }
+  bool fresh() const { return schedule_.fresh(); }
   const std::optional<EngineSample>& last_sample() const { return last_sample_; }
 
  private:
   void clear_all();
   bool named(const LoadSignals* signals) const;
 
-  const Clock& clock_;
-  ScrapeTiming timing_;
+  PollSchedule schedule_;
   std::vector<LoadSignals*> instances_;
   // The instances a scrape's request went out for, with their sent_total at that moment.
   std::vector<std::pair<LoadSignals*, uint64_t>> pending_;
-  bool in_flight_ = false;
-  bool fresh_ = false;    // the last scrape succeeded and is not stale
-  bool failing_ = false;  // the last outcome was a failure
-  std::optional<Clock::TimePoint> last_begin_;
-  Clock::TimePoint last_success_{};
   std::optional<EngineSample> last_sample_;
 };
 
@@ -150,7 +139,6 @@ class EngineScraper {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::thread thread_;
 };
 
 }  // namespace rolter

@@ -116,7 +116,7 @@ TEST(ScrapeTiming, ForInterval) {
       {5000, 1000, 15000},  // the timeout's ceiling
   };
   for (const auto& c : cases) {
-    const auto t = ScrapeTiming::for_interval(milliseconds(c.interval_ms));
+    const auto t = scrape_timing(milliseconds(c.interval_ms));
     EXPECT_EQ(t.interval, milliseconds(c.interval_ms));
     EXPECT_EQ(t.timeout, milliseconds(c.timeout_ms)) << c.interval_ms;
     EXPECT_EQ(t.stale_after, milliseconds(c.stale_ms)) << c.interval_ms;
@@ -153,7 +153,7 @@ class ScrapedEngineTest : public ::testing::Test {
   ManualClock clock_;
   LoadSignals a_;
   LoadSignals b_;
-  ScrapedEngine engine_{clock_, ScrapeTiming::for_interval(kInterval)};
+  ScrapedEngine engine_{clock_, scrape_timing(kInterval)};
 };
 
 TEST_F(ScrapedEngineTest, FreshLoadIsTheEnginesPlusWhatWasSentSinceTheScrape) {
@@ -291,7 +291,7 @@ TEST_F(ScrapedEngineTest, RetireClearsAndLaterOutcomesChangeNothing) {
 TEST_F(ScrapedEngineTest, DestructionClearsItsInstances) {
   LoadSignals c;
   {
-    ScrapedEngine engine(clock_, ScrapeTiming::for_interval(kInterval));
+    ScrapedEngine engine(clock_, scrape_timing(kInterval));
     engine.set_instances({&c});
     engine.begin();
     engine.sending();

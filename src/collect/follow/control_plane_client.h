@@ -1,6 +1,7 @@
 // The HTTP side a data-plane node shares between its conversations with the control plane (the
 // snapshot follower's long poll, the stats reporter's posts): the node's identity headers, and one
-// request/answer exchange on a fresh connection (http or https with certificate verification).
+// request/answer exchange on a fresh connection (upstream/one_shot, http or https with certificate
+// verification).
 //
 // Every request carries
 //   authorization: Bearer <node token>     (absent when the token is empty)
@@ -52,6 +53,7 @@ ControlPlaneRequest control_plane_request(beast::http::verb verb, const Endpoint
 struct ExchangeLimits {
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds deadline{5000};  // for the request and the whole answer, after connect
+                                             // (at the latest: a quick connect leaves more)
   size_t max_body_bytes = 64 * 1024;
 };
 

@@ -3,9 +3,6 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +16,7 @@
 #include <string_view>
 
 #include "collect/follow/control_plane_client.h"
+#include "collect/loop/background_loop.h"
 #include "observe/metrics.h"
 #include "upstream/upstream_connection.h"
 
@@ -312,7 +310,7 @@ struct NodeStatsReporter::Impl {
   std::atomic<uint64_t> ok{0};
   std::atomic<uint64_t> failed{0};
   bool failing = false;    // the reporter thread's
-  asio::io_context io{1};  // last: its pending work goes before what it uses
+  BackgroundLoop background;  // last: its pending work goes before what it uses
 
   Task<void> run();
   Task<void> report();
@@ -358,7 +356,7 @@ Task<void> NodeStatsReporter::Impl::report() {
 }
 
 Task<void> NodeStatsReporter::Impl::run() {
-  asio::steady_timer timer(io);
+  asio::steady_timer timer(background.io());
   for (;;) {
     timer.expires_after(options.interval);
     auto [ec] = co_await timer.async_wait(kNoThrow);
@@ -374,16 +372,11 @@ NodeStatsReporter::NodeStatsReporter(Metrics& metrics, Options options,
 NodeStatsReporter::~NodeStatsReporter() { stop(); }
 
 void NodeStatsReporter::start() {
-  if ((!impl_->endpoint && !impl_->options.deliver) || thread_.joinable()) return;
-  asio::co_spawn(impl_->io, impl_->run(), asio::detached);
-  thread_ = std::thread([impl = impl_.get()] { impl->io.run(); });
+  if ((!impl_->endpoint && !impl_->options.deliver)) return;
+  impl_->background.start([impl = impl_.get()] { return impl->run(); });
 }
 
-void NodeStatsReporter::stop() {
-  if (!thread_.joinable()) return;
-  impl_->io.stop();
-  thread_.join();
-}
+void NodeStatsReporter::stop() { impl_->background.stop(); }
 
 uint64_t NodeStatsReporter::posts_ok() const { return impl_->ok.load(); }
 uint64_t NodeStatsReporter::posts_failed() const { return impl_->failed.load(); }

@@ -36,7 +36,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace prometheus {
@@ -102,7 +101,6 @@ class NodeStatsReporter {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::thread thread_;
 };
 
 }  // namespace rolter

@@ -4,9 +4,6 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
@@ -18,6 +15,7 @@
 
 #include "collect/follow/backoff.h"
 #include "collect/follow/control_plane_client.h"
+#include "collect/loop/background_loop.h"
 #include "collect/follow/saved_snapshot.h"
 #include "observe/metrics.h"
 #include "upstream/upstream_connection.h"
@@ -142,7 +140,7 @@ struct SnapshotFollower::Impl {
   std::string last_failure_kind;
   uint64_t last_rejected = 0;
 
-  asio::io_context io{1};  // last: its pending work goes before what it uses
+  BackgroundLoop background;  // last: its pending work goes before what it uses
 
   std::vector<std::string> apply_guarded(const std::string& toml, uint64_t version);
   void serve(uint64_t version);
@@ -304,7 +302,7 @@ Task<Outcome> SnapshotFollower::Impl::poll() {
 
 Task<void> SnapshotFollower::Impl::run() {
   Backoff backoff(options.backoff_min, options.backoff_max, random);
-  asio::steady_timer timer(io);
+  asio::steady_timer timer(background.io());
   for (;;) {
     const auto started = std::chrono::steady_clock::now();
     const Outcome outcome = co_await poll();
@@ -336,16 +334,11 @@ bool SnapshotFollower::load_saved() { return impl_->load_saved(); }
 
 void SnapshotFollower::start() {
   impl_->load_saved();
-  if (!impl_->endpoint || thread_.joinable()) return;
-  asio::co_spawn(impl_->io, impl_->run(), asio::detached);
-  thread_ = std::thread([impl = impl_.get()] { impl->io.run(); });
+  if (!impl_->endpoint) return;
+  impl_->background.start([impl = impl_.get()] { return impl->run(); });
 }
 
-void SnapshotFollower::stop() {
-  if (!thread_.joinable()) return;
-  impl_->io.stop();
-  thread_.join();
-}
+void SnapshotFollower::stop() { impl_->background.stop(); }
 
 uint64_t SnapshotFollower::serving_version() const { return impl_->serving.load(); }
 uint64_t SnapshotFollower::seen_version() const { return impl_->seen.load(); }

@@ -1,130 +1,139 @@
 #include "collect/health/health_checker.h"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
+#include <spdlog/spdlog.h>
 
-#include <unordered_set>
+#include <map>
+#include <string>
 
+#include "collect/health/health_probe.h"
+#include "collect/loop/background_loop.h"
+#include "collect/loop/poll_loop.h"
+#include "snapshot/snapshot_store.h"
+#include "upstream/one_shot.h"
 #include "upstream/upstream_connection.h"
 
 namespace rolter {
+namespace {
+
 namespace http = beast::http;
 using std::chrono::milliseconds;
 
-struct HealthChecker::Impl {
-  explicit Impl(SnapshotStore& s) : store(s), tls(make_client_tls_context()) {}
+// How often the loop looks at the snapshot when no check asks for more.
+constexpr milliseconds kMaxTick{250};
+// A health answer is a status; its body is read only to keep the connection's end clean.
+constexpr size_t kMaxBodyBytes = 64 * 1024;
 
-  SnapshotStore& store;
-  asio::io_context io{1};
-  asio::executor_work_guard<asio::io_context::executor_type> guard{io.get_executor()};
-  asio::ssl::context tls;
-  uint64_t generation = 0;  // bumped per snapshot; older check loops end
-
-  void on_snapshot(std::shared_ptr<const Snapshot> snapshot);
-  Task<void> check_loop(uint64_t my_generation, std::shared_ptr<const Snapshot> snapshot,
-                        const Candidate* candidate, std::string path);
-};
-
-namespace {
-
-// One check: true when the instance answered 2xx within the timeout.
-template <typename Stream>
-Task<bool> get_ok(Stream& stream, UpstreamConnection& connection, const Endpoint& endpoint,
-                  const std::string& target) {
-  http::request<http::empty_body> request{http::verb::get, target, 11};
-  request.set(http::field::host, endpoint.host_header);
-  request.set(http::field::user_agent, "rolter-health");
-  request.keep_alive(false);
-  auto [write_ec, written] = co_await http::async_write(stream, request, kNoThrow);
-  if (write_ec) co_return false;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(64 * 1024);
-  auto [read_ec, read] = co_await http::async_read(stream, connection.buffer, parser, kNoThrow);
-  if (read_ec) co_return false;
-  const unsigned status = parser.get().result_int();
-  co_return status >= 200 && status < 300;
+HealthSettings settings_of(const HealthConfig& config) {
+  return HealthSettings{.interval = milliseconds(config.interval_ms),
+                        .timeout = milliseconds(config.timeout_ms),
+                        .unhealthy_threshold = config.unhealthy_threshold,
+                        .healthy_threshold = config.healthy_threshold};
 }
 
 }  // namespace
 
-Task<void> HealthChecker::Impl::check_loop(uint64_t my_generation,
-                                           std::shared_ptr<const Snapshot> snapshot,
-                                           const Candidate* candidate, std::string path) {
-  const auto& config = snapshot->config().health;
-  const auto timeout = milliseconds(config.timeout_ms);
-  const std::string target = candidate->endpoint->base_path + path;
-  uint32_t consecutive_ok = 0;
-  uint32_t consecutive_failed = 0;
-  asio::steady_timer timer(io);
-  while (generation == my_generation) {
-    bool ok = false;
-    auto [ec, connection] =
-        co_await connect_upstream(*candidate->endpoint, candidate->state->id, tls, timeout);
-    if (!ec) {
-      connection->tcp().expires_after(timeout);
-      ok = co_await std::visit(
-          [&](auto& stream) { return get_ok(stream, *connection, *candidate->endpoint, target); },
-          connection->stream);
-    }
-    if (generation != my_generation) break;
-    record_health_check(candidate->state->health, ok, consecutive_ok, consecutive_failed,
-                        config.healthy_threshold, config.unhealthy_threshold);
-    timer.expires_after(milliseconds(config.interval_ms));
-    co_await timer.async_wait(kNoThrow);
-  }
-}
+// What to check, for the PollLoop: one target per instance (by its identity).
+struct HealthChecker::Impl {
+  struct Target {
+    Target(const Clock& clock, HealthSettings settings) : probe(clock, settings) {}
+    HealthProbe& polled() { return probe; }
+    HealthProbe probe;
+    Endpoint endpoint;  // a copy: a check may outlive the snapshot it came from
+    uint32_t instance_id = 0;
+    std::string path;  // the provider's health_path
+  };
+  struct Wanted {
+    const Candidate* candidate = nullptr;
+    std::string path;
+  };
 
-void HealthChecker::Impl::on_snapshot(std::shared_ptr<const Snapshot> snapshot) {
-  ++generation;
-  // One loop per instance: candidates of several routes share an instance (same state).
-  std::unordered_set<const InstanceState*> seen;
-  for (const auto& provider_config : snapshot->config().providers) {
-    if (provider_config.health_path.empty()) continue;
-    const RoutePool* pin = snapshot->provider_pool(provider_config.name);
+  Impl(SnapshotStore& store, const Clock& c)
+      : clock(c), tls(make_client_tls_context()), loop(store, *this, kMaxTick) {}
+
+  static std::map<std::string, Wanted> wanted(const Snapshot& snapshot);
+  std::shared_ptr<Target> make(const std::string& identity, const Wanted& w) const;
+  static void update(Target& target, const Wanted& wanted, const Snapshot& snapshot);
+  static void forget(const std::string& identity, Target&);
+  static void stale(const std::string&, Target&) {}
+  Task<void> poll(std::shared_ptr<Target> target);
+
+  const Clock& clock;
+  asio::ssl::context tls;
+  PollLoop<Impl> loop;
+  BackgroundLoop background;  // last: its pending checks go before what they use
+};
+
+std::map<std::string, HealthChecker::Impl::Wanted> HealthChecker::Impl::wanted(
+    const Snapshot& snapshot) {
+  std::map<std::string, Wanted> wanted;
+  for (const auto& provider : snapshot.config().providers) {
+    if (provider.health_path.empty()) continue;
+    // The pin pool lists every instance of the provider once, whichever routes use it.
+    const RoutePool* pin = snapshot.provider_pool(provider.name);
     if (pin == nullptr) continue;
     for (const auto& candidate : pin->candidates) {
-      if (!seen.insert(candidate.state).second) continue;
-      asio::co_spawn(io,
-                     check_loop(generation, snapshot, &candidate, provider_config.health_path),
-                     asio::detached);
+      wanted.try_emplace(candidate.state->identity, Wanted{&candidate, provider.health_path});
     }
   }
-  // Instances that lost their health check are no longer held out by an old verdict.
-  for (const auto& provider : snapshot->config().providers) {
-    if (!provider.health_path.empty()) continue;
-    if (const RoutePool* pin = snapshot->provider_pool(provider.name)) {
-      for (const auto& candidate : pin->candidates) {
-        if (!seen.count(candidate.state)) candidate.state->health.healthy.store(true);
-      }
-    }
+  return wanted;
+}
+
+std::shared_ptr<HealthChecker::Impl::Target> HealthChecker::Impl::make(
+    const std::string& identity, const Wanted& w) const {
+  // update() gives it the snapshot's settings before its first check.
+  spdlog::debug("health: checking {} at {}{}", identity, w.candidate->endpoint->base_url, w.path);
+  return std::make_shared<Target>(clock, HealthSettings{});
+}
+
+void HealthChecker::Impl::update(Target& target, const Wanted& wanted, const Snapshot& snapshot) {
+  target.probe.set_settings(settings_of(snapshot.config().health));
+  target.probe.set_instance(&wanted.candidate->state->health);
+  target.endpoint = *wanted.candidate->endpoint;
+  target.instance_id = wanted.candidate->state->id;
+  target.path = wanted.path;
+}
+
+void HealthChecker::Impl::forget(const std::string& identity, Target&) {
+  spdlog::debug("health: no longer checking {}", identity);
+}
+
+Task<void> HealthChecker::Impl::poll(std::shared_ptr<Target> target) {
+  HealthProbe& probe = target->probe;
+  OneShotRequest request =
+      one_shot_request(http::verb::get, target->endpoint, target->path, "rolter-health");
+  const OneShotLimits limits{.timeout = probe.settings().timeout, .max_body_bytes = kMaxBodyBytes};
+  const OneShotResult answer =
+      co_await one_shot(target->endpoint, target->instance_id, tls, std::move(request), limits);
+  const bool ok = answer && answer->result_int() >= 200 && answer->result_int() < 300;
+  const std::string& url = target->endpoint.base_url;
+  switch (probe.record(ok)) {
+    case HealthProbe::Change::kBecameUnhealthy:
+      spdlog::warn("health: {}{}: {} failed checks in a row ({}); taking it out of rotation", url,
+                   target->path, probe.consecutive_failed(),
+                   answer ? status_text(*answer) : answer.error().message);
+      break;
+    case HealthProbe::Change::kBecameHealthy:
+      spdlog::info("health: {}{}: {} good checks in a row; back in rotation", url, target->path,
+                   probe.consecutive_ok());
+      break;
+    case HealthProbe::Change::kNone:
+      break;
   }
 }
 
-HealthChecker::HealthChecker(SnapshotStore& store) : impl_(std::make_unique<Impl>(store)) {}
+HealthChecker::HealthChecker(SnapshotStore& store, const Clock& clock)
+    : impl_(std::make_unique<Impl>(store, clock)) {}
 
 HealthChecker::~HealthChecker() { stop(); }
 
 void HealthChecker::start() {
-  impl_->store.subscribe([impl = impl_.get()](std::shared_ptr<const Snapshot> snapshot) {
-    asio::post(impl->io, [impl, snapshot = std::move(snapshot)]() mutable {
-      impl->on_snapshot(std::move(snapshot));
-    });
-  });
-  thread_ = std::thread([impl = impl_.get()] { impl->io.run(); });
+  impl_->background.start([impl = impl_.get()] { return impl->loop.run(impl->background.io()); });
 }
 
 void HealthChecker::stop() {
-  if (!thread_.joinable()) return;
-  impl_->io.stop();
-  thread_.join();
+  if (!impl_->background.running()) return;
+  impl_->background.stop();
+  impl_->loop.retire_all();
 }
 
 }  // namespace rolter

@@ -2,13 +2,15 @@
 
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
+#include <boost/asio/steady_timer.hpp>
 
-#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
 
 #include "collect/kv_events/kv_subscriber.h"
+#include "collect/loop/background_loop.h"
+#include "collect/loop/snapshot_changes.h"
 #include "fleet/load_tracker.h"
 #include "observe/metrics.h"
 #include "snapshot/snapshot_store.h"
@@ -16,7 +18,7 @@
 namespace rolter {
 namespace {
 
-// How often the control thread looks at the snapshot and copies the streams' state into the
+// How often the service's loop looks at the snapshot and copies the streams' state into the
 // metrics: a reload that adds an instance is followed within this, and a scrape is at most this
 // late with a state change.
 constexpr std::chrono::milliseconds kTick{200};
@@ -43,18 +45,16 @@ struct KvEventService::Impl {
     std::optional<Metrics::KvEventInstruments> instruments;
   };
 
-  Impl(SnapshotStore& s, const Clock& c) : store(s), clock(c) {}
+  Impl(SnapshotStore& store, const Clock& c) : clock(c), changes(store) {}
 
-  SnapshotStore& store;
   const Clock& clock;
   zmq::context_t context{1};  // before the subscriptions: their sockets close first
-  std::shared_ptr<const Snapshot> seen;
+  SnapshotChanges changes;
   mutable std::mutex mu;
-  std::condition_variable wake;
-  bool stopping = false;                                 // guarded by mu
-  std::map<InstanceState*, Subscription> subscriptions;  // guarded by mu (written by the thread)
+  std::map<InstanceState*, Subscription> subscriptions;  // guarded by mu (written by the loop)
+  BackgroundLoop background;  // last: its pending work goes before what it uses
 
-  void run();
+  Task<void> run();
   void refresh();
   std::map<InstanceState*, KvEventsConfig> wanted_by(const Snapshot& snapshot) const;
   void subscribe(InstanceState& state, const KvEventsConfig& config, Metrics* metrics);
@@ -111,9 +111,9 @@ void KvEventService::Impl::unsubscribe(InstanceState& state, Subscription& subsc
 }
 
 void KvEventService::Impl::refresh() {
-  std::shared_ptr<const Snapshot> snapshot = store.current();
-  if (snapshot == seen) return;
-  seen = snapshot;
+  auto next = changes.next();
+  if (!next) return;
+  const std::shared_ptr<const Snapshot>& snapshot = *next;
   std::map<InstanceState*, KvEventsConfig> wanted;
   if (snapshot) wanted = wanted_by(*snapshot);
   std::vector<InstanceState*> leaving;
@@ -155,14 +155,14 @@ void KvEventService::Impl::sync_metrics() {
   }
 }
 
-void KvEventService::Impl::run() {
-  std::unique_lock lock(mu);
-  while (!stopping) {
-    lock.unlock();
+Task<void> KvEventService::Impl::run() {
+  asio::steady_timer timer(background.io());
+  for (;;) {
     refresh();
     sync_metrics();
-    lock.lock();
-    wake.wait_for(lock, kTick, [this] { return stopping; });
+    timer.expires_after(kTick);
+    auto [ec] = co_await timer.async_wait(kNoThrow);
+    if (ec) co_return;
   }
 }
 
@@ -174,7 +174,7 @@ void KvEventService::Impl::stop_all() {
     subscriptions.clear();
   }
   for (auto& [state, subscription] : all) unsubscribe(*state, subscription);
-  seen.reset();
+  changes.reset();
 }
 
 KvEventService::KvEventService(SnapshotStore& store, const Clock& clock)
@@ -183,21 +183,12 @@ KvEventService::KvEventService(SnapshotStore& store, const Clock& clock)
 KvEventService::~KvEventService() { stop(); }
 
 void KvEventService::start() {
-  {
-    std::lock_guard lock(impl_->mu);
-    impl_->stopping = false;
-  }
-  thread_ = std::thread([impl = impl_.get()] { impl->run(); });
+  impl_->background.start([impl = impl_.get()] { return impl->run(); });
 }
 
 void KvEventService::stop() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard lock(impl_->mu);
-    impl_->stopping = true;
-  }
-  impl_->wake.notify_all();
-  thread_.join();
+  if (!impl_->background.running()) return;
+  impl_->background.stop();
   impl_->stop_all();
 }
 

@@ -1,7 +1,7 @@
 // KvEventService: keeps one KV-event subscriber running for every instance the current snapshot
 // configures with kv_events (SPEC §6.8), and their metrics up to date.
 //
-// Every tick (kTick) its control thread reads the current snapshot. For each provider instance
+// Every tick (kTick) its loop (a BackgroundLoop) reads the current snapshot. For each provider instance
 // with a kv_events table it wants a KvSubscriber (kv_subscriber.h) writing that instance's
 // KvResidency (in the LoadTracker's InstanceState, so the index survives reloads). A new instance
 // gets one; an instance that left, or whose kv_events table changed, has its subscriber stopped
@@ -21,7 +21,6 @@
 #pragma once
 
 #include <memory>
-#include <thread>
 
 #include "common/clock.h"
 
@@ -48,7 +47,6 @@ class KvEventService {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::thread thread_;
 };
 
 }  // namespace rolter

@@ -1,14 +1,6 @@
 #include "collect/lmcache/lmcache_poller.h"
 
 #include <spdlog/spdlog.h>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 #include <nlohmann/json.hpp>
 #include <tl/expected.hpp>
 
@@ -17,8 +9,11 @@
 #include <map>
 #include <string>
 
+#include "collect/loop/background_loop.h"
+#include "collect/loop/poll_loop.h"
 #include "config/url.h"
 #include "snapshot/snapshot_store.h"
+#include "upstream/one_shot.h"
 #include "upstream/upstream_connection.h"
 
 namespace rolter {
@@ -52,7 +47,7 @@ std::optional<LmcacheReading> read_lmcache_reading(std::string_view body) {
   return LmcacheReading{.occupancy = value, .cache_available = available->get<bool>()};
 }
 
-PollTiming PollTiming::for_config(uint32_t refresh_secs, uint32_t stale_secs) {
+PollTiming lmcache_poll_timing(uint32_t refresh_secs, uint32_t stale_secs) {
   const Clock::Duration interval = seconds(refresh_secs);
   return PollTiming{
       .interval = interval,
@@ -70,19 +65,8 @@ void PolledCache::set_instances(std::vector<LmcacheSignal*> instances) {
   instances_ = std::move(instances);
 }
 
-bool PolledCache::due() const {
-  return !in_flight_ && (!last_begin_ || clock_.now() - *last_begin_ >= timing_.interval);
-}
-
-void PolledCache::begin() {
-  in_flight_ = true;
-  last_begin_ = clock_.now();
-}
-
 bool PolledCache::succeed(const LmcacheReading& reading) {
-  if (!in_flight_) return false;  // retired while the poll ran
-  in_flight_ = false;
-  last_success_ = clock_.now();
+  if (!schedule_.in_flight()) return false;  // retired while the poll ran
   last_reading_ = reading;
   // The reading describes the endpoint, not a moment of one instance: it applies to every
   // instance named now, including one that joined while the poll ran.
@@ -91,30 +75,25 @@ bool PolledCache::succeed(const LmcacheReading& reading) {
     signal->available.store(reading.cache_available, std::memory_order_relaxed);
     signal->fresh.store(true, std::memory_order_relaxed);
   }
-  failing_ = false;
-  return !std::exchange(fresh_, true);
+  return schedule_.succeed();
 }
 
 bool PolledCache::fail() {
-  if (!in_flight_) return false;
-  in_flight_ = false;
+  if (!schedule_.in_flight()) return false;
   clear_all();
-  fresh_ = false;
-  return !std::exchange(failing_, true);
+  return schedule_.fail();
 }
 
 bool PolledCache::check_stale() {
-  if (!fresh_ || clock_.now() - last_success_ < timing_.stale_after) return false;
+  if (!schedule_.check_stale()) return false;
   clear_all();
-  fresh_ = false;
   return true;
 }
 
 void PolledCache::retire() {
   clear_all();
   instances_.clear();
-  in_flight_ = false;
-  fresh_ = false;
+  schedule_.retire();
 }
 
 void PolledCache::clear_all() {
@@ -126,53 +105,22 @@ void PolledCache::clear_all() {
 
 namespace {
 
-using Body = tl::expected<std::string, std::string>;  // the body, or why there is none
-
-template <typename Stream>
-Task<Body> get_body(Stream& stream, UpstreamConnection& connection, const Endpoint& endpoint) {
-  const std::string target = endpoint.base_path.empty() ? "/" : endpoint.base_path;
-  http::request<http::empty_body> request{http::verb::get, target, 11};
-  request.set(http::field::host, endpoint.host_header);
-  request.set(http::field::user_agent, "rolter-lmcache");
-  request.set(http::field::accept, "application/json");
-  request.keep_alive(false);
-  auto [write_ec, written] = co_await http::async_write(stream, request, kNoThrow);
-  if (write_ec) co_return tl::unexpected("sending the request: " + write_ec.message());
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxBodyBytes);
-  auto [read_ec, read] = co_await http::async_read(stream, connection.buffer, parser, kNoThrow);
-  if (read_ec) co_return tl::unexpected("reading the response: " + read_ec.message());
-  if (parser.get().result() != http::status::ok) {
-    co_return tl::unexpected("status " + std::to_string(parser.get().result_int()));
-  }
-  co_return std::move(parser.get().body());
-}
-
-// GET the endpoint on a fresh connection, all of it within `timeout`.
-Task<Body> fetch(const Endpoint& endpoint, uint32_t instance_id, asio::ssl::context& tls,
-                 milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto [ec, connection] = co_await connect_upstream(endpoint, instance_id, tls, timeout);
-  if (ec) co_return tl::unexpected("connecting: " + ec.message());
-  connection->tcp().expires_at(deadline);
-  co_return co_await std::visit(
-      [&](auto& stream) { return get_body(stream, *connection, endpoint); }, connection->stream);
-}
-
 // The reading a poll's answer holds, or why there is none.
-tl::expected<LmcacheReading, std::string> reading_of(const Body& body) {
-  if (!body) return tl::unexpected(body.error());
-  if (auto reading = read_lmcache_reading(*body)) return *reading;
+tl::expected<LmcacheReading, std::string> reading_of(const OneShotResult& answer) {
+  if (!answer) return tl::unexpected(answer.error().message);
+  if (answer->result() != http::status::ok) return tl::unexpected(status_text(*answer));
+  if (auto reading = read_lmcache_reading(answer->body())) return *reading;
   return tl::unexpected(
       std::string("the body is not {\"occupancy\": <number>, \"cache_available\": <bool>}"));
 }
 
 }  // namespace
 
+// What to poll, for the PollLoop: one target per endpoint URL.
 struct LmcachePoller::Impl {
-  // One endpoint the current snapshot names, and the instances that name it.
   struct Target {
     Target(const Clock& clock, PollTiming timing) : cache(clock, timing) {}
+    PolledCache& polled() { return cache; }
     PolledCache cache;
     Endpoint endpoint;  // a copy: a poll may outlive the snapshot it came from
     uint32_t instance_id = 0;
@@ -186,26 +134,23 @@ struct LmcachePoller::Impl {
     std::vector<InstanceState*> states;
   };
 
-  Impl(SnapshotStore& s, const Clock& c) : store(s), clock(c), tls(make_client_tls_context()) {}
+  Impl(SnapshotStore& store, const Clock& c)
+      : clock(c), tls(make_client_tls_context()), loop(store, *this, kMaxTick) {}
 
-  SnapshotStore& store;
+  static std::map<std::string, Wanted> wanted(const Snapshot& snapshot);
+  std::shared_ptr<Target> make(const std::string& url, const Wanted& w) const;
+  static void update(Target& target, Wanted& wanted, const Snapshot& snapshot);
+  static void forget(const std::string& url, Target&);
+  static void stale(const std::string& url, Target& target);
+  Task<void> poll(std::shared_ptr<Target> target);
+
   const Clock& clock;
   asio::ssl::context tls;
-  std::map<std::string, std::shared_ptr<Target>> targets;  // by endpoint URL
-  std::shared_ptr<const Snapshot> seen;  // the snapshot `targets` were last built from
-  asio::io_context io{1};                // last: its pending polls go before what they use
-
-  Task<void> run();
-  void refresh();
-  static std::map<std::string, Wanted> wanted_by(const Snapshot& snapshot);
-  static void update(Target& target, Wanted& wanted, Metrics* metrics);
-  milliseconds tick() const;
-  // Runs the poll begun on `target`, and applies its outcome.
-  Task<void> poll(std::shared_ptr<Target> target);
-  void retire_all();
+  PollLoop<Impl> loop;
+  BackgroundLoop background;  // last: its pending polls go before what they use
 };
 
-std::map<std::string, LmcachePoller::Impl::Wanted> LmcachePoller::Impl::wanted_by(
+std::map<std::string, LmcachePoller::Impl::Wanted> LmcachePoller::Impl::wanted(
     const Snapshot& snapshot) {
   std::map<std::string, Wanted> wanted;
   for (const auto& provider : snapshot.config().providers) {
@@ -234,79 +179,49 @@ std::map<std::string, LmcachePoller::Impl::Wanted> LmcachePoller::Impl::wanted_b
   return wanted;
 }
 
-void LmcachePoller::Impl::update(Target& target, Wanted& wanted, Metrics* metrics) {
-  target.cache.set_timing(PollTiming::for_config(wanted.refresh_secs, wanted.stale_secs));
+std::shared_ptr<LmcachePoller::Impl::Target> LmcachePoller::Impl::make(const std::string& url,
+                                                                       const Wanted& w) const {
+  spdlog::info("lmcache: polling {} every {} s", url, w.refresh_secs);
+  return std::make_shared<Target>(clock, lmcache_poll_timing(w.refresh_secs, w.stale_secs));
+}
+
+void LmcachePoller::Impl::update(Target& target, Wanted& wanted, const Snapshot& snapshot) {
+  target.cache.set_timing(lmcache_poll_timing(wanted.refresh_secs, wanted.stale_secs));
   target.endpoint = std::move(wanted.endpoint);
   target.instance_id = wanted.states.front()->id;
   std::vector<LmcacheSignal*> signals;
   target.instruments.clear();
   for (InstanceState* state : wanted.states) {
     signals.push_back(&state->lmcache);
-    if (metrics != nullptr) target.instruments.push_back(metrics->lmcache(state->identity));
+    if (Metrics* metrics = snapshot.metrics()) {
+      target.instruments.push_back(metrics->lmcache(state->identity));
+    }
   }
   target.cache.set_instances(std::move(signals));
 }
 
-void LmcachePoller::Impl::refresh() {
-  std::shared_ptr<const Snapshot> snapshot = store.current();
-  if (snapshot == seen) return;
-  seen = snapshot;
-  std::map<std::string, Wanted> wanted;
-  if (snapshot) wanted = wanted_by(*snapshot);
-  for (auto it = targets.begin(); it != targets.end();) {
-    if (wanted.count(it->first) == 0) {
-      spdlog::info("lmcache: no longer polling {}", it->first);
-      it->second->cache.retire();
-      it = targets.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (auto& [url, w] : wanted) {
-    auto& target = targets[url];
-    if (!target) {
-      target =
-          std::make_shared<Target>(clock, PollTiming::for_config(w.refresh_secs, w.stale_secs));
-      spdlog::info("lmcache: polling {} every {} s", url, w.refresh_secs);
-    }
-    update(*target, w, snapshot->metrics());
-  }
+void LmcachePoller::Impl::forget(const std::string& url, Target&) {
+  spdlog::info("lmcache: no longer polling {}", url);
 }
 
-milliseconds LmcachePoller::Impl::tick() const {
-  Clock::Duration shortest = kMaxTick;
-  for (const auto& [url, target] : targets) {
-    shortest = std::min(shortest, target->cache.timing().interval);
-  }
-  return std::chrono::duration_cast<milliseconds>(shortest);
-}
-
-Task<void> LmcachePoller::Impl::run() {
-  asio::steady_timer timer(io);
-  for (;;) {
-    refresh();
-    for (const auto& [url, target] : targets) {
-      if (target->cache.check_stale()) {
-        spdlog::warn(
-            "lmcache: {}: no good poll for {} s; its occupancy is not used", url,
-            std::chrono::duration_cast<seconds>(target->cache.timing().stale_after).count());
-      }
-      if (target->cache.due()) {
-        target->cache.begin();  // here, not in the coroutine: it is due no more from now on
-        asio::co_spawn(io, poll(target), asio::detached);
-      }
-    }
-    timer.expires_after(tick());
-    auto [ec] = co_await timer.async_wait(kNoThrow);
-    if (ec) co_return;
-  }
+void LmcachePoller::Impl::stale(const std::string& url, Target& target) {
+  spdlog::warn("lmcache: {}: no good poll for {} s; its occupancy is not used", url,
+               std::chrono::duration_cast<seconds>(target.cache.timing().stale_after).count());
 }
 
 Task<void> LmcachePoller::Impl::poll(std::shared_ptr<Target> target) {
   PolledCache& cache = target->cache;
-  const auto timeout = std::chrono::duration_cast<milliseconds>(cache.timing().timeout);
-  const Body body = co_await fetch(target->endpoint, target->instance_id, tls, timeout);
-  const tl::expected<LmcacheReading, std::string> reading = reading_of(body);
+  // The endpoint is a full URL: its path is the whole request target.
+  OneShotRequest request = one_shot_request(http::verb::get, target->endpoint,
+                                            target->endpoint.base_path.empty() ? "/" : "",
+                                            "rolter-lmcache");
+  request.set(http::field::accept, "application/json");
+  const OneShotLimits limits{
+      .timeout = std::chrono::duration_cast<milliseconds>(cache.timing().timeout),
+      .max_body_bytes = kMaxBodyBytes};
+  const OneShotResult answer =
+      co_await one_shot(target->endpoint, target->instance_id, tls, std::move(request), limits);
+  const tl::expected<LmcacheReading, std::string> reading = reading_of(answer);
   if (!reading) {
     for (const auto& instruments : target->instruments) Metrics::count_lmcache_failure(instruments);
   }
@@ -319,27 +234,19 @@ Task<void> LmcachePoller::Impl::poll(std::shared_ptr<Target> target) {
   }
 }
 
-void LmcachePoller::Impl::retire_all() {
-  for (auto& [url, target] : targets) target->cache.retire();
-  targets.clear();
-  seen.reset();
-}
-
 LmcachePoller::LmcachePoller(SnapshotStore& store, const Clock& clock)
     : impl_(std::make_unique<Impl>(store, clock)) {}
 
 LmcachePoller::~LmcachePoller() { stop(); }
 
 void LmcachePoller::start() {
-  asio::co_spawn(impl_->io, impl_->run(), asio::detached);
-  thread_ = std::thread([impl = impl_.get()] { impl->io.run(); });
+  impl_->background.start([impl = impl_.get()] { return impl->loop.run(impl->background.io()); });
 }
 
 void LmcachePoller::stop() {
-  if (!thread_.joinable()) return;
-  impl_->io.stop();
-  thread_.join();
-  impl_->retire_all();
+  if (!impl_->background.running()) return;
+  impl_->background.stop();
+  impl_->loop.retire_all();
 }
 
 }  // namespace rolter

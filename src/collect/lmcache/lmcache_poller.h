@@ -8,7 +8,7 @@
 // (connect error, timeout, non-200, a body that is not such an object) clears `fresh` at once, and
 // so does a stale one, so the scorer falls back to neutral and least load decides.
 //
-// Timing per endpoint (PollTiming::for_config), from the smallest refresh_secs R and stale_secs S
+// Timing per endpoint (lmcache_poll_timing()), from the smallest refresh_secs R and stale_secs S
 // of the instances that name it:
 //   timeout       min(R, 1 s): one poll ends before the next is due, and a dead endpoint does not
 //                 hide behind a long wait
@@ -19,8 +19,9 @@
 // overlaps the next: one still running when the next is due delays it.
 //
 // The pieces: read_lmcache_reading() reads a body; PolledCache is the pure decision logic for one
-// endpoint (when to poll, what an outcome or its absence does to the signals), driven by an
-// injected clock; LmcachePoller is the thin I/O loop around them. Each tick the loop reads the
+// endpoint (what an outcome or its absence does to the signals) on a PollSchedule (collect/loop/),
+// driven by an injected clock; LmcachePoller is a PollLoop policy on a BackgroundLoop, and
+// one_shot() (upstream/) does each poll's I/O. Each tick the loop reads the
 // current snapshot: only instances it names are polled, and an instance that leaves (or loses its
 // lmcache table) stops being polled and loses `fresh`. An endpoint named by several instances is
 // polled once, and the result applied to each.
@@ -34,10 +35,10 @@
 #include <memory>
 #include <optional>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "balance/lmcache_signal.h"
+#include "collect/loop/poll_schedule.h"
 #include "common/clock.h"
 
 namespace rolter {
@@ -55,20 +56,14 @@ struct LmcacheReading {
 // "cache_available" (other members are ignored). nullopt for anything else. Never throws.
 std::optional<LmcacheReading> read_lmcache_reading(std::string_view body);
 
-struct PollTiming {
-  Clock::Duration interval{};
-  Clock::Duration timeout{};      // of one poll: connect, request and response
-  Clock::Duration stale_after{};  // since the last good poll
-
-  // REQUIRES: refresh_secs >= 1, stale_secs >= 1 (the config reader enforces both).
-  static PollTiming for_config(uint32_t refresh_secs, uint32_t stale_secs);
-  bool operator==(const PollTiming&) const = default;
-};
+// A poll's interval, timeout and staleness bound from an lmcache table (the table above).
+// REQUIRES: refresh_secs >= 1, stale_secs >= 1 (the config reader enforces both).
+PollTiming lmcache_poll_timing(uint32_t refresh_secs, uint32_t stale_secs);
 
 // One polled endpoint: when its next poll is due, and what each outcome does to the signals of
 // the instances that name it.
 //
-//   PolledCache cache(clock, PollTiming::for_config(2, 10));
+//   PolledCache cache(clock, lmcache_poll_timing(2, 10));
 //   cache.set_instances(signals);                // each tick, from the current snapshot
 //   cache.check_stale();
 //   if (cache.due()) {
@@ -78,13 +73,13 @@ struct PollTiming {
 //   }
 class PolledCache {
  public:
-  PolledCache(const Clock& clock, PollTiming timing) : clock_(clock), timing_(timing) {}
+  PolledCache(const Clock& clock, PollTiming timing) : schedule_(clock, timing) {}
   ~PolledCache() { retire(); }
   PolledCache(const PolledCache&) = delete;
   PolledCache& operator=(const PolledCache&) = delete;
 
-  const PollTiming& timing() const { return timing_; }
-  void set_timing(PollTiming timing) { timing_ = timing; }
+  const PollTiming& timing() const { return schedule_.timing(); }
+  void set_timing(PollTiming timing) { schedule_.set_timing(timing); }
 
   // The instances that name this endpoint, as the current snapshot has them. One no longer named
   // loses `fresh` at once. One newly named becomes fresh at the next good poll.
@@ -94,9 +89,9 @@ class PolledCache {
   size_t instance_count() const { return instances_.size(); }
 
   // True when no poll is in flight and `interval` has passed since the last one began.
-  bool due() const;
+  bool due() const { return schedule_.due(); }
   // A poll begins (before its connect).
-  void begin();
+  void begin() { schedule_.begin(); }
   // The outcome of the poll begun last; ignored after retire(). Each returns true when it starts
   // a new run (the first good poll after none or after a failure; the first failure after a good
   // poll or at start), so the caller logs each change once.
@@ -107,20 +102,14 @@ class PolledCache {
   // Clears `fresh` on every instance and forgets them; later outcomes change nothing.
   void retire();
 
-  bool fresh() const { return fresh_; }
+  bool fresh() const { return schedule_.fresh(); }
   const std::optional<LmcacheReading>& last_reading() const { return last_reading_; }
 
  private:
   void clear_all();
 
-  const Clock& clock_;
-  PollTiming timing_;
+  PollSchedule schedule_;
   std::vector<LmcacheSignal*> instances_;
-  bool in_flight_ = false;
-  bool fresh_ = false;    // the last poll succeeded and is not stale
-  bool failing_ = false;  // the last outcome was a failure
-  std::optional<Clock::TimePoint> last_begin_;
-  Clock::TimePoint last_success_{};
   std::optional<LmcacheReading> last_reading_;
 };
 
@@ -140,7 +129,6 @@ class LmcachePoller {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::thread thread_;
 };
 
 }  // namespace rolter

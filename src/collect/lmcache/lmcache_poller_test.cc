@@ -88,7 +88,7 @@ TEST(PollTiming, ForConfig) {
       {30, 5, 1000},  // the timeout's ceiling; stale_secs is taken as configured
   };
   for (const auto& c : cases) {
-    const auto t = PollTiming::for_config(c.refresh, c.stale);
+    const auto t = lmcache_poll_timing(c.refresh, c.stale);
     EXPECT_EQ(t.interval, seconds(c.refresh));
     EXPECT_EQ(t.timeout, milliseconds(c.timeout_ms)) << c.refresh;
     EXPECT_EQ(t.stale_after, seconds(c.stale)) << c.refresh;
@@ -117,7 +117,7 @@ class PolledCacheTest : public ::testing::Test {
   ManualClock clock_;
   LmcacheSignal a_;
   LmcacheSignal b_;
-  PolledCache cache_{clock_, PollTiming::for_config(2, 10)};
+  PolledCache cache_{clock_, lmcache_poll_timing(2, 10)};
 };
 
 TEST_F(PolledCacheTest, GoodPollIsFreshAndUsable) {
@@ -234,7 +234,7 @@ TEST_F(PolledCacheTest, RetireClearsAndLaterOutcomesChangeNothing) {
 TEST_F(PolledCacheTest, DestructionClearsItsInstances) {
   LmcacheSignal c;
   {
-    PolledCache cache(clock_, PollTiming::for_config(1, 5));
+    PolledCache cache(clock_, lmcache_poll_timing(1, 5));
     cache.set_instances({&c});
     cache.begin();
     cache.succeed(LmcacheReading{.occupancy = 0.5, .cache_available = true});
