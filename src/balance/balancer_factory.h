@@ -48,7 +48,8 @@ tl::expected<std::unique_ptr<LoadBalancer>, std::string> make_balancer(
     std::string_view strategy, std::span<const CandidateSpec> candidates,
     const BalancerDeps& deps, const RouteSettings& settings = {});
 
-// Whether make_balancer knows this strategy name.
+// The strategy registry's answers (strategy_registry.h), for callers that need only one.
+// Whether `strategy = ` takes this name (policy mode is checked as a mode of its own).
 bool is_known_strategy(std::string_view strategy);
 
 // Whether the strategy reads candidate weights (SPEC §6: weighted, pipeline, adaptive, policy).

@@ -6,6 +6,7 @@
 
 #include "balance/explain.h"
 #include "balance/pick_scratch.h"
+#include "balance/weighted_argmax.h"
 
 namespace rolter {
 namespace {
@@ -69,26 +70,12 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
     }
   }
 
-  // Argmax with reservoir sampling over exact ties: the k-th tied candidate replaces the current
-  // choice with probability 1/k, which leaves each of them chosen with probability 1/ties. With
-  // kFewestServed a tie on the total is first settled by the served count.
+  // Exact ties; with kFewestServed a tie on the total is first settled by the served count.
   const auto served = [this](size_t i) {
     return served_ ? served_[i].load(std::memory_order_relaxed) : uint64_t{0};
   };
-  size_t best = count_;
-  size_t ties = 0;
-  for (size_t i = 0; i < count_; ++i) {
-    if (!s.eligible(i)) continue;
-    if (best == count_ || totals[i] > totals[best] ||
-        (totals[i] == totals[best] && served(i) < served(best))) {
-      best = i;
-      ties = 1;
-    } else if (totals[i] == totals[best] && served(i) == served(best)) {
-      ++ties;
-      if (random_.uniform(ties) == 0) best = i;
-    }
-  }
-  return best;
+  return weighted_argmax(std::span<const double>(totals), is_eligible, /*tolerance=*/0, served,
+                         random_);
 }
 
 void ScoredStack::observe(size_t index, const RouteContext& ctx) {

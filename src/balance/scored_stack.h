@@ -1,13 +1,15 @@
 // ScoredStack: a LoadBalancer made of weighted scorers (SPEC §6.7): drop ineligible candidates,
-// sum weight x score over the scorers, return the argmax; exact ties are broken uniformly at
-// random, or first by the fewest requests served through the stack (TieBreak::kFewestServed). Later strategies (pipeline, cache_aware, predicted_latency, ...) are built as stacks.
-// Asked to explain (ctx.explain), it records each scorer's weighted contribution per eligible
-// candidate under the scorer's name, and the total.
+// sum weight x score over the scorers, return the argmax (weighted_argmax.h); exact ties are
+// broken uniformly at random, or first by the fewest requests served through the stack
+// (TieBreak::kFewestServed). The stack strategies of balance/stacks.h (pipeline,
+// predicted_latency, lora_aware, cheapest, fastest, precise_cache_aware, lmcache_aware) are built
+// as stacks. Asked to explain (ctx.explain), it records each scorer's weighted contribution per
+// eligible candidate under the scorer's name, and the total.
 //
 // Thread-safety: every method may be called concurrently; the stack's only mutable state is its
-// served counters (relaxed atomics), and each scorer guards its own. Per-pick scratch (scores and eligibility) lives in
-// thread_local buffers that only grow, so after a thread's first pick at a given candidate count a
-// pick makes no allocation of its own.
+// served counters (relaxed atomics), and each scorer guards its own. Per-pick scratch (scores and
+// eligibility) lives in thread_local buffers that only grow, so after a thread's first pick at a
+// given candidate count a pick makes no allocation of its own.
 // REQUIRES: a scorer must not call back into a ScoredStack on the same thread (the scratch buffers
 // are per thread, not per call).
 //

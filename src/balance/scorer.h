@@ -2,8 +2,9 @@
 //
 // A ScoredStack (balance/scored_stack.h) asks each of its scorers for one value in [0, 1] per
 // candidate, multiplies by the scorer's weight, sums, and takes the argmax among eligible
-// candidates. Later strategies (cache_aware, precise_cache_aware, lora_aware, predicted_latency,
-// cheapest, fastest, adaptive's fallback) are stacks of scorers.
+// candidates. The stack strategies (balance/stacks.h: pipeline, predicted_latency, lora_aware,
+// cheapest, fastest, precise_cache_aware, lmcache_aware, and adaptive's fallback) are stacks of
+// scorers; scorer_registry.h names the scorers a [routes.pipeline] table may use.
 //
 // Thread-safety: like LoadBalancer, score() and observe() are called concurrently from all worker
 // threads. Allocation: score() must not allocate on the simple scorers.

@@ -8,6 +8,7 @@
 #include "balance/scored_stack.h"
 #include "balance/scorer_registry.h"
 #include "common/join.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 namespace {
@@ -72,7 +73,7 @@ std::optional<std::string> check_layers(std::span<const Layer> layers) {
   return std::nullopt;
 }
 
-StackResult build_stack(std::string name, std::span<const CandidateSpec> candidates,
+StackResult build_stack(std::string_view name, std::span<const CandidateSpec> candidates,
                         const BalancerDeps& deps, std::span<const Layer> layers,
                         ScoredStack::TieBreak tie_break = ScoredStack::TieBreak::kRandom) {
   if (auto problem = check_layers(layers)) return tl::unexpected(std::move(*problem));
@@ -88,7 +89,7 @@ StackResult build_stack(std::string name, std::span<const CandidateSpec> candida
     }
     entries.push_back({std::move(scorer), layer.weight});
   }
-  return std::make_unique<ScoredStack>(std::move(name), candidates.size(), std::move(entries),
+  return std::make_unique<ScoredStack>(std::string(name), candidates.size(), std::move(entries),
                                        random, tie_break);
 }
 
@@ -96,41 +97,41 @@ StackResult build_stack(std::string name, std::span<const CandidateSpec> candida
 
 StackResult make_pipeline(std::span<const CandidateSpec> candidates, const BalancerDeps& deps,
                           std::span<const std::pair<std::string, double>> scorers) {
-  if (scorers.empty()) return build_stack("pipeline", candidates, deps, kPipelineDefault);
+  if (scorers.empty()) return build_stack(strategy::kPipeline, candidates, deps, kPipelineDefault);
   std::vector<Layer> layers;
   layers.reserve(scorers.size());
   for (const auto& [scorer, weight] : scorers) layers.push_back({scorer, weight});
-  return build_stack("pipeline", candidates, deps, layers);
+  return build_stack(strategy::kPipeline, candidates, deps, layers);
 }
 
 StackResult make_predicted_latency(std::span<const CandidateSpec> candidates,
                                    const BalancerDeps& deps) {
-  return build_stack("predicted_latency", candidates, deps, kPredictedLatency);
+  return build_stack(strategy::kPredictedLatency, candidates, deps, kPredictedLatency);
 }
 
 StackResult make_lora_aware(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
-  return build_stack("lora_aware", candidates, deps, kLoraAware);
+  return build_stack(strategy::kLoraAware, candidates, deps, kLoraAware);
 }
 
 StackResult make_cheapest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
-  return build_stack("cheapest", candidates, deps, kCheapest);
+  return build_stack(strategy::kCheapest, candidates, deps, kCheapest);
 }
 
 StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
-  return build_stack("fastest", candidates, deps, kFastest);
+  return build_stack(strategy::kFastest, candidates, deps, kFastest);
 }
 
 StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,
                                      const BalancerDeps& deps) {
   // Ties (a new conversation on an idle fleet) go to the engine that served the fewest, as in
   // cache_aware: random draws would let the engines' shares drift apart.
-  return build_stack("precise_cache_aware", candidates, deps, kPreciseCacheAware,
+  return build_stack(strategy::kPreciseCacheAware, candidates, deps, kPreciseCacheAware,
                      ScoredStack::TieBreak::kFewestServed);
 }
 
 StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates,
                                const BalancerDeps& deps) {
-  return build_stack("lmcache_aware", candidates, deps, kLmcacheAware);
+  return build_stack(strategy::kLmcacheAware, candidates, deps, kLmcacheAware);
 }
 
 }  // namespace rolter

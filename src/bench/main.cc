@@ -10,7 +10,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "balance/balancer_factory.h"
+#include "balance/strategy_registry.h"
 #include "bench/cache_bounds.h"
 #include "bench/http_replay.h"
 #include "bench/in_process.h"
@@ -26,14 +26,16 @@ namespace rb = rolter::bench;
 
 namespace {
 
-// The default set for a replay: every strategy that needs nothing the replay cannot give it (no
-// KV events, telemetry or policy service): what the gateway sees itself and learns from answers.
-constexpr std::string_view kDefaultStrategies[] = {
-    "round_robin", "random",          "power_of_two",
-    "weighted",    "consistent_hash", "cache_aware",
-    "pipeline",    "cheapest",        "predicted_latency",
-    "lora_aware",  "fastest",         "precise_cache_aware",
-    "kv_cost"};
+// The default set for a replay: the registry's strategies that need nothing a replay cannot give
+// them (no LMCache occupancy, no deployment policy, no policy service); the KV-event ones read
+// the simulated engines' KV events.
+std::vector<std::string> default_strategies() {
+  std::vector<std::string> names;
+  for (const rolter::StrategyInfo& info : rolter::strategy_registry()) {
+    if (info.replayed_by_default) names.emplace_back(info.name);
+  }
+  return names;
+}
 
 struct ReplayArgs {
   std::string trace_path;
@@ -133,8 +135,7 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
   report.requests = trace.size();
 
   std::vector<std::string> strategies = split_list(a.strategies);
-  if (strategies.empty())
-    strategies.assign(std::begin(kDefaultStrategies), std::end(kDefaultStrategies));
+  if (strategies.empty()) strategies = default_strategies();
   for (const auto& s : strategies) {
     if (!rolter::is_known_strategy(s)) {
       std::fprintf(stderr, "rolter-bench: unknown strategy \"%s\"\n", s.c_str());
@@ -233,39 +234,9 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
   return ok ? 0 : 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"rolter-bench: benchmarks for the rolter gateway"};
-  app.require_subcommand(1);
-  const std::string command = rb::command_line(argc, argv);
-
-  ReplayArgs a;
-  auto* replay = app.add_subcommand(
-      "replay",
-      "Replay a request trace once per strategy and report prefix-cache hit ratio, TTFT, "
-      "end-to-end latency, throughput and load imbalance, next to the trace's ideal hit ratio "
-      "and the pooled-cache bound. Default mode is HTTP (through rolter in front of rolter-sim; "
-      "see --spawn); --in-process drives the balancer library against simulated engines in "
-      "virtual time.");
-  auto* input = replay->add_option_group("input", "Where requests come from (one of)");
-  input->add_option("--trace", a.trace_path, "Mooncake JSONL trace file")->check(CLI::ExistingFile);
-  input->add_flag("--synthetic", a.synthetic, "Generate a multi-turn workload instead");
-  input->require_option(1);
-  replay->add_option("--limit", a.limit, "Replay only the first N requests (0 = all)");
-  replay->add_option("--speedup", a.speedup, "Divide arrival times by X (compress time)")
-      ->check(CLI::PositiveNumber);
-  const std::string known = rolter::join(rolter::known_strategies());
-  replay->add_option("--strategies", a.strategies,
-                     "Comma-separated strategies, one replay each (default: every strategy that "
-                     "needs no LMCache, telemetry or policy service; the KV-event ones read the "
-                     "simulated engines' KV events). Known: " +
-                         known);
-  replay->add_option("--seed", a.seed,
-                     "Seed for the balancer's randomness, the synthetic "
-                     "generator and the sim");
-
-  auto* fleet = replay->add_option_group("fleet", "The simulated fleet");
+// replay's options for the simulated fleet (in-process mode, and --spawn's engines).
+void add_fleet_options(CLI::App& replay, ReplayArgs& a) {
+  auto* fleet = replay.add_option_group("fleet", "The simulated fleet");
   fleet->add_option("--engines", a.inproc.engines, "Number of engines")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
@@ -298,16 +269,11 @@ int main(int argc, char** argv) {
       ->add_option("--time-scale", a.inproc.model.time_scale,
                    "Multiplies every engine delay (0 = instant)")
       ->capture_default_str();
-  replay
-      ->add_option("--kv-event-delay-ms", a.inproc.kv_event_delay_ms,
-                   "Virtual ms from a KV change on an engine to the gateway's index (in-process)")
-      ->capture_default_str();
-  replay
-      ->add_option("--sample-ms", a.inproc.sample_ms,
-                   "Virtual ms between load-imbalance samples (in-process)")
-      ->capture_default_str();
+}
 
-  auto* syn = replay->add_option_group("synthetic", "The --synthetic generator");
+// replay's options for the --synthetic generator.
+void add_synthetic_options(CLI::App& replay, ReplayArgs& a) {
+  auto* syn = replay.add_option_group("synthetic", "The --synthetic generator");
   syn->add_option("--sessions", a.synth.sessions, "Conversations")->capture_default_str();
   syn->add_option("--turns", a.synth.turns, "Requests per conversation")->capture_default_str();
   syn->add_option("--system-prompts", a.synth.system_prompts, "Distinct shared system prompts")
@@ -324,10 +290,11 @@ int main(int argc, char** argv) {
   syn->add_option("--think-time-ms", a.synth.think_time_ms, "Mean pause between turns, ms")
       ->capture_default_str();
 
-  replay->add_flag("--in-process", a.in_process,
-                   "Drive the balancer library against simulated engines in virtual time "
-                   "(no HTTP, single thread, reproducible for a seed)");
-  auto* http = replay->add_option_group("http", "HTTP mode (the default)");
+}
+
+// replay's options for HTTP mode, the default: a running gateway, or a spawned one.
+void add_http_options(CLI::App& replay, ReplayArgs& a) {
+  auto* http = replay.add_option_group("http", "HTTP mode (the default)");
   http->add_option("--gateway", a.gateway, "URL of a running rolter, e.g. http://127.0.0.1:4000");
   http->add_option("--engines-url", a.engines_url, "Comma-separated engine URLs (for /metrics)");
   http->add_option("--sim-control", a.sim_control,
@@ -346,11 +313,67 @@ int main(int argc, char** argv) {
   http->add_option("--max-connections", a.max_connections, "Concurrent connections to the gateway")
       ->capture_default_str();
 
+}
+
+// `rolter-bench replay`: its options into `a`.
+CLI::App* add_replay_command(CLI::App& app, ReplayArgs& a) {
+  auto* replay = app.add_subcommand(
+      "replay",
+      "Replay a request trace once per strategy and report prefix-cache hit ratio, TTFT, "
+      "end-to-end latency, throughput and load imbalance, next to the trace's ideal hit ratio "
+      "and the pooled-cache bound. Default mode is HTTP (through rolter in front of rolter-sim; "
+      "see --spawn); --in-process drives the balancer library against simulated engines in "
+      "virtual time.");
+  auto* input = replay->add_option_group("input", "Where requests come from (one of)");
+  input->add_option("--trace", a.trace_path, "Mooncake JSONL trace file")->check(CLI::ExistingFile);
+  input->add_flag("--synthetic", a.synthetic, "Generate a multi-turn workload instead");
+  input->require_option(1);
+  replay->add_option("--limit", a.limit, "Replay only the first N requests (0 = all)");
+  replay->add_option("--speedup", a.speedup, "Divide arrival times by X (compress time)")
+      ->check(CLI::PositiveNumber);
+  const std::string known = rolter::join(rolter::known_strategies());
+  replay->add_option("--strategies", a.strategies,
+                     "Comma-separated strategies, one replay each (default: every strategy that "
+                     "needs no LMCache, telemetry or policy service; the KV-event ones read the "
+                     "simulated engines' KV events). Known: " +
+                         known);
+  replay->add_option("--seed", a.seed,
+                     "Seed for the balancer's randomness, the synthetic "
+                     "generator and the sim");
+
+  add_fleet_options(*replay, a);
+  replay
+      ->add_option("--kv-event-delay-ms", a.inproc.kv_event_delay_ms,
+                   "Virtual ms from a KV change on an engine to the gateway's index (in-process)")
+      ->capture_default_str();
+  replay
+      ->add_option("--sample-ms", a.inproc.sample_ms,
+                   "Virtual ms between load-imbalance samples (in-process)")
+      ->capture_default_str();
+
+  add_synthetic_options(*replay, a);
+  replay->add_flag("--in-process", a.in_process,
+                   "Drive the balancer library against simulated engines in virtual time "
+                   "(no HTTP, single thread, reproducible for a seed)");
+  add_http_options(*replay, a);
   replay->add_option("--json", a.json_path, "Write the report as JSON");
   replay->add_option("--markdown", a.markdown_path, "Write the Markdown table (also on stdout)");
   replay->add_option("--svg", a.svg_path,
                      "Write an SVG chart: hit ratio and TTFT p99 per strategy");
   replay->add_flag("--quiet", a.quiet, "No progress on stderr");
+
+  return replay;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rolter-bench: benchmarks for the rolter gateway"};
+  app.require_subcommand(1);
+  const std::string command = rb::command_line(argc, argv);
+
+  ReplayArgs a;
+  auto* replay = add_replay_command(app, a);
 
   rb::overhead::OverheadOptions overhead_options;
   auto* overhead = rb::overhead::add_overhead_command(app, overhead_options);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "balance/strategy_names.h"
+
 namespace rolter {
 
 struct ServerConfig {
@@ -131,7 +133,7 @@ struct PolicyConfig {
 
 struct RouteConfig {
   std::string name;
-  std::string strategy = "round_robin";
+  std::string strategy{strategy::kDefault};
   std::vector<TargetConfig> targets;
   std::optional<PolicyConfig> policy;
   // [routes.pipeline]: scorer name = weight. Empty = the default stack.
@@ -146,7 +148,7 @@ struct GroupMemberConfig {
 
 struct ProviderGroupConfig {
   std::string slug;
-  std::string strategy = "round_robin";
+  std::string strategy{strategy::kDefault};
   std::vector<GroupMemberConfig> members;
 };
 

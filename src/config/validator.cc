@@ -9,6 +9,8 @@
 
 #include "balance/balancer_factory.h"
 #include "balance/scorer_registry.h"
+#include "balance/strategy_names.h"
+#include "balance/strategy_registry.h"
 #include "common/cidr.h"
 #include "common/join.h"
 #include "config/url.h"
@@ -16,7 +18,7 @@
 namespace rolter::config_internal {
 namespace {
 
-constexpr std::string_view kPolicyStrategy = "policy";
+constexpr std::string_view kPolicyStrategy = strategy::kPolicy;
 // A group slug is the first segment of "slug/model" addresses, so it must be URL- and
 // label-safe; 63 characters is the DNS label limit, which keeps slugs usable as host names too.
 constexpr size_t kMaxSlugLength = 63;
@@ -282,9 +284,10 @@ class Validator {
   // A KV-event or LMCache strategy on a route none of whose instances has that source: it will
   // only ever pick by load, which is worth saying (SPEC §6.8, §6.9).
   void warn_without_telemetry(const RouteConfig& r, const std::string& strategy_path) {
-    const bool kv = r.strategy == "precise_cache_aware" || r.strategy == "kv_cost";
-    const bool lmcache = r.strategy == "lmcache_aware";
-    if (!kv && !lmcache) return;
+    const StrategyInfo* info = find_strategy(r.strategy);
+    if (info == nullptr || info->telemetry == StrategyTelemetry::kNone) return;
+    const bool kv = info->telemetry == StrategyTelemetry::kKvEvents;
+    const bool lmcache = info->telemetry == StrategyTelemetry::kLmcache;
     for (const TargetConfig& t : r.targets) {
       auto it = providers_.find(t.provider);
       if (it == providers_.end()) continue;
@@ -293,8 +296,8 @@ class Validator {
       }
     }
     diag_.warning(strategy_path,
-                  "strategy " + r.strategy + " needs " +
-                      (kv ? "[providers.kv_events]" : "[providers.lmcache]") +
+                  "strategy " + r.strategy + " needs [providers." +
+                      std::string(telemetry_name(info->telemetry)) + "]" +
                       " on its providers' instances; without it every pick falls back to least "
                       "load");
   }
@@ -314,8 +317,10 @@ class Validator {
   void check_pipeline(const RouteConfig& r, const std::string& route_path) {
     if (r.pipeline.empty()) return;
     const std::string pipeline_path = child_path(route_path, "pipeline");
-    if (r.strategy != "pipeline") {
-      diag_.error(pipeline_path, "[routes.pipeline] applies only to strategy = \"pipeline\"");
+    const StrategyInfo* info = find_strategy(r.strategy);
+    if (info == nullptr || info->table != StrategyTable::kPipeline) {
+      diag_.error(pipeline_path, "[routes.pipeline] applies only to strategy = \"" +
+                                     std::string(strategy::kPipeline) + "\"");
       return;
     }
     bool any_positive = false;

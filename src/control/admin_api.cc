@@ -107,17 +107,6 @@ bool valid_node_id(std::string_view id) {
   });
 }
 
-struct Collection {
-  std::string_view segment;
-  EntityKind kind;
-};
-constexpr Collection kCollections[] = {
-    {"providers", EntityKind::kProvider},
-    {"routes", EntityKind::kRoute},
-    {"provider-groups", EntityKind::kProviderGroup},
-    {"keys", EntityKind::kKey},
-};
-
 ControlResponse not_an_object() {
   return fail(400, "expected a JSON object (nested at most 32 deep)", "", "invalid_json");
 }
@@ -336,27 +325,72 @@ tl::expected<void, ControlError> AdminApi::ingest_node_stats(const std::string& 
   return {};
 }
 
-// What the dashboard reads beyond the entities: the catalog with its shares, the strategy
-// picker's list, and the policy-mode flip thresholds. Any role may read them.
-ControlResponse AdminApi::dashboard_data(std::string_view head, std::string_view query) {
-  if (head == "strategies") return answer(200, strategies_json());
-  if (head == "policy-thresholds") {
-    const std::string targets = query_param(query, "targets");
-    const std::string ratios = query_param(query, "ratios");
-    auto counts = parse_target_range(targets.empty() ? "2" : targets);
-    if (!counts) return fail(400, counts.error(), "targets");
-    auto parsed = parse_ratios(ratios.empty() ? "1:1" : ratios);
-    if (!parsed) return fail(400, parsed.error(), "ratios");
-    // The very text `rolter policy-thresholds --json` prints, read back.
-    json rows = json::parse(render_threshold_json(compute_thresholds(*counts, *parsed)));
-    return answer(200, json{{"object", "list"}, {"data", std::move(rows)}});
+namespace {
+
+// One admin API call, its caller authenticated: what the handlers of the route table read.
+struct ApiCall {
+  ControlPlane& control;
+  const Principal& principal;
+  std::string_view method;
+  std::string_view path;  // as requested, for messages
+  std::string name;       // the percent-decoded segment after the resource; "" = none
+  std::string_view query;
+  std::string_view body;
+
+  bool read() const { return method == "GET"; }
+  // The body as a JSON object, or the 400 to answer.
+  tl::expected<json, ControlResponse> object() const {
+    bool ok = false;
+    json j = parse_body(body, ok);
+    if (!ok || !j.is_object()) return tl::unexpected(not_an_object());
+    return j;
   }
-  // The catalog: the running document as the data plane reads it.
-  auto loaded = load_config_text(control_.document(), "published configuration");
+};
+
+using ApiHandler = ControlResponse (*)(const ApiCall&);
+
+// Which names a resource takes after its segment: none, any (an entity's), or one sub-resource.
+enum class Names : uint8_t { kNone, kAny, kNodes };
+
+// One resource of /api/v1: its segment, the names it takes, the lowest role that may read it and
+// that may change it (0 viewer, 1 admin, 2 superadmin), and its handler, which answers every
+// method (405 for those it does not take).
+struct ApiRoute {
+  std::string_view segment;
+  Names names;
+  int read_role;
+  int write_role;
+  ApiHandler handler;
+};
+
+// The dashboard's rules, from the code the rest of rolter uses: the routes' catalog, the strategy
+// picker's list, and the policy-mode flip thresholds. Any role may read them.
+ControlResponse strategies(const ApiCall& call) {
+  if (!call.read()) return fail(405, "GET only");
+  return answer(200, strategies_json());
+}
+
+ControlResponse policy_thresholds(const ApiCall& call) {
+  if (!call.read()) return fail(405, "GET only");
+  const std::string targets = query_param(call.query, "targets");
+  const std::string ratios = query_param(call.query, "ratios");
+  auto counts = parse_target_range(targets.empty() ? "2" : targets);
+  if (!counts) return fail(400, counts.error(), "targets");
+  auto parsed = parse_ratios(ratios.empty() ? "1:1" : ratios);
+  if (!parsed) return fail(400, parsed.error(), "ratios");
+  // The very text `rolter policy-thresholds --json` prints, read back.
+  json rows = json::parse(render_threshold_json(compute_thresholds(*counts, *parsed)));
+  return answer(200, json{{"object", "list"}, {"data", std::move(rows)}});
+}
+
+// The catalog: the running document as the data plane reads it.
+ControlResponse catalog(const ApiCall& call) {
+  if (!call.read()) return fail(405, "GET only");
+  auto loaded = load_config_text(call.control.document(), "published configuration");
   if (!loaded) return fail(500, "the published configuration does not load");
   std::map<std::pair<std::string, std::string>, bool> read_only;
   for (EntityKind kind : {EntityKind::kRoute, EntityKind::kProviderGroup}) {
-    for (const auto& e : control_.entities(kind)) {
+    for (const auto& e : call.control.entities(kind)) {
       read_only[{std::string(entity_kind_name(kind)), e.name}] = e.read_only;
     }
   }
@@ -367,6 +401,226 @@ ControlResponse AdminApi::dashboard_data(std::string_view head, std::string_view
                 }));
 }
 
+ControlResponse whoami(const ApiCall& call) {
+  if (!call.read()) return fail(405, "GET only");
+  return answer(200, json{{"name", call.principal.name}, {"role", call.principal.role}});
+}
+
+// /providers, /routes, /provider-groups, /keys: list and create; read, replace and delete one.
+template <EntityKind kKind>
+ControlResponse collection(const ApiCall& call) {
+  ControlPlane& control = call.control;
+  if (call.name.empty()) {
+    if (call.read()) {
+      json data = json::array();
+      for (const auto& e : control.entities(kKind)) data.push_back(listed(e));
+      return answer(200, json{{"object", "list"}, {"data", data}});
+    }
+    if (call.method != "POST") return fail(405, "GET or POST");
+    auto j = call.object();
+    if (!j) return j.error();
+    if constexpr (kKind == EntityKind::kKey) {
+      auto created = control.create_key(std::move(*j), call.principal);
+      if (!created) return fail(created.error());
+      json out = listed(created->first);
+      out["key"] = created->second;  // shown once
+      return answer(201, out);
+    } else {
+      const std::string name_key(entity_name_key(kKind));
+      if (!j->contains(name_key) || !(*j)[name_key].is_string()) {
+        return fail(400, "missing required key (a string)", name_key);
+      }
+      const std::string new_name = (*j)[name_key].template get<std::string>();
+      auto created = control.put_entity(kKind, new_name, std::move(*j), true, call.principal);
+      if (!created) return fail(created.error());
+      return answer(201, listed(*created));
+    }
+  }
+  if (call.read()) {
+    auto e = control.entity(kKind, call.name);
+    if (!e) {
+      return fail(404,
+                  std::string(entity_kind_name(kKind)) + " '" + call.name + "' does not exist");
+    }
+    return answer(200, listed(*e));
+  }
+  if (call.method == "PUT") {
+    auto j = call.object();
+    if (!j) return j.error();
+    auto updated = control.put_entity(kKind, call.name, std::move(*j), false, call.principal);
+    if (!updated) return fail(updated.error());
+    return answer(200, listed(*updated));
+  }
+  if (call.method == "DELETE") {
+    auto removed = control.delete_entity(kKind, call.name, call.principal);
+    if (!removed) return fail(removed.error());
+    return answer(200, json{{"deleted", true}, {"name", call.name}});
+  }
+  return fail(405, "GET, PUT or DELETE");
+}
+
+json adaptive_policy_answer(ControlPlane& control, json policy) {
+  return json{{"policy", std::move(policy)},
+              {"affected_routes", control.adaptive_routes()},
+              {"version", control.version()}};
+}
+
+ControlResponse adaptive_policy(const ApiCall& call) {
+  if (call.read()) {
+    return answer(200, adaptive_policy_answer(call.control, call.control.adaptive_policy()));
+  }
+  if (call.method != "PUT") return fail(405, "GET or PUT");
+  auto j = call.object();
+  if (!j) return j.error();
+  auto policy = call.control.put_adaptive_policy(*j, call.principal);
+  if (!policy) return fail(policy.error());
+  return answer(200, adaptive_policy_answer(call.control, *policy));
+}
+
+// What a store holds, read; a parsed JSON text or null when it does not parse.
+json stored_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  return j.is_discarded() ? json(nullptr) : j;
+}
+
+ControlResponse adaptive_telemetry(const ApiCall& call) {
+  if (!call.read()) return fail(405, "GET only");
+  Store* store = call.control.store();
+  if (store == nullptr) return fail(503, "this control plane has no store");
+  const int64_t now = call.control.now_ms();
+  auto rows = store->latest_telemetry(now - kTelemetryFreshMs);
+  if (!rows) return fail(500, "the store failed: " + rows.error());
+  json data = json::array();
+  for (const auto& row : *rows) {
+    data.push_back(json{{"node_id", row.node_id},
+                        {"route", row.route},
+                        {"at_ms", row.at_ms},
+                        {"age_seconds", static_cast<double>(now - row.at_ms) / 1000.0},
+                        {"sample", stored_json(row.json)}});
+  }
+  return answer(200, json{{"object", "list"}, {"data", data}});
+}
+
+ControlResponse cluster_nodes(const ApiCall& call) {
+  if (!call.read()) return fail(405, "GET only");
+  Store* store = call.control.store();
+  if (store == nullptr) return fail(503, "this control plane has no store");
+  auto nodes = store->nodes();
+  if (!nodes) return fail(500, "the store failed: " + nodes.error());
+  const int64_t now = call.control.now_ms();
+  json data = json::array();
+  for (const auto& n : *nodes) {
+    const int64_t age = now - n.last_contact_ms;
+    data.push_back(json{{"node_id", n.node_id},
+                        {"version", n.version},
+                        {"snapshot_version", n.snapshot_version},
+                        {"last_contact_ms", n.last_contact_ms},
+                        {"seconds_since_contact", static_cast<double>(age) / 1000.0},
+                        {"health", age < kNodeStaleMs  ? "healthy"
+                                   : age < kNodeDownMs ? "stale"
+                                                       : "down"},
+                        {"stats", stored_json(n.stats_json)}});
+  }
+  return answer(200, json{{"object", "list"},
+                          {"snapshot_version", call.control.version()},
+                          {"data", data}});
+}
+
+ControlResponse audit(const ApiCall& call) {
+  if (!call.read()) return fail(405, "GET only");
+  Store* store = call.control.store();
+  if (store == nullptr) return fail(503, "this control plane has no store");
+  const int limit = static_cast<int>(
+      std::min<uint64_t>(parse_u64(query_param(call.query, "limit")).value_or(100), 1000));
+  const int offset = static_cast<int>(
+      std::min<uint64_t>(parse_u64(query_param(call.query, "offset")).value_or(0), 1u << 30));
+  auto rows = store->audit(query_param(call.query, "q"), limit, offset);
+  if (!rows) return fail(500, "the store failed: " + rows.error());
+  json data = json::array();
+  for (const auto& a : *rows) {
+    data.push_back(json{{"id", a.id},
+                        {"at_ms", a.at_ms},
+                        {"actor", a.actor},
+                        {"action", a.action},
+                        {"subject", a.subject},
+                        {"before", stored_json(a.before_json)},
+                        {"after", stored_json(a.after_json)}});
+  }
+  return answer(200, json{{"object", "list"}, {"data", data}});
+}
+
+ControlResponse admin_tokens(const ApiCall& call) {
+  Store* store = call.control.store();
+  if (store == nullptr) return fail(503, "this control plane has no store");
+  if (call.name.empty() && call.read()) {
+    auto tokens = store->admin_tokens();
+    if (!tokens) return fail(500, "the store failed: " + tokens.error());
+    json data = json::array();
+    for (const auto& t : *tokens) {
+      data.push_back(json{{"id", t.id},
+                          {"name", t.name},
+                          {"role", t.role},
+                          {"created_ms", t.created_ms},
+                          {"revoked", t.revoked}});
+    }
+    return answer(200, json{{"object", "list"}, {"data", data}});
+  }
+  if (call.name.empty() && call.method == "POST") {
+    auto j = call.object();
+    if (!j) return j.error();
+    if (!j->contains("name") || !(*j)["name"].is_string()) {
+      return fail(400, "missing required key (a string)", "name");
+    }
+    if (!j->contains("role") || !(*j)["role"].is_string()) {
+      return fail(400, "missing required key: superadmin, admin or viewer", "role");
+    }
+    auto created = call.control.create_admin_token((*j)["name"].get<std::string>(),
+                                                   (*j)["role"].get<std::string>(),
+                                                   call.principal);
+    if (!created) return fail(created.error());
+    return answer(201, json{{"id", created->first.id},
+                            {"name", created->first.name},
+                            {"role", created->first.role},
+                            {"token", created->second}});  // shown once
+  }
+  if (!call.name.empty() && call.method == "DELETE") {
+    auto revoked = call.control.revoke_admin_token(call.name, call.principal);
+    if (!revoked) return fail(revoked.error());
+    return answer(200, json{{"revoked", true}, {"id", call.name}});
+  }
+  return fail(405, "GET or POST on /api/v1/admin-tokens, DELETE on /api/v1/admin-tokens/{id}");
+}
+
+constexpr ApiRoute kApiRoutes[] = {
+    {"catalog", Names::kNone, 0, 0, catalog},
+    {"strategies", Names::kNone, 0, 0, strategies},
+    {"policy-thresholds", Names::kNone, 0, 0, policy_thresholds},
+    {"whoami", Names::kNone, 0, 0, whoami},
+    {"providers", Names::kAny, 0, 1, collection<EntityKind::kProvider>},
+    {"routes", Names::kAny, 0, 1, collection<EntityKind::kRoute>},
+    {"provider-groups", Names::kAny, 0, 1, collection<EntityKind::kProviderGroup>},
+    {"keys", Names::kAny, 0, 1, collection<EntityKind::kKey>},
+    {"adaptive-routing-policy", Names::kNone, 2, 2, adaptive_policy},
+    {"adaptive-routing-telemetry", Names::kNone, 2, 2, adaptive_telemetry},
+    {"cluster", Names::kNodes, 0, 0, cluster_nodes},
+    {"audit", Names::kNone, 0, 0, audit},
+    {"admin-tokens", Names::kAny, 2, 2, admin_tokens},
+};
+
+bool takes(Names names, const std::string& name) {
+  switch (names) {
+    case Names::kNone:
+      return name.empty();
+    case Names::kAny:
+      return true;
+    case Names::kNodes:
+      return name == "nodes";
+  }
+  return false;
+}
+
+}  // namespace
+
 ControlResponse AdminApi::api(const ControlRequest& request, std::string_view path,
                               std::string_view query) {
   const auto principal = control_.admin(bearer_token(request.authorization));
@@ -375,212 +629,30 @@ ControlResponse AdminApi::api(const ControlRequest& request, std::string_view pa
                ? fail(401, "missing admin token: send 'Authorization: Bearer <token>'")
                : fail(401, "invalid admin token", "", "invalid_token");
   }
-  const std::string_view method = request.method;
-  const bool read = method == "GET";
-  const int rank = role_rank(principal->role);
+  if (request.body.size() > kMaxApiBody) return fail(413, "body too large (1 MiB at most)");
   std::string_view rest = path.size() > kApi.size() ? path.substr(kApi.size()) : "";
   while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   const auto slash = rest.find('/');
   const std::string_view head = rest.substr(0, slash);
-  const std::string name =
-      slash == std::string_view::npos ? "" : percent_decode(rest.substr(slash + 1));
-  auto needs = [&](int wanted) -> std::optional<ControlResponse> {
-    if (rank >= wanted) return std::nullopt;
-    return fail(
-        403,
-        "role '" + principal->role + "' may not " + std::string(method) + " " + std::string(path),
-        "", "insufficient_role");
+  const ApiCall call{
+      .control = control_,
+      .principal = *principal,
+      .method = request.method,
+      .path = path,
+      .name = slash == std::string_view::npos ? "" : percent_decode(rest.substr(slash + 1)),
+      .query = query,
+      .body = request.body,
   };
-  if (request.body.size() > kMaxApiBody) return fail(413, "body too large (1 MiB at most)");
-  auto body = [&](bool& ok) { return parse_body(request.body, ok); };
-
-  if ((head == "catalog" || head == "strategies" || head == "policy-thresholds") &&
-      name.empty()) {
-    if (!read) return fail(405, "GET only");
-    return dashboard_data(head, query);
-  }
-  if (head == "whoami" && name.empty()) {
-    if (!read) return fail(405, "GET only");
-    return answer(200, json{{"name", principal->name}, {"role", principal->role}});
-  }
-  for (const auto& c : kCollections) {
-    if (head != c.segment) continue;
-    if (!read) {
-      if (auto refused = needs(1)) return *refused;
+  for (const ApiRoute& route : kApiRoutes) {
+    if (head != route.segment || !takes(route.names, call.name)) continue;
+    const int wanted = call.read() ? route.read_role : route.write_role;
+    if (role_rank(principal->role) < wanted) {
+      return fail(403,
+                  "role '" + principal->role + "' may not " + std::string(call.method) + " " +
+                      std::string(path),
+                  "", "insufficient_role");
     }
-    if (name.empty()) {
-      if (read) {
-        json data = json::array();
-        for (const auto& e : control_.entities(c.kind)) data.push_back(listed(e));
-        return answer(200, json{{"object", "list"}, {"data", data}});
-      }
-      if (method != "POST") return fail(405, "GET or POST");
-      bool ok = false;
-      json j = body(ok);
-      if (!ok || !j.is_object()) return not_an_object();
-      if (c.kind == EntityKind::kKey) {
-        auto created = control_.create_key(std::move(j), *principal);
-        if (!created) return fail(created.error());
-        json out = listed(created->first);
-        out["key"] = created->second;  // shown once
-        return answer(201, out);
-      }
-      const std::string name_key(entity_name_key(c.kind));
-      if (!j.contains(name_key) || !j[name_key].is_string()) {
-        return fail(400, "missing required key (a string)", name_key);
-      }
-      const std::string new_name = j[name_key].get<std::string>();
-      auto created = control_.put_entity(c.kind, new_name, std::move(j), true, *principal);
-      if (!created) return fail(created.error());
-      return answer(201, listed(*created));
-    }
-    if (read) {
-      auto e = control_.entity(c.kind, name);
-      if (!e) {
-        return fail(404, std::string(entity_kind_name(c.kind)) + " '" + name + "' does not exist");
-      }
-      return answer(200, listed(*e));
-    }
-    if (method == "PUT") {
-      bool ok = false;
-      json j = body(ok);
-      if (!ok || !j.is_object()) return not_an_object();
-      auto updated = control_.put_entity(c.kind, name, std::move(j), false, *principal);
-      if (!updated) return fail(updated.error());
-      return answer(200, listed(*updated));
-    }
-    if (method == "DELETE") {
-      auto removed = control_.delete_entity(c.kind, name, *principal);
-      if (!removed) return fail(removed.error());
-      return answer(200, json{{"deleted", true}, {"name", name}});
-    }
-    return fail(405, "GET, PUT or DELETE");
-  }
-  if (head == "adaptive-routing-policy" && name.empty()) {
-    if (auto refused = needs(2)) return *refused;
-    if (read) {
-      return answer(200, json{{"policy", control_.adaptive_policy()},
-                              {"affected_routes", control_.adaptive_routes()},
-                              {"version", control_.version()}});
-    }
-    if (method != "PUT") return fail(405, "GET or PUT");
-    bool ok = false;
-    json j = body(ok);
-    if (!ok || !j.is_object()) return not_an_object();
-    auto policy = control_.put_adaptive_policy(j, *principal);
-    if (!policy) return fail(policy.error());
-    return answer(200, json{{"policy", *policy},
-                            {"affected_routes", control_.adaptive_routes()},
-                            {"version", control_.version()}});
-  }
-  if (head == "adaptive-routing-telemetry" && name.empty()) {
-    if (auto refused = needs(2)) return *refused;
-    if (!read) return fail(405, "GET only");
-    Store* store = control_.store();
-    if (store == nullptr) return fail(503, "this control plane has no store");
-    const int64_t now = control_.now_ms();
-    auto rows = store->latest_telemetry(now - kTelemetryFreshMs);
-    if (!rows) return fail(500, "the store failed: " + rows.error());
-    json data = json::array();
-    for (const auto& row : *rows) {
-      json sample = json::parse(row.json, nullptr, false);
-      data.push_back(json{{"node_id", row.node_id},
-                          {"route", row.route},
-                          {"at_ms", row.at_ms},
-                          {"age_seconds", static_cast<double>(now - row.at_ms) / 1000.0},
-                          {"sample", sample.is_discarded() ? json(nullptr) : sample}});
-    }
-    return answer(200, json{{"object", "list"}, {"data", data}});
-  }
-  if (head == "cluster" && name == "nodes") {
-    if (!read) return fail(405, "GET only");
-    Store* store = control_.store();
-    if (store == nullptr) return fail(503, "this control plane has no store");
-    auto nodes = store->nodes();
-    if (!nodes) return fail(500, "the store failed: " + nodes.error());
-    const int64_t now = control_.now_ms();
-    json data = json::array();
-    for (const auto& n : *nodes) {
-      const int64_t age = now - n.last_contact_ms;
-      json stats = json::parse(n.stats_json, nullptr, false);
-      data.push_back(json{{"node_id", n.node_id},
-                          {"version", n.version},
-                          {"snapshot_version", n.snapshot_version},
-                          {"last_contact_ms", n.last_contact_ms},
-                          {"seconds_since_contact", static_cast<double>(age) / 1000.0},
-                          {"health", age < kNodeStaleMs  ? "healthy"
-                                     : age < kNodeDownMs ? "stale"
-                                                         : "down"},
-                          {"stats", stats.is_discarded() ? json(nullptr) : stats}});
-    }
-    return answer(
-        200, json{{"object", "list"}, {"snapshot_version", control_.version()}, {"data", data}});
-  }
-  if (head == "audit" && name.empty()) {
-    if (!read) return fail(405, "GET only");
-    Store* store = control_.store();
-    if (store == nullptr) return fail(503, "this control plane has no store");
-    const int limit = static_cast<int>(
-        std::min<uint64_t>(parse_u64(query_param(query, "limit")).value_or(100), 1000));
-    const int offset = static_cast<int>(
-        std::min<uint64_t>(parse_u64(query_param(query, "offset")).value_or(0), 1u << 30));
-    auto rows = store->audit(query_param(query, "q"), limit, offset);
-    if (!rows) return fail(500, "the store failed: " + rows.error());
-    json data = json::array();
-    for (const auto& a : *rows) {
-      json before = json::parse(a.before_json, nullptr, false);
-      json after = json::parse(a.after_json, nullptr, false);
-      data.push_back(json{{"id", a.id},
-                          {"at_ms", a.at_ms},
-                          {"actor", a.actor},
-                          {"action", a.action},
-                          {"subject", a.subject},
-                          {"before", before.is_discarded() ? json(nullptr) : before},
-                          {"after", after.is_discarded() ? json(nullptr) : after}});
-    }
-    return answer(200, json{{"object", "list"}, {"data", data}});
-  }
-  if (head == "admin-tokens") {
-    if (auto refused = needs(2)) return *refused;
-    Store* store = control_.store();
-    if (store == nullptr) return fail(503, "this control plane has no store");
-    if (name.empty() && read) {
-      auto tokens = store->admin_tokens();
-      if (!tokens) return fail(500, "the store failed: " + tokens.error());
-      json data = json::array();
-      for (const auto& t : *tokens) {
-        data.push_back(json{{"id", t.id},
-                            {"name", t.name},
-                            {"role", t.role},
-                            {"created_ms", t.created_ms},
-                            {"revoked", t.revoked}});
-      }
-      return answer(200, json{{"object", "list"}, {"data", data}});
-    }
-    if (name.empty() && method == "POST") {
-      bool ok = false;
-      json j = body(ok);
-      if (!ok || !j.is_object()) return not_an_object();
-      if (!j.contains("name") || !j["name"].is_string()) {
-        return fail(400, "missing required key (a string)", "name");
-      }
-      if (!j.contains("role") || !j["role"].is_string()) {
-        return fail(400, "missing required key: superadmin, admin or viewer", "role");
-      }
-      auto created = control_.create_admin_token(j["name"].get<std::string>(),
-                                                 j["role"].get<std::string>(), *principal);
-      if (!created) return fail(created.error());
-      return answer(201, json{{"id", created->first.id},
-                              {"name", created->first.name},
-                              {"role", created->first.role},
-                              {"token", created->second}});  // shown once
-    }
-    if (!name.empty() && method == "DELETE") {
-      auto revoked = control_.revoke_admin_token(name, *principal);
-      if (!revoked) return fail(revoked.error());
-      return answer(200, json{{"revoked", true}, {"id", name}});
-    }
-    return fail(405, "GET or POST on /api/v1/admin-tokens, DELETE on /api/v1/admin-tokens/{id}");
+    return route.handler(call);
   }
   return fail(404, "no such endpoint: " + std::string(path));
 }

@@ -56,8 +56,6 @@ class AdminApi final : public ControlHandler {
   ControlResponse internal(const ControlRequest& request, std::string_view path,
                            std::string_view query);
 
-  ControlResponse dashboard_data(std::string_view head, std::string_view query);
-
   ControlPlane& control_;
   Dashboard dashboard_;
   std::unique_ptr<Instruments> instruments_;

@@ -1,49 +1,14 @@
 #include "control/catalog.h"
 
-#include <array>
 #include <unordered_map>
 
-#include "balance/balancer_factory.h"
+#include "balance/strategy_names.h"
+#include "balance/strategy_registry.h"
 
 namespace rolter {
 namespace {
 
 using json = nlohmann::json;
-
-struct StrategyInfo {
-  std::string_view name;
-  std::string_view telemetry;  // "" = none
-  std::string_view summary;
-};
-
-// One line each, for the picker. SPEC §6 and §7 are the long form.
-constexpr std::array<StrategyInfo, 16> kInfo = {{
-    {"round_robin", "", "Each candidate in turn."},
-    {"random", "", "A candidate at random."},
-    {"power_of_two", "", "Two candidates at random; the less loaded wins."},
-    {"weighted", "", "Smooth weighted round robin over the targets' weights."},
-    {"consistent_hash", "", "The same session or prompt prefix goes to the same candidate."},
-    {"cache_aware", "", "Approximate prefix affinity, with a load guard."},
-    {"pipeline", "", "A weighted stack of scorers; the best total wins."},
-    {"cheapest", "", "The lowest catalog price, then the least load."},
-    {"fastest", "", "The lowest smoothed latency, then the least load."},
-    {"predicted_latency", "", "The lowest latency predicted from queue depth and prompt size."},
-    {"lora_aware", "", "Where the requested adapter is resident, then prefix and load."},
-    {"precise_cache_aware", "kv_events",
-     "Exact KV-cache residency from each engine's KV-event stream."},
-    {"kv_cost", "kv_events", "The lowest estimated time to first token, from KV residency."},
-    {"lmcache_aware", "lmcache", "The most LMCache headroom, from each instance's occupancy."},
-    {"adaptive", "",
-     "Latency, cost and load blended under the deployment-wide policy (its own screen)."},
-    {"policy", "", "Plugins (session affinity, least in-flight, a decision service) combined."},
-}};
-
-const StrategyInfo* info_of(std::string_view name) {
-  for (const StrategyInfo& i : kInfo) {
-    if (i.name == name) return &i;
-  }
-  return nullptr;
-}
 
 json null_or(std::string_view text) { return text.empty() ? json(nullptr) : json(text); }
 
@@ -81,7 +46,10 @@ json entry(std::string_view kind, const std::string& name, const std::string& st
 }  // namespace
 
 bool route_reads_weights(const RouteConfig& route) {
-  if (route.strategy != "policy") return strategy_reads_weights(route.strategy);
+  const StrategyInfo* info = find_strategy(route.strategy);
+  if (info == nullptr) return false;
+  if (info->table != StrategyTable::kPolicy) return info->reads_weights;
+  // Policy mode reads the weights only as its static split: every target weighted, no plugin.
   const bool plugins = route.policy && (route.policy->least_inflight_weight ||
                                         route.policy->session_affinity_weight ||
                                         route.policy->decision_service);
@@ -121,16 +89,14 @@ json catalog_json(const Config& config,
 
 json strategies_json() {
   json data = json::array();
-  auto add = [&](std::string_view name) {
-    const StrategyInfo* info = info_of(name);
-    data.push_back({{"name", name},
-                    {"per_route", name != "adaptive"},
-                    {"reads_weights", strategy_reads_weights(name)},
-                    {"telemetry", info ? null_or(info->telemetry) : json(nullptr)},
-                    {"summary", info ? json(info->summary) : json("")}});
-  };
-  for (std::string_view name : known_strategies()) add(name);
-  add("policy");
+  for (const StrategyInfo& info : strategy_registry()) {
+    data.push_back({{"name", info.name},
+                    {"default", info.name == strategy::kDefault},
+                    {"per_route", info.per_route},
+                    {"reads_weights", info.reads_weights},
+                    {"telemetry", null_or(telemetry_name(info.telemetry))},
+                    {"summary", info.summary}});
+  }
   return {{"object", "list"}, {"data", std::move(data)}};
 }
 

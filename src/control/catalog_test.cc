@@ -120,6 +120,11 @@ TEST(Catalog, StrategiesForThePicker) {
   EXPECT_TRUE(by_name["weighted"]["telemetry"].is_null());
   EXPECT_EQ(by_name["weighted"]["reads_weights"], true);
   EXPECT_EQ(by_name["random"]["reads_weights"], false);
+  // One default: what a route that names no strategy gets (RouteConfig's own default).
+  size_t defaults = 0;
+  for (const auto& [name, s] : by_name) defaults += s["default"].get<bool>() ? 1 : 0;
+  EXPECT_EQ(defaults, 1u);
+  EXPECT_EQ(by_name[RouteConfig{}.strategy]["default"], true);
   for (const auto& [name, s] : by_name) EXPECT_FALSE(s["summary"].get<std::string>().empty()) << name;
 }
 

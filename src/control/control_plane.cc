@@ -9,6 +9,7 @@
 
 #include "control/secrets.h"
 #include "control/toml_json.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 namespace {
@@ -235,10 +236,10 @@ tl::expected<void, ControlError> ControlPlane::commit(
   state_ = std::move(next);
   adaptive_routes_.clear();
   for (const auto& route : loaded->config.routes) {
-    if (route.strategy == "adaptive") adaptive_routes_.push_back(route.name);
+    if (route.strategy == strategy::kAdaptive) adaptive_routes_.push_back(route.name);
   }
   for (const auto& group : loaded->config.provider_groups) {
-    if (group.strategy == "adaptive") adaptive_routes_.push_back(group.slug + "/*");
+    if (group.strategy == strategy::kAdaptive) adaptive_routes_.push_back(group.slug + "/*");
   }
   doc_ = std::move(*doc);
   version_ = version;

@@ -14,17 +14,17 @@
 namespace rolter {
 
 enum class InspectErrorCode : uint8_t {
-  invalid_json,      // not parseable as JSON (syntax, bad escape, trailing content, empty body)
-  invalid_utf8,      // the body is not valid UTF-8 (JSON text must be)
-  too_deep,          // nesting beyond RequestInspector::kMaxDepth
-  not_an_object,     // valid JSON, but the top level is not an object
-  missing_model,     // no `model`, or an empty one
-  model_not_string,  // `model` is present but not a string
-  duplicate_model,   // `model` appears twice: which one the upstream reads is parser-dependent
-  bad_stream,        // `stream` is neither a boolean nor null
-  bad_token_ids,     // malformed x-rolter-vllm-token-ids header
-  body_mismatch,     // model rewrite asked for with facts that do not describe this body
-  internal,          // out of memory inside the parser
+  kInvalidJson,     // not parseable as JSON (syntax, bad escape, trailing content, empty body)
+  kInvalidUtf8,     // the body is not valid UTF-8 (JSON text must be)
+  kTooDeep,         // nesting beyond RequestInspector::kMaxDepth
+  kNotAnObject,     // valid JSON, but the top level is not an object
+  kMissingModel,    // no `model`, or an empty one
+  kModelNotString,  // `model` is present but not a string
+  kDuplicateModel,  // `model` appears twice: which one the upstream reads is parser-dependent
+  kBadStream,       // `stream` is neither a boolean nor null
+  kBadTokenIds,     // malformed x-rolter-vllm-token-ids header
+  kBodyMismatch,    // model rewrite asked for with facts that do not describe this body
+  kInternal,        // out of memory inside the parser
 };
 
 // Stable snake_case name of a code, for logs and metrics labels.

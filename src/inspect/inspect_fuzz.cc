@@ -114,19 +114,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (data[0] % 6) {
     case 0:
-      fuzz_body(ApiKind::chat_completions, rest);
+      fuzz_body(ApiKind::kChatCompletions, rest);
       break;
     case 1:
-      fuzz_body(ApiKind::completions, rest);
+      fuzz_body(ApiKind::kCompletions, rest);
       break;
     case 2:
-      fuzz_body(ApiKind::embeddings, rest);
+      fuzz_body(ApiKind::kEmbeddings, rest);
       break;
     case 3:
-      fuzz_body(ApiKind::responses, rest);
+      fuzz_body(ApiKind::kResponses, rest);
       break;
     case 4:
-      fuzz_body(ApiKind::messages, rest);
+      fuzz_body(ApiKind::kMessages, rest);
       break;
     default:
       fuzz_token_ids(rest);

@@ -22,13 +22,13 @@ tl::expected<ModelRewrite, InspectError> rewrite_model(std::string_view body,
   // another request.
   if (length < 2 || offset > body.size() || length > body.size() - offset ||
       body.substr(offset, length) != facts.model_token) {
-    return tl::unexpected(InspectError{InspectErrorCode::body_mismatch,
+    return tl::unexpected(InspectError{InspectErrorCode::kBodyMismatch,
                                        "model token position does not match the request body"});
   }
   // No escape turns invalid UTF-8 into valid JSON, so refuse rather than forward a broken body.
   if (!simdjson::validate_utf8(new_model.data(), new_model.size())) {
     return tl::unexpected(
-        InspectError{InspectErrorCode::invalid_utf8, "upstream model name is not valid UTF-8"});
+        InspectError{InspectErrorCode::kInvalidUtf8, "upstream model name is not valid UTF-8"});
   }
   ModelRewrite pieces;
   pieces.prefix = body.substr(0, offset);

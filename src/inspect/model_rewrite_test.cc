@@ -14,7 +14,7 @@ class ModelRewriteTest : public ::testing::Test {
  protected:
   // Rewrites `body` to `new_model` and checks that the result is `body` with only `model` changed.
   void check_rewrite(const std::string& body, std::string_view new_model,
-                     ApiKind kind = ApiKind::chat_completions) {
+                     ApiKind kind = ApiKind::kChatCompletions) {
     RequestFacts facts;
     auto ok = inspector_.inspect(body, kind, {}, facts);
     ASSERT_TRUE(ok) << ok.error().message;
@@ -48,17 +48,17 @@ TEST_F(ModelRewriteTest, ReplacesOnlyTheModel) {
                 "Qwen/Qwen3-8B");
   check_rewrite(R"({"messages":[{"role":"user","content":"model"}],  "model"  :  "x"  })", "y");
   check_rewrite("{\n  \"model\": \"a\\\"b\",\n  \"prompt\": \"p\"\n}", "plain",
-                ApiKind::completions);
+                ApiKind::kCompletions);
 }
 
 TEST_F(ModelRewriteTest, EscapesTheNewModel) {
   const std::string body = R"({"model":"m","input":"x"})";
-  check_rewrite(body, "we\"ird\\name", ApiKind::embeddings);
-  check_rewrite(body, "tab\tnew\nline\r\b\f\x01\x1f", ApiKind::embeddings);
-  check_rewrite(body, "caf\xc3\xa9/\xf0\x9f\x98\x80", ApiKind::embeddings);
+  check_rewrite(body, "we\"ird\\name", ApiKind::kEmbeddings);
+  check_rewrite(body, "tab\tnew\nline\r\b\f\x01\x1f", ApiKind::kEmbeddings);
+  check_rewrite(body, "caf\xc3\xa9/\xf0\x9f\x98\x80", ApiKind::kEmbeddings);
 
   RequestFacts facts;
-  ASSERT_TRUE(inspector_.inspect(body, ApiKind::embeddings, {}, facts));
+  ASSERT_TRUE(inspector_.inspect(body, ApiKind::kEmbeddings, {}, facts));
   auto pieces = rewrite_model(body, facts, "a\"b\\c\n\x01");
   ASSERT_TRUE(pieces);
   EXPECT_EQ(pieces->model_token, R"("a\"b\\c\n\u0001")");
@@ -70,22 +70,22 @@ TEST_F(ModelRewriteTest, EscapesTheNewModel) {
 TEST_F(ModelRewriteTest, RejectsInvalidUtf8Model) {
   const std::string body = R"({"model":"m","input":"x"})";
   RequestFacts facts;
-  ASSERT_TRUE(inspector_.inspect(body, ApiKind::embeddings, {}, facts));
+  ASSERT_TRUE(inspector_.inspect(body, ApiKind::kEmbeddings, {}, facts));
   auto pieces = rewrite_model(body, facts, "bad\xff");
   ASSERT_FALSE(pieces);
-  EXPECT_EQ(pieces.error().code, InspectErrorCode::invalid_utf8);
+  EXPECT_EQ(pieces.error().code, InspectErrorCode::kInvalidUtf8);
 }
 
 TEST_F(ModelRewriteTest, DetectsFactsOfAnotherBody) {
   const std::string body = R"({"model":"m","input":"x"})";
   RequestFacts facts;
-  ASSERT_TRUE(inspector_.inspect(body, ApiKind::embeddings, {}, facts));
+  ASSERT_TRUE(inspector_.inspect(body, ApiKind::kEmbeddings, {}, facts));
   auto pieces = rewrite_model("{}", facts, "n");
   ASSERT_FALSE(pieces);
-  EXPECT_EQ(pieces.error().code, InspectErrorCode::body_mismatch);
+  EXPECT_EQ(pieces.error().code, InspectErrorCode::kBodyMismatch);
   pieces = rewrite_model(R"({"input":"x","model":"m"})", facts, "n");
   ASSERT_FALSE(pieces);
-  EXPECT_EQ(pieces.error().code, InspectErrorCode::body_mismatch);
+  EXPECT_EQ(pieces.error().code, InspectErrorCode::kBodyMismatch);
   RequestFacts empty;
   EXPECT_FALSE(rewrite_model(body, empty, "n"));
 }

@@ -22,17 +22,17 @@ namespace rolter {
 
 // Which data-plane endpoint the body was posted to; decides where the conversation lives.
 enum class ApiKind : uint8_t {
-  chat_completions,  // POST /v1/chat/completions: `messages`
-  completions,       // POST /v1/completions: `prompt`
-  embeddings,        // POST /v1/embeddings: `input`
-  responses,         // POST /v1/responses: `input`
-  messages,          // POST /v1/messages (Anthropic): `system` + `messages`
+  kChatCompletions,  // POST /v1/chat/completions: `messages`
+  kCompletions,      // POST /v1/completions: `prompt`
+  kEmbeddings,       // POST /v1/embeddings: `input`
+  kResponses,        // POST /v1/responses: `input`
+  kMessages,         // POST /v1/messages (Anthropic): `system` + `messages`
 };
 
 std::string_view api_kind_name(ApiKind kind);
 
 struct RequestFacts {
-  ApiKind kind = ApiKind::chat_completions;
+  ApiKind kind = ApiKind::kChatCompletions;
 
   // `model`, unescaped. The raw JSON token (with its quotes) is
   // body[model_token_offset, model_token_offset + model_token_length): see model_rewrite.h.
@@ -69,7 +69,7 @@ struct RequestFacts {
 
   // Forgets the previous request but keeps every buffer's capacity.
   void clear() {
-    kind = ApiKind::chat_completions;
+    kind = ApiKind::kChatCompletions;
     model.clear();
     model_token.clear();
     model_token_offset = 0;

@@ -29,15 +29,15 @@ using simdjson::SUCCESS;
 
 std::string_view api_kind_name(ApiKind kind) {
   switch (kind) {
-    case ApiKind::chat_completions:
+    case ApiKind::kChatCompletions:
       return "chat_completions";
-    case ApiKind::completions:
+    case ApiKind::kCompletions:
       return "completions";
-    case ApiKind::embeddings:
+    case ApiKind::kEmbeddings:
       return "embeddings";
-    case ApiKind::responses:
+    case ApiKind::kResponses:
       return "responses";
-    case ApiKind::messages:
+    case ApiKind::kMessages:
       return "messages";
   }
   return "unknown";
@@ -45,27 +45,27 @@ std::string_view api_kind_name(ApiKind kind) {
 
 std::string_view inspect_error_code_name(InspectErrorCode code) {
   switch (code) {
-    case InspectErrorCode::invalid_json:
+    case InspectErrorCode::kInvalidJson:
       return "invalid_json";
-    case InspectErrorCode::invalid_utf8:
+    case InspectErrorCode::kInvalidUtf8:
       return "invalid_utf8";
-    case InspectErrorCode::too_deep:
+    case InspectErrorCode::kTooDeep:
       return "too_deep";
-    case InspectErrorCode::not_an_object:
+    case InspectErrorCode::kNotAnObject:
       return "not_an_object";
-    case InspectErrorCode::missing_model:
+    case InspectErrorCode::kMissingModel:
       return "missing_model";
-    case InspectErrorCode::model_not_string:
+    case InspectErrorCode::kModelNotString:
       return "model_not_string";
-    case InspectErrorCode::duplicate_model:
+    case InspectErrorCode::kDuplicateModel:
       return "duplicate_model";
-    case InspectErrorCode::bad_stream:
+    case InspectErrorCode::kBadStream:
       return "bad_stream";
-    case InspectErrorCode::bad_token_ids:
+    case InspectErrorCode::kBadTokenIds:
       return "bad_token_ids";
-    case InspectErrorCode::body_mismatch:
+    case InspectErrorCode::kBodyMismatch:
       return "body_mismatch";
-    case InspectErrorCode::internal:
+    case InspectErrorCode::kInternal:
       return "internal";
   }
   return "unknown";
@@ -85,45 +85,45 @@ tl::unexpected<InspectError> fail(InspectErrorCode code, std::string message) {
 tl::unexpected<InspectError> json_error(error_code error) {
   switch (error) {
     case simdjson::UTF8_ERROR:
-      return fail(InspectErrorCode::invalid_utf8, "request body is not valid UTF-8");
+      return fail(InspectErrorCode::kInvalidUtf8, "request body is not valid UTF-8");
     case simdjson::DEPTH_ERROR:
-      return fail(InspectErrorCode::too_deep, "request body nests JSON deeper than " +
+      return fail(InspectErrorCode::kTooDeep, "request body nests JSON deeper than " +
                                                   std::to_string(RequestInspector::kMaxDepth) +
                                                   " levels");
     case simdjson::MEMALLOC:
-      return fail(InspectErrorCode::internal, "out of memory while parsing the request body");
+      return fail(InspectErrorCode::kInternal, "out of memory while parsing the request body");
     case simdjson::CAPACITY:
-      return fail(InspectErrorCode::invalid_json, "request body is too large to parse");
+      return fail(InspectErrorCode::kInvalidJson, "request body is too large to parse");
     case simdjson::EMPTY:
-      return fail(InspectErrorCode::invalid_json, "request body is empty, expected JSON");
+      return fail(InspectErrorCode::kInvalidJson, "request body is empty, expected JSON");
     case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
       // simdjson checks that the root's closing bracket ends the input before walking, so an
       // unterminated object and trailing content after it look alike here.
-      return fail(InspectErrorCode::invalid_json,
+      return fail(InspectErrorCode::kInvalidJson,
                   "request body is not valid JSON: unbalanced brackets or content after the JSON "
                   "value");
     case simdjson::TRAILING_CONTENT:
-      return fail(InspectErrorCode::invalid_json,
+      return fail(InspectErrorCode::kInvalidJson,
                   "request body is not valid JSON: unexpected content after the JSON value");
     case simdjson::UNESCAPED_CHARS:
-      return fail(InspectErrorCode::invalid_json,
+      return fail(InspectErrorCode::kInvalidJson,
                   "request body is not valid JSON: unescaped control character in a string");
     case simdjson::UNCLOSED_STRING:
-      return fail(InspectErrorCode::invalid_json,
+      return fail(InspectErrorCode::kInvalidJson,
                   "request body is not valid JSON: unterminated string");
     case simdjson::STRING_ERROR:
-      return fail(InspectErrorCode::invalid_json,
+      return fail(InspectErrorCode::kInvalidJson,
                   "request body is not valid JSON: invalid escape sequence in a string");
     case simdjson::NUMBER_ERROR:
-      return fail(InspectErrorCode::invalid_json,
+      return fail(InspectErrorCode::kInvalidJson,
                   "request body is not valid JSON: invalid or out-of-range number");
     case simdjson::T_ATOM_ERROR:
     case simdjson::F_ATOM_ERROR:
     case simdjson::N_ATOM_ERROR:
-      return fail(InspectErrorCode::invalid_json,
+      return fail(InspectErrorCode::kInvalidJson,
                   "request body is not valid JSON: invalid literal (expected true, false or null)");
     default:
-      return fail(InspectErrorCode::invalid_json,
+      return fail(InspectErrorCode::kInvalidJson,
                   std::string("request body is not valid JSON: ") + simdjson::error_message(error));
   }
 }
@@ -301,7 +301,7 @@ tl::expected<void, InspectError> first_walk(od::document& doc, const char* base,
   if (const error_code e = doc.type().get(root_type)) return json_error(e);
   if (root_type != od::json_type::object) {
     if (const error_code e = validate_non_object_root(doc, root_type)) return json_error(e);
-    return fail(InspectErrorCode::not_an_object, "request body must be a JSON object");
+    return fail(InspectErrorCode::kNotAnObject, "request body must be a JSON object");
   }
   od::object root;
   if (const error_code e = doc.get_object().get(root)) return json_error(e);
@@ -337,22 +337,22 @@ tl::expected<void, InspectError> first_walk(od::document& doc, const char* base,
     }
     if (key == "model") {
       // Two `model` keys: rewriting one would leave the other for the upstream to pick up.
-      note(model_seen ? InspectErrorCode::duplicate_model : InspectErrorCode::model_not_string,
+      note(model_seen ? InspectErrorCode::kDuplicateModel : InspectErrorCode::kModelNotString,
            model_seen ? "`model` appears more than once" : "`model` must be a string");
       model_seen = true;
     } else if (key == "stream" && type == od::json_type::boolean) {
       if (const error_code e = value.get_bool().get(facts.stream)) return json_error(e);
       continue;
     } else if (key == "stream" && type != od::json_type::null) {
-      note(InspectErrorCode::bad_stream, "`stream` must be a boolean");
+      note(InspectErrorCode::kBadStream, "`stream` must be a boolean");
     }
     if (const error_code e = validate_value(value, 2)) return json_error(e);
   }
   if (const error_code e = check_at_end(doc)) return json_error(e);
   if (shape_error) return tl::unexpected(std::move(*shape_error));
-  if (!model_seen) return fail(InspectErrorCode::missing_model, "missing required field `model`");
+  if (!model_seen) return fail(InspectErrorCode::kMissingModel, "missing required field `model`");
   if (facts.model.empty()) {
-    return fail(InspectErrorCode::missing_model, "`model` must not be empty");
+    return fail(InspectErrorCode::kMissingModel, "`model` must not be empty");
   }
   return {};
 }
@@ -441,15 +441,15 @@ class Extractor {
 
   error_code run(ApiKind kind, od::object& root) {
     switch (kind) {
-      case ApiKind::chat_completions:
+      case ApiKind::kChatCompletions:
         return chat(root);
-      case ApiKind::completions:
+      case ApiKind::kCompletions:
         return completions(root);
-      case ApiKind::embeddings:
+      case ApiKind::kEmbeddings:
         return embeddings(root);
-      case ApiKind::responses:
+      case ApiKind::kResponses:
         return responses(root);
-      case ApiKind::messages:
+      case ApiKind::kMessages:
         return anthropic(root);
     }
     return simdjson::INCORRECT_TYPE;

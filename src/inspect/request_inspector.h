@@ -20,7 +20,7 @@
 //   RequestInspector inspector;          // one per worker thread
 //   RequestFacts facts;                  // reused across requests
 //   InspectHeaders headers{.session_id = session_header, .vllm_token_ids = token_header};
-//   auto ok = inspector.inspect(buf.data(), body_size, buf.capacity(), ApiKind::chat_completions,
+//   auto ok = inspector.inspect(buf.data(), body_size, buf.capacity(), ApiKind::kChatCompletions,
 //                               headers, facts);
 //   if (!ok) return bad_request(ok.error().message);
 //   RouteContext ctx = build_route_context(facts);

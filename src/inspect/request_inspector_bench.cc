@@ -50,7 +50,7 @@ void run(benchmark::State& state, const std::string& body, bool padded) {
   headers.session_id = "session-1";
   const size_t capacity = padded ? buffer.capacity() : buffer.size();
   for (auto _ : state) {
-    auto ok = inspector.inspect(buffer.data(), buffer.size(), capacity, ApiKind::chat_completions,
+    auto ok = inspector.inspect(buffer.data(), buffer.size(), capacity, ApiKind::kChatCompletions,
                                 headers, facts);
     if (!ok) state.SkipWithError(ok.error().message.c_str());
     benchmark::DoNotOptimize(facts.prompt_digest);
@@ -73,7 +73,7 @@ void BM_RewriteModel_Chat4KiB(benchmark::State& state) {
   const std::string body = chat_body(4096);
   RequestInspector inspector;
   RequestFacts facts;
-  if (!inspector.inspect(body, ApiKind::chat_completions, {}, facts)) {
+  if (!inspector.inspect(body, ApiKind::kChatCompletions, {}, facts)) {
     state.SkipWithError("inspect failed");
     return;
   }

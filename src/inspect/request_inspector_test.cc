@@ -27,10 +27,10 @@ class RequestInspectorTest : public ::testing::Test {
     EXPECT_TRUE(facts_.conversation_read) << body;
     return facts_.prompt_digest;
   }
-  InspectErrorCode error_of(std::string_view body, ApiKind kind = ApiKind::chat_completions) {
+  InspectErrorCode error_of(std::string_view body, ApiKind kind = ApiKind::kChatCompletions) {
     auto ok = inspect(body, kind);
     EXPECT_FALSE(ok) << "accepted: " << body.substr(0, 200);
-    if (ok) return InspectErrorCode::internal;
+    if (ok) return InspectErrorCode::kInternal;
     EXPECT_FALSE(ok.error().message.empty());
     return ok.error().code;
   }
@@ -44,61 +44,61 @@ class RequestInspectorTest : public ::testing::Test {
 TEST_F(RequestInspectorTest, ReadsModelTokenAndStream) {
   const std::string body =
       R"({ "stream" : true, "model" :  "gpt-4o"  , "messages": [{"role":"user","content":"hi"}]})";
-  ASSERT_TRUE(inspect(body, ApiKind::chat_completions));
+  ASSERT_TRUE(inspect(body, ApiKind::kChatCompletions));
   EXPECT_EQ(facts_.model, "gpt-4o");
   EXPECT_EQ(body.substr(facts_.model_token_offset, facts_.model_token_length), "\"gpt-4o\"");
   EXPECT_TRUE(facts_.stream);
   EXPECT_EQ(facts_.body_hash, hash64(body));
-  EXPECT_EQ(facts_.kind, ApiKind::chat_completions);
+  EXPECT_EQ(facts_.kind, ApiKind::kChatCompletions);
 }
 
 TEST_F(RequestInspectorTest, EscapedModelIsUnescapedButTokenIsRaw) {
   const std::string body = R"({"model":"a\"b\u00e9\/c","messages":[]})";
-  ASSERT_TRUE(inspect(body, ApiKind::chat_completions));
+  ASSERT_TRUE(inspect(body, ApiKind::kChatCompletions));
   EXPECT_EQ(facts_.model, "a\"b\xc3\xa9/c");
   EXPECT_EQ(body.substr(facts_.model_token_offset, facts_.model_token_length),
             R"("a\"b\u00e9\/c")");
 }
 
 TEST_F(RequestInspectorTest, StreamDefaultsToFalseAndAcceptsNull) {
-  ASSERT_TRUE(inspect(R"({"model":"m","messages":[]})", ApiKind::chat_completions));
+  ASSERT_TRUE(inspect(R"({"model":"m","messages":[]})", ApiKind::kChatCompletions));
   EXPECT_FALSE(facts_.stream);
-  ASSERT_TRUE(inspect(R"({"model":"m","stream":null,"messages":[]})", ApiKind::chat_completions));
+  ASSERT_TRUE(inspect(R"({"model":"m","stream":null,"messages":[]})", ApiKind::kChatCompletions));
   EXPECT_FALSE(facts_.stream);
-  ASSERT_TRUE(inspect(R"({"model":"m","stream":false,"messages":[]})", ApiKind::chat_completions));
+  ASSERT_TRUE(inspect(R"({"model":"m","stream":false,"messages":[]})", ApiKind::kChatCompletions));
   EXPECT_FALSE(facts_.stream);
   EXPECT_EQ(error_of(R"({"model":"m","stream":"yes","messages":[]})"),
-            InspectErrorCode::bad_stream);
+            InspectErrorCode::kBadStream);
 }
 
 TEST_F(RequestInspectorTest, MissingModelIsAnError) {
   EXPECT_EQ(error_of(R"({"messages":[{"role":"user","content":"hi"}]})"),
-            InspectErrorCode::missing_model);
-  EXPECT_EQ(error_of(R"({"model":"","messages":[]})"), InspectErrorCode::missing_model);
+            InspectErrorCode::kMissingModel);
+  EXPECT_EQ(error_of(R"({"model":"","messages":[]})"), InspectErrorCode::kMissingModel);
 }
 
 TEST_F(RequestInspectorTest, NonStringModelIsAnError) {
-  EXPECT_EQ(error_of(R"({"model":42,"messages":[]})"), InspectErrorCode::model_not_string);
-  EXPECT_EQ(error_of(R"({"model":null,"messages":[]})"), InspectErrorCode::model_not_string);
-  EXPECT_EQ(error_of(R"({"model":["a"],"messages":[]})"), InspectErrorCode::model_not_string);
+  EXPECT_EQ(error_of(R"({"model":42,"messages":[]})"), InspectErrorCode::kModelNotString);
+  EXPECT_EQ(error_of(R"({"model":null,"messages":[]})"), InspectErrorCode::kModelNotString);
+  EXPECT_EQ(error_of(R"({"model":["a"],"messages":[]})"), InspectErrorCode::kModelNotString);
   EXPECT_EQ(error_of(R"({"model":{"name":"a"},"messages":[]})"),
-            InspectErrorCode::model_not_string);
+            InspectErrorCode::kModelNotString);
 }
 
 TEST_F(RequestInspectorTest, DuplicateModelIsAnError) {
   EXPECT_EQ(error_of(R"({"model":"a","messages":[],"model":"b"})"),
-            InspectErrorCode::duplicate_model);
+            InspectErrorCode::kDuplicateModel);
   // Escaped key spelling is the same key to every JSON parser.
   EXPECT_EQ(error_of(R"({"model":"a","messages":[],"mod\u0065l":"b"})"),
-            InspectErrorCode::duplicate_model);
+            InspectErrorCode::kDuplicateModel);
 }
 
 TEST_F(RequestInspectorTest, NonObjectBodyIsAnError) {
-  EXPECT_EQ(error_of(R"([{"model":"m"}])"), InspectErrorCode::not_an_object);
-  EXPECT_EQ(error_of(R"("model")"), InspectErrorCode::not_an_object);
-  EXPECT_EQ(error_of("42"), InspectErrorCode::not_an_object);
-  EXPECT_EQ(error_of("null"), InspectErrorCode::not_an_object);
-  EXPECT_EQ(error_of("true"), InspectErrorCode::not_an_object);
+  EXPECT_EQ(error_of(R"([{"model":"m"}])"), InspectErrorCode::kNotAnObject);
+  EXPECT_EQ(error_of(R"("model")"), InspectErrorCode::kNotAnObject);
+  EXPECT_EQ(error_of("42"), InspectErrorCode::kNotAnObject);
+  EXPECT_EQ(error_of("null"), InspectErrorCode::kNotAnObject);
+  EXPECT_EQ(error_of("true"), InspectErrorCode::kNotAnObject);
 }
 
 // ---- invalid JSON
@@ -111,11 +111,11 @@ TEST_P(InvalidJsonTest, IsRejectedAsInvalidJson) {
   ASSERT_FALSE(nlohmann::json::accept(body)) << body;
   RequestInspector inspector;
   RequestFacts facts;
-  for (const ApiKind kind : {ApiKind::chat_completions, ApiKind::completions, ApiKind::embeddings,
-                             ApiKind::responses, ApiKind::messages}) {
+  for (const ApiKind kind : {ApiKind::kChatCompletions, ApiKind::kCompletions, ApiKind::kEmbeddings,
+                             ApiKind::kResponses, ApiKind::kMessages}) {
     auto ok = inspector.inspect(body, kind, {}, facts);
     ASSERT_FALSE(ok) << body;
-    EXPECT_EQ(ok.error().code, InspectErrorCode::invalid_json)
+    EXPECT_EQ(ok.error().code, InspectErrorCode::kInvalidJson)
         << body << ": " << ok.error().message;
   }
 }
@@ -146,22 +146,22 @@ INSTANTIATE_TEST_SUITE_P(
         "[1,,2]"));
 
 TEST_F(RequestInspectorTest, TrailingGarbageIsInvalidJson) {
-  auto ok = inspect(R"({"model":"m","messages":[]} garbage)", ApiKind::chat_completions);
+  auto ok = inspect(R"({"model":"m","messages":[]} garbage)", ApiKind::kChatCompletions);
   ASSERT_FALSE(ok);
-  EXPECT_EQ(ok.error().code, InspectErrorCode::invalid_json);
+  EXPECT_EQ(ok.error().code, InspectErrorCode::kInvalidJson);
   EXPECT_NE(ok.error().message.find("after the JSON value"), std::string::npos)
       << ok.error().message;
   for (const char* body : {R"({"model":"m","messages":[]}})", R"({"model":"m","messages":[]},)",
                            R"({"model":"m","messages":[]}[])", "{\"model\":\"m\"}\x01"}) {
-    EXPECT_EQ(error_of(body), InspectErrorCode::invalid_json) << body;
+    EXPECT_EQ(error_of(body), InspectErrorCode::kInvalidJson) << body;
   }
   // Trailing whitespace is fine.
-  EXPECT_TRUE(inspect("{\"model\":\"m\",\"messages\":[]} \r\n\t ", ApiKind::chat_completions));
+  EXPECT_TRUE(inspect("{\"model\":\"m\",\"messages\":[]} \r\n\t ", ApiKind::kChatCompletions));
 }
 
 TEST_F(RequestInspectorTest, InvalidJsonWinsOverShapeErrors) {
   // A non-string model and a syntax error later in the body: the syntax error is reported.
-  EXPECT_EQ(error_of(R"({"model":1,"messages":[1,]})"), InspectErrorCode::invalid_json);
+  EXPECT_EQ(error_of(R"({"model":1,"messages":[1,]})"), InspectErrorCode::kInvalidJson);
 }
 
 TEST_F(RequestInspectorTest, ValidJsonEdgeCasesAreAccepted) {
@@ -169,14 +169,14 @@ TEST_F(RequestInspectorTest, ValidJsonEdgeCasesAreAccepted) {
       R"({"model":"m","messages":[],"a":[[],{},"",0,-0,1e5,1E+5,-1.5e-7,true,false,null],)"
       R"("b":"\"\\\/\b\f\n\r\t\u0000\ud83d\ude00","":{}})";
   ASSERT_TRUE(nlohmann::json::accept(body));
-  EXPECT_TRUE(inspect(body, ApiKind::chat_completions)) << body;
+  EXPECT_TRUE(inspect(body, ApiKind::kChatCompletions)) << body;
   // Beyond double and 64-bit range is still JSON (RFC 8259 §6 leaves the range to the reader;
   // the upstream decides what it accepts).
   const char* big_integer = R"({"model":"m","seed":123456789012345678901234567890})";
   ASSERT_TRUE(nlohmann::json::accept(big_integer));
-  EXPECT_TRUE(inspect(big_integer, ApiKind::chat_completions));
+  EXPECT_TRUE(inspect(big_integer, ApiKind::kChatCompletions));
   EXPECT_TRUE(
-      inspect(R"({"model":"m","x":[1e400,-1E+400,1e-400,-0.0e0]})", ApiKind::chat_completions));
+      inspect(R"({"model":"m","x":[1e400,-1E+400,1e-400,-0.0e0]})", ApiKind::kChatCompletions));
 }
 
 // ---- bad input that must not crash
@@ -190,40 +190,40 @@ std::string nested(size_t depth) {
 }
 
 TEST_F(RequestInspectorTest, DeepNestingIsRejected) {
-  EXPECT_EQ(error_of(nested(10000)), InspectErrorCode::too_deep);
+  EXPECT_EQ(error_of(nested(10000)), InspectErrorCode::kTooDeep);
   // Unbalanced, too: the depth check fires before the missing brackets matter.
   EXPECT_NE(error_of(std::string(R"({"model":"m","x":)") + std::string(100000, '[')),
-            InspectErrorCode::internal);
+            InspectErrorCode::kInternal);
   std::string objects = R"({"model":"m","x":)";
   for (int i = 0; i < 5000; ++i) objects += R"({"a":)";
   objects += "1";
   objects.append(5000, '}');
   objects += "}";
-  EXPECT_EQ(error_of(objects), InspectErrorCode::too_deep);
+  EXPECT_EQ(error_of(objects), InspectErrorCode::kTooDeep);
   // Inside the conversation itself.
   std::string content = R"({"model":"m","messages":[{"role":"user","content":)";
   content.append(3000, '[');
   content.append(3000, ']');
   content += "}]}";
-  EXPECT_EQ(error_of(content), InspectErrorCode::too_deep);
+  EXPECT_EQ(error_of(content), InspectErrorCode::kTooDeep);
 }
 
 TEST_F(RequestInspectorTest, NestingUpToTheLimitIsAccepted) {
   // The root object is level 1 and "x" is level 2.
-  EXPECT_TRUE(inspect(nested(RequestInspector::kMaxDepth - 1), ApiKind::chat_completions));
-  EXPECT_EQ(error_of(nested(RequestInspector::kMaxDepth)), InspectErrorCode::too_deep);
+  EXPECT_TRUE(inspect(nested(RequestInspector::kMaxDepth - 1), ApiKind::kChatCompletions));
+  EXPECT_EQ(error_of(nested(RequestInspector::kMaxDepth)), InspectErrorCode::kTooDeep);
 }
 
 TEST_F(RequestInspectorTest, InvalidUtf8IsRejected) {
   EXPECT_EQ(error_of("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xff\"}]}"),
-            InspectErrorCode::invalid_utf8);
-  EXPECT_EQ(error_of("{\"model\":\"m\xc3\",\"messages\":[]}"), InspectErrorCode::invalid_utf8);
+            InspectErrorCode::kInvalidUtf8);
+  EXPECT_EQ(error_of("{\"model\":\"m\xc3\",\"messages\":[]}"), InspectErrorCode::kInvalidUtf8);
   EXPECT_EQ(error_of("{\"model\":\"m\",\"k\xed\xa0\x80\":1,\"messages\":[]}"),
-            InspectErrorCode::invalid_utf8);  // an encoded surrogate
+            InspectErrorCode::kInvalidUtf8);  // an encoded surrogate
   EXPECT_EQ(error_of("{\"model\":\"m\",\"x\":\"\xc0\xaf\",\"messages\":[]}"),
-            InspectErrorCode::invalid_utf8);  // overlong '/'
+            InspectErrorCode::kInvalidUtf8);  // overlong '/'
   EXPECT_TRUE(inspect("{\"model\":\"m\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\",\"messages\":[]}",
-                      ApiKind::chat_completions));
+                      ApiKind::kChatCompletions));
 }
 
 // ---- header facts
@@ -232,19 +232,19 @@ TEST_F(RequestInspectorTest, SessionAndTokenIdHeaders) {
   InspectHeaders headers;
   headers.session_id = "sess-1";
   headers.vllm_token_ids = "1, 2,3";
-  ASSERT_TRUE(inspect(R"({"model":"m","messages":[]})", ApiKind::chat_completions, headers));
+  ASSERT_TRUE(inspect(R"({"model":"m","messages":[]})", ApiKind::kChatCompletions, headers));
   EXPECT_EQ(facts_.session_key, "sess-1");
   EXPECT_TRUE(facts_.has_token_ids);
   EXPECT_EQ(facts_.token_ids, (std::vector<uint32_t>{1, 2, 3}));
 
   headers.vllm_token_ids = "1,,2";
-  auto ok = inspect(R"({"model":"m","messages":[]})", ApiKind::chat_completions, headers);
+  auto ok = inspect(R"({"model":"m","messages":[]})", ApiKind::kChatCompletions, headers);
   ASSERT_FALSE(ok);
-  EXPECT_EQ(ok.error().code, InspectErrorCode::bad_token_ids);
+  EXPECT_EQ(ok.error().code, InspectErrorCode::kBadTokenIds);
   headers.vllm_token_ids = "";
-  ok = inspect(R"({"model":"m","messages":[]})", ApiKind::chat_completions, headers);
+  ok = inspect(R"({"model":"m","messages":[]})", ApiKind::kChatCompletions, headers);
   ASSERT_FALSE(ok);
-  EXPECT_EQ(ok.error().code, InspectErrorCode::bad_token_ids);
+  EXPECT_EQ(ok.error().code, InspectErrorCode::kBadTokenIds);
 }
 
 TEST_F(RequestInspectorTest, BuildRouteContextViewsTheFacts) {
@@ -252,7 +252,7 @@ TEST_F(RequestInspectorTest, BuildRouteContextViewsTheFacts) {
   headers.session_id = "s";
   headers.vllm_token_ids = "7,8";
   ASSERT_TRUE(inspect(R"({"model":"m","messages":[{"role":"user","content":"hello"}]})",
-                      ApiKind::chat_completions, headers));
+                      ApiKind::kChatCompletions, headers));
   const RouteContext ctx = build_route_context(facts_);
   EXPECT_EQ(ctx.session_key, "s");
   EXPECT_EQ(ctx.session_key.data(), facts_.session_key.data());
@@ -266,7 +266,7 @@ TEST_F(RequestInspectorTest, BuildRouteContextViewsTheFacts) {
   EXPECT_EQ((*ctx.token_ids)[1], 8u);
   EXPECT_TRUE(ctx.adapter.empty());
 
-  ASSERT_TRUE(inspect(R"({"model":"m","messages":[]})", ApiKind::chat_completions));
+  ASSERT_TRUE(inspect(R"({"model":"m","messages":[]})", ApiKind::kChatCompletions));
   EXPECT_FALSE(build_route_context(facts_).token_ids.has_value());
 }
 
@@ -280,7 +280,7 @@ TEST_F(RequestInspectorTest, ChatPromptIsMessageContentsInOrder) {
       {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",
         "function":{"name":"f","arguments":"{}"}}]},
       {"role":"tool","tool_call_id":"c1","content":"42"}]})",
-                      ApiKind::chat_completions));
+                      ApiKind::kChatCompletions));
   EXPECT_TRUE(facts_.conversation_read);
   EXPECT_EQ(facts_.prompt,
             "Be brief.\x1eWhat is\x1fthis?\x1e\x1e"
@@ -292,11 +292,11 @@ TEST_F(RequestInspectorTest, ChatPromptIsMessageContentsInOrder) {
 TEST_F(RequestInspectorTest, MessageBoundariesMatter) {
   const uint64_t ab_c = digest(
       R"({"model":"m","messages":[{"role":"user","content":"ab"},{"role":"user","content":"c"}]})",
-      ApiKind::chat_completions);
+      ApiKind::kChatCompletions);
   const std::string prompt_ab_c = facts_.prompt;
   const uint64_t a_bc = digest(
       R"({"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"bc"}]})",
-      ApiKind::chat_completions);
+      ApiKind::kChatCompletions);
   EXPECT_NE(ab_c, a_bc);
   EXPECT_NE(prompt_ab_c, facts_.prompt);
 }
@@ -305,10 +305,10 @@ TEST_F(RequestInspectorTest, IdenticalConversationsHaveEqualDigests) {
   // Other fields, the model, whitespace and key order do not change the conversation.
   const uint64_t a =
       digest(R"({"model":"a","temperature":0.2,"messages":[{"role":"user","content":"hi"}]})",
-             ApiKind::chat_completions);
+             ApiKind::kChatCompletions);
   const uint64_t b =
       digest(R"({ "messages" : [ { "content" : "hi", "role" : "user" } ], "model" : "b", "n": 3 })",
-             ApiKind::chat_completions);
+             ApiKind::kChatCompletions);
   EXPECT_EQ(a, b);
 }
 
@@ -330,23 +330,23 @@ TEST_F(RequestInspectorTest, ChatDigestCoversImagesAndTools) {
     return body;
   };
   const uint64_t base =
-      digest(chat("https://x/1.png", "c1", "f", "{}", "c1"), ApiKind::chat_completions);
+      digest(chat("https://x/1.png", "c1", "f", "{}", "c1"), ApiKind::kChatCompletions);
   const std::string base_prompt = facts_.prompt;
   EXPECT_EQ(base,
-            digest(chat("https://x/1.png", "c1", "f", "{}", "c1"), ApiKind::chat_completions));
+            digest(chat("https://x/1.png", "c1", "f", "{}", "c1"), ApiKind::kChatCompletions));
   EXPECT_NE(base,
-            digest(chat("https://x/2.png", "c1", "f", "{}", "c1"), ApiKind::chat_completions));
+            digest(chat("https://x/2.png", "c1", "f", "{}", "c1"), ApiKind::kChatCompletions));
   EXPECT_EQ(base_prompt, facts_.prompt);  // images are not text
   EXPECT_NE(base, digest(chat("data:image/png;base64,AAAA", "c1", "f", "{}", "c1"),
-                         ApiKind::chat_completions));
+                         ApiKind::kChatCompletions));
   EXPECT_NE(base,
-            digest(chat("https://x/1.png", "c2", "f", "{}", "c1"), ApiKind::chat_completions));
+            digest(chat("https://x/1.png", "c2", "f", "{}", "c1"), ApiKind::kChatCompletions));
   EXPECT_NE(base,
-            digest(chat("https://x/1.png", "c1", "g", "{}", "c1"), ApiKind::chat_completions));
+            digest(chat("https://x/1.png", "c1", "g", "{}", "c1"), ApiKind::kChatCompletions));
   EXPECT_NE(base, digest(chat("https://x/1.png", "c1", "f", "{\\\"a\\\":1}", "c1"),
-                         ApiKind::chat_completions));
+                         ApiKind::kChatCompletions));
   EXPECT_NE(base,
-            digest(chat("https://x/1.png", "c1", "f", "{}", "c2"), ApiKind::chat_completions));
+            digest(chat("https://x/1.png", "c1", "f", "{}", "c2"), ApiKind::kChatCompletions));
   EXPECT_EQ(base_prompt, facts_.prompt);
 }
 
@@ -354,28 +354,28 @@ TEST_F(RequestInspectorTest, ChatDigestCoversUnknownPartsAndRoles) {
   const uint64_t audio1 =
       digest(R"({"model":"m","messages":[{"role":"user","content":[{"type":"input_audio",)"
              R"("input_audio":{"data":"AAAA","format":"wav"}},{"type":"text","text":"t"}]}]})",
-             ApiKind::chat_completions);
+             ApiKind::kChatCompletions);
   EXPECT_EQ(facts_.prompt, "t");
   const uint64_t audio2 =
       digest(R"({"model":"m","messages":[{"role":"user","content":[{"type":"input_audio",)"
              R"("input_audio":{"data":"BBBB","format":"wav"}},{"type":"text","text":"t"}]}]})",
-             ApiKind::chat_completions);
+             ApiKind::kChatCompletions);
   EXPECT_EQ(facts_.prompt, "t");
   EXPECT_NE(audio1, audio2);
   // The data sits before "type": the whole part is still its identity.
   const uint64_t before1 =
       digest(R"({"model":"m","messages":[{"role":"user","content":[{"file":{"file_data":"AA"},)"
              R"("type":"file"}]}]})",
-             ApiKind::chat_completions);
+             ApiKind::kChatCompletions);
   const uint64_t before2 =
       digest(R"({"model":"m","messages":[{"role":"user","content":[{"file":{"file_data":"BB"},)"
              R"("type":"file"}]}]})",
-             ApiKind::chat_completions);
+             ApiKind::kChatCompletions);
   EXPECT_NE(before1, before2);
   EXPECT_NE(digest(R"({"model":"m","messages":[{"role":"user","content":"x"}]})",
-                   ApiKind::chat_completions),
+                   ApiKind::kChatCompletions),
             digest(R"({"model":"m","messages":[{"role":"system","content":"x"}]})",
-                   ApiKind::chat_completions));
+                   ApiKind::kChatCompletions));
 }
 
 TEST_F(RequestInspectorTest, PromptIsBoundedButLengthIsWhole) {
@@ -383,7 +383,7 @@ TEST_F(RequestInspectorTest, PromptIsBoundedButLengthIsWhole) {
   const std::string body = R"({"model":"m","messages":[{"role":"system","content":"sys"},)"
                            R"({"role":"user","content":")" +
                            big + R"("}]})";
-  ASSERT_TRUE(inspect(body, ApiKind::chat_completions));
+  ASSERT_TRUE(inspect(body, ApiKind::kChatCompletions));
   EXPECT_EQ(facts_.prompt.size(), RouteContext::kPromptBound);
   EXPECT_EQ(facts_.prompt_len, 3 + 1 + big.size());
   EXPECT_EQ(facts_.prompt.substr(0, 4), "sys\x1e");
@@ -392,7 +392,7 @@ TEST_F(RequestInspectorTest, PromptIsBoundedButLengthIsWhole) {
   std::string other = body;
   other[other.size() - 10] = 'y';
   const uint64_t first = facts_.prompt_digest;
-  ASSERT_TRUE(inspect(other, ApiKind::chat_completions));
+  ASSERT_TRUE(inspect(other, ApiKind::kChatCompletions));
   EXPECT_NE(first, facts_.prompt_digest);
 }
 
@@ -408,7 +408,7 @@ TEST_F(RequestInspectorTest, UnexpectedShapeDigestsTheRawBody) {
       R"({"model":"m","messages":[{"role":"assistant","tool_calls":{}}]})",
   };
   for (const char* body : bodies) {
-    ASSERT_TRUE(inspect(body, ApiKind::chat_completions)) << body;
+    ASSERT_TRUE(inspect(body, ApiKind::kChatCompletions)) << body;
     EXPECT_FALSE(facts_.conversation_read) << body;
     EXPECT_TRUE(facts_.prompt.empty()) << body;
     EXPECT_EQ(facts_.prompt_len, 0u) << body;
@@ -421,10 +421,10 @@ TEST_F(RequestInspectorTest, UnexpectedShapeDigestsTheRawBody) {
 // ---- completions
 
 TEST_F(RequestInspectorTest, CompletionsPromptText) {
-  ASSERT_TRUE(inspect(R"({"model":"m","prompt":"Once upon"})", ApiKind::completions));
+  ASSERT_TRUE(inspect(R"({"model":"m","prompt":"Once upon"})", ApiKind::kCompletions));
   EXPECT_EQ(facts_.prompt, "Once upon");
   EXPECT_FALSE(facts_.has_token_ids);
-  ASSERT_TRUE(inspect(R"({"model":"m","prompt":["a","b"]})", ApiKind::completions));
+  ASSERT_TRUE(inspect(R"({"model":"m","prompt":["a","b"]})", ApiKind::kCompletions));
   EXPECT_EQ(facts_.prompt,
             "a\x1e"
             "b");
@@ -432,20 +432,20 @@ TEST_F(RequestInspectorTest, CompletionsPromptText) {
 }
 
 TEST_F(RequestInspectorTest, CompletionsTokenArrayPrompt) {
-  ASSERT_TRUE(inspect(R"({"model":"m","prompt":[1, 2, 4294967295]})", ApiKind::completions));
+  ASSERT_TRUE(inspect(R"({"model":"m","prompt":[1, 2, 4294967295]})", ApiKind::kCompletions));
   EXPECT_TRUE(facts_.conversation_read);
   EXPECT_TRUE(facts_.has_token_ids);
   EXPECT_EQ(facts_.token_ids, (std::vector<uint32_t>{1, 2, 4294967295u}));
   EXPECT_TRUE(facts_.prompt.empty());
   const uint64_t tokens_digest = facts_.prompt_digest;
-  ASSERT_TRUE(inspect(R"({"model":"m","prompt":[1, 2, 3]})", ApiKind::completions));
+  ASSERT_TRUE(inspect(R"({"model":"m","prompt":[1, 2, 3]})", ApiKind::kCompletions));
   EXPECT_NE(tokens_digest, facts_.prompt_digest);
 
   // Out of the uint32 range, negative or fractional: not a token prompt this gateway can use.
   for (const char* body :
        {R"({"model":"m","prompt":[1, 4294967296]})", R"({"model":"m","prompt":[-1]})",
         R"({"model":"m","prompt":[1.5]})", R"({"model":"m","prompt":[1,"a"]})"}) {
-    ASSERT_TRUE(inspect(body, ApiKind::completions)) << body;
+    ASSERT_TRUE(inspect(body, ApiKind::kCompletions)) << body;
     EXPECT_FALSE(facts_.conversation_read) << body;
     EXPECT_FALSE(facts_.has_token_ids) << body;
     EXPECT_EQ(facts_.prompt_digest, facts_.body_hash);
@@ -455,16 +455,16 @@ TEST_F(RequestInspectorTest, CompletionsTokenArrayPrompt) {
 TEST_F(RequestInspectorTest, TokenIdHeaderWinsOverTokenPrompt) {
   InspectHeaders headers;
   headers.vllm_token_ids = "9";
-  ASSERT_TRUE(inspect(R"({"model":"m","prompt":[1,2]})", ApiKind::completions, headers));
+  ASSERT_TRUE(inspect(R"({"model":"m","prompt":[1,2]})", ApiKind::kCompletions, headers));
   EXPECT_EQ(facts_.token_ids, std::vector<uint32_t>{9});
   const uint64_t with_header = facts_.prompt_digest;
-  ASSERT_TRUE(inspect(R"({"model":"m","prompt":[1,2]})", ApiKind::completions));
+  ASSERT_TRUE(inspect(R"({"model":"m","prompt":[1,2]})", ApiKind::kCompletions));
   EXPECT_EQ(facts_.token_ids, (std::vector<uint32_t>{1, 2}));
   EXPECT_EQ(with_header, facts_.prompt_digest);  // the digest is of the body's prompt
 }
 
 TEST_F(RequestInspectorTest, TokenPromptOnlyForCompletions) {
-  ASSERT_TRUE(inspect(R"({"model":"m","input":[1,2]})", ApiKind::embeddings));
+  ASSERT_TRUE(inspect(R"({"model":"m","input":[1,2]})", ApiKind::kEmbeddings));
   EXPECT_TRUE(facts_.conversation_read);
   EXPECT_FALSE(facts_.has_token_ids);
 }
@@ -472,19 +472,19 @@ TEST_F(RequestInspectorTest, TokenPromptOnlyForCompletions) {
 // ---- embeddings
 
 TEST_F(RequestInspectorTest, EmbeddingsInput) {
-  ASSERT_TRUE(inspect(R"({"model":"m","input":"embed me"})", ApiKind::embeddings));
+  ASSERT_TRUE(inspect(R"({"model":"m","input":"embed me"})", ApiKind::kEmbeddings));
   EXPECT_EQ(facts_.prompt, "embed me");
-  ASSERT_TRUE(inspect(R"({"input":["x","yz"],"model":"m"})", ApiKind::embeddings));
+  ASSERT_TRUE(inspect(R"({"input":["x","yz"],"model":"m"})", ApiKind::kEmbeddings));
   EXPECT_EQ(facts_.prompt, "x\x1eyz");
   EXPECT_EQ(facts_.prompt_len, 4u);
-  ASSERT_TRUE(inspect(R"({"model":"m","input":{"text":"x"}})", ApiKind::embeddings));
+  ASSERT_TRUE(inspect(R"({"model":"m","input":{"text":"x"}})", ApiKind::kEmbeddings));
   EXPECT_FALSE(facts_.conversation_read);
 }
 
 // ---- responses
 
 TEST_F(RequestInspectorTest, ResponsesInput) {
-  ASSERT_TRUE(inspect(R"({"model":"m","input":"Tell me a joke"})", ApiKind::responses));
+  ASSERT_TRUE(inspect(R"({"model":"m","input":"Tell me a joke"})", ApiKind::kResponses));
   EXPECT_EQ(facts_.prompt, "Tell me a joke");
 
   ASSERT_TRUE(inspect(R"({"model":"m","input":[
@@ -494,7 +494,7 @@ TEST_F(RequestInspectorTest, ResponsesInput) {
       {"type":"message","role":"assistant","content":[{"type":"output_text","text":"A cat."}]},
       {"type":"function_call","call_id":"call_1","name":"lookup","arguments":"{}"},
       {"type":"function_call_output","call_id":"call_1","output":"found"}]})",
-                      ApiKind::responses));
+                      ApiKind::kResponses));
   EXPECT_TRUE(facts_.conversation_read);
   EXPECT_EQ(facts_.prompt,
             "Be kind.\x1e"
@@ -515,12 +515,12 @@ TEST_F(RequestInspectorTest, ResponsesDigestCoversImagesCallsAndInstructions) {
     b += R"("}]})";
     return b;
   };
-  const uint64_t base = digest(body("u1", "{}", ""), ApiKind::responses);
-  EXPECT_EQ(base, digest(body("u1", "{}", ""), ApiKind::responses));
-  EXPECT_NE(base, digest(body("u2", "{}", ""), ApiKind::responses));
-  EXPECT_NE(base, digest(body("u1", "[]", ""), ApiKind::responses));
-  EXPECT_NE(base, digest(body("u1", "{}", R"("instructions":"x",)"), ApiKind::responses));
-  EXPECT_NE(base, digest(body("u1", "{}", R"("previous_response_id":"r1",)"), ApiKind::responses));
+  const uint64_t base = digest(body("u1", "{}", ""), ApiKind::kResponses);
+  EXPECT_EQ(base, digest(body("u1", "{}", ""), ApiKind::kResponses));
+  EXPECT_NE(base, digest(body("u2", "{}", ""), ApiKind::kResponses));
+  EXPECT_NE(base, digest(body("u1", "[]", ""), ApiKind::kResponses));
+  EXPECT_NE(base, digest(body("u1", "{}", R"("instructions":"x",)"), ApiKind::kResponses));
+  EXPECT_NE(base, digest(body("u1", "{}", R"("previous_response_id":"r1",)"), ApiKind::kResponses));
 }
 
 // ---- messages (Anthropic)
@@ -528,17 +528,17 @@ TEST_F(RequestInspectorTest, ResponsesDigestCoversImagesCallsAndInstructions) {
 TEST_F(RequestInspectorTest, MessagesSystemComesFirstWherever) {
   ASSERT_TRUE(inspect(R"({"model":"claude","messages":[{"role":"user","content":"Hi"}],)"
                       R"("system":"You are terse.","max_tokens":10})",
-                      ApiKind::messages));
+                      ApiKind::kMessages));
   EXPECT_EQ(facts_.prompt, "You are terse.\x1eHi");
   ASSERT_TRUE(inspect(R"({"model":"claude","system":[{"type":"text","text":"A"},)"
                       R"({"type":"text","text":"B","cache_control":{"type":"ephemeral"}}],)"
                       R"("messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}]})",
-                      ApiKind::messages));
+                      ApiKind::kMessages));
   EXPECT_EQ(facts_.prompt,
             "A\x1f"
             "B\x1eHi");
   ASSERT_TRUE(inspect(R"({"model":"claude","messages":[{"role":"user","content":"Hi"}]})",
-                      ApiKind::messages));
+                      ApiKind::kMessages));
   EXPECT_EQ(facts_.prompt, "Hi");
 }
 
@@ -550,7 +550,7 @@ TEST_F(RequestInspectorTest, MessagesBlocks) {
         {"type":"tool_use","id":"tu1","name":"search","input":{"q":"cat"}}]},
       {"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1",
         "content":[{"type":"text","text":"a cat"}]}]}]})",
-                      ApiKind::messages));
+                      ApiKind::kMessages));
   EXPECT_TRUE(facts_.conversation_read);
   EXPECT_EQ(facts_.prompt,
             "What?\x1eLet me check.\x1e"
@@ -571,15 +571,15 @@ TEST_F(RequestInspectorTest, MessagesDigestCoversImagesToolUseAndResults) {
     return b;
   };
   const std::string b64 = R"({"type":"base64","media_type":"image/png","data":"AAAA"})";
-  const uint64_t base = digest(body(b64, R"({"q":1})", "t1"), ApiKind::messages);
-  EXPECT_EQ(base, digest(body(b64, R"({"q":1})", "t1"), ApiKind::messages));
+  const uint64_t base = digest(body(b64, R"({"q":1})", "t1"), ApiKind::kMessages);
+  EXPECT_EQ(base, digest(body(b64, R"({"q":1})", "t1"), ApiKind::kMessages));
   EXPECT_NE(base, digest(body(R"({"type":"base64","media_type":"image/png","data":"AAAB"})",
                               R"({"q":1})", "t1"),
-                         ApiKind::messages));
+                         ApiKind::kMessages));
   EXPECT_NE(base, digest(body(R"({"type":"url","url":"https://x/a.png"})", R"({"q":1})", "t1"),
-                         ApiKind::messages));
-  EXPECT_NE(base, digest(body(b64, R"({"q":2})", "t1"), ApiKind::messages));
-  EXPECT_NE(base, digest(body(b64, R"({"q":1})", "t2"), ApiKind::messages));
+                         ApiKind::kMessages));
+  EXPECT_NE(base, digest(body(b64, R"({"q":2})", "t1"), ApiKind::kMessages));
+  EXPECT_NE(base, digest(body(b64, R"({"q":1})", "t2"), ApiKind::kMessages));
 }
 
 // ---- buffers
@@ -591,9 +591,9 @@ TEST_F(RequestInspectorTest, PaddedAndCopiedPathsAgree) {
   padded.resize(body.size() + RequestInspector::kPadding, ' ');
   RequestFacts in_place;
   ASSERT_TRUE(inspector_.inspect(padded.data(), body.size(), padded.size(),
-                                 ApiKind::chat_completions, {}, in_place));
+                                 ApiKind::kChatCompletions, {}, in_place));
   RequestFacts copied;
-  ASSERT_TRUE(inspector_.inspect(body.data(), body.size(), body.size(), ApiKind::chat_completions,
+  ASSERT_TRUE(inspector_.inspect(body.data(), body.size(), body.size(), ApiKind::kChatCompletions,
                                  {}, copied));
   EXPECT_EQ(in_place.model, copied.model);
   EXPECT_EQ(in_place.model_token_offset, copied.model_token_offset);
@@ -605,7 +605,7 @@ TEST_F(RequestInspectorTest, PaddedAndCopiedPathsAgree) {
   // One byte short of the padding takes the copying path, with the same answer.
   RequestFacts short_padding;
   ASSERT_TRUE(inspector_.inspect(padded.data(), body.size(), padded.size() - 1,
-                                 ApiKind::chat_completions, {}, short_padding));
+                                 ApiKind::kChatCompletions, {}, short_padding));
   EXPECT_EQ(short_padding.prompt_digest, copied.prompt_digest);
 }
 
@@ -614,35 +614,35 @@ TEST_F(RequestInspectorTest, FactsAreReusedWithoutReallocating) {
   headers.vllm_token_ids = "1,2,3,4,5,6,7,8";
   ASSERT_TRUE(inspect(R"({"model":"a-long-model-name-0001","messages":[{"role":"user",)"
                       R"("content":"first"}]})",
-                      ApiKind::chat_completions, headers));
+                      ApiKind::kChatCompletions, headers));
   const uint32_t* ids = facts_.token_ids.data();
   const char* prompt = facts_.prompt.data();
   const char* model = facts_.model.data();
   headers.vllm_token_ids = "9,10";
   ASSERT_TRUE(inspect(R"({"model":"a-long-model-name-0002","messages":[{"role":"user",)"
                       R"("content":"second"}]})",
-                      ApiKind::chat_completions, headers));
+                      ApiKind::kChatCompletions, headers));
   EXPECT_EQ(facts_.token_ids, (std::vector<uint32_t>{9, 10}));
   EXPECT_EQ(facts_.prompt, "second");
   EXPECT_EQ(facts_.token_ids.data(), ids);
   EXPECT_EQ(facts_.prompt.data(), prompt);
   EXPECT_EQ(facts_.model.data(), model);
   // A request with fewer facts leaves none of the previous ones behind.
-  ASSERT_TRUE(inspect(R"({"model":"b","input":"x"})", ApiKind::embeddings));
+  ASSERT_TRUE(inspect(R"({"model":"b","input":"x"})", ApiKind::kEmbeddings));
   EXPECT_FALSE(facts_.has_token_ids);
   EXPECT_TRUE(facts_.token_ids.empty());
   EXPECT_TRUE(facts_.session_key.empty());
-  EXPECT_EQ(facts_.kind, ApiKind::embeddings);
+  EXPECT_EQ(facts_.kind, ApiKind::kEmbeddings);
 }
 
 TEST_F(RequestInspectorTest, LargeBodyThenSmallBody) {
   std::string big = R"({"model":"m","messages":[{"role":"user","content":")";
   big.append(3 << 20, 'z');
   big += R"("}]})";
-  ASSERT_TRUE(inspect(big, ApiKind::chat_completions));
+  ASSERT_TRUE(inspect(big, ApiKind::kChatCompletions));
   EXPECT_EQ(facts_.prompt_len, size_t{3} << 20);
   ASSERT_TRUE(inspect(R"({"model":"m","messages":[{"role":"user","content":"s"}]})",
-                      ApiKind::chat_completions));
+                      ApiKind::kChatCompletions));
   EXPECT_EQ(facts_.prompt, "s");
 }
 

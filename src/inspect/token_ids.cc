@@ -14,7 +14,7 @@ tl::unexpected<InspectError> token_ids_error(std::string_view what, size_t at) {
   message += what;
   message += " at byte ";
   message += std::to_string(at);
-  return tl::unexpected(InspectError{InspectErrorCode::bad_token_ids, std::move(message)});
+  return tl::unexpected(InspectError{InspectErrorCode::kBadTokenIds, std::move(message)});
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ tl::expected<void, InspectError> parse_token_ids_header(std::string_view value,
   };
   skip_spaces();
   if (p == end) {
-    return tl::unexpected(InspectError{InspectErrorCode::bad_token_ids,
+    return tl::unexpected(InspectError{InspectErrorCode::kBadTokenIds,
                                        std::string(kTokenIdsHeader) + ": empty value"});
   }
   while (true) {

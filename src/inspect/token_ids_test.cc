@@ -20,7 +20,7 @@ std::string parse_error(std::string_view value) {
   auto ok = parse_token_ids_header(value, ids);
   EXPECT_FALSE(ok) << "accepted '" << value << "'";
   if (ok) return "";
-  EXPECT_EQ(ok.error().code, InspectErrorCode::bad_token_ids);
+  EXPECT_EQ(ok.error().code, InspectErrorCode::kBadTokenIds);
   EXPECT_TRUE(ids.empty()) << "'" << value << "' left ids behind";
   EXPECT_NE(ok.error().message.find(kTokenIdsHeader), std::string::npos);
   return ok.error().message;

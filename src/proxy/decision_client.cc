@@ -16,7 +16,7 @@ constexpr uint32_t kNoInstance = 0;
 }  // namespace
 
 bool wants_decision(ApiKind kind, const PolicyRoute& policy) {
-  return policy.decision.has_value() && kind != ApiKind::embeddings;
+  return policy.decision.has_value() && kind != ApiKind::kEmbeddings;
 }
 
 Task<DecisionCall> call_decision_service(const Provider& provider, std::string body,

@@ -47,12 +47,12 @@ TEST(WantsDecision, OnlyOnRoutesThatAskAndNotForEmbeddings) {
   PolicyRoute asks;
   asks.decision = two_models();
   const PolicyRoute silent;
-  EXPECT_TRUE(wants_decision(ApiKind::chat_completions, asks));
-  EXPECT_TRUE(wants_decision(ApiKind::completions, asks));
-  EXPECT_TRUE(wants_decision(ApiKind::responses, asks));
-  EXPECT_TRUE(wants_decision(ApiKind::messages, asks));
-  EXPECT_FALSE(wants_decision(ApiKind::embeddings, asks));
-  EXPECT_FALSE(wants_decision(ApiKind::chat_completions, silent));
+  EXPECT_TRUE(wants_decision(ApiKind::kChatCompletions, asks));
+  EXPECT_TRUE(wants_decision(ApiKind::kCompletions, asks));
+  EXPECT_TRUE(wants_decision(ApiKind::kResponses, asks));
+  EXPECT_TRUE(wants_decision(ApiKind::kMessages, asks));
+  EXPECT_FALSE(wants_decision(ApiKind::kEmbeddings, asks));
+  EXPECT_FALSE(wants_decision(ApiKind::kChatCompletions, silent));
 }
 
 // ---------------------------------------------------------------------------------------------

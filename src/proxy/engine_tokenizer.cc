@@ -61,7 +61,7 @@ std::optional<std::string_view> raw_field(std::string_view body, std::string_vie
 
 bool wants_engine_tokens(ApiKind kind, const RouteContext& ctx, const RoutePool& pool) {
   if (ctx.token_ids) return false;
-  if (kind != ApiKind::chat_completions && kind != ApiKind::completions) return false;
+  if (kind != ApiKind::kChatCompletions && kind != ApiKind::kCompletions) return false;
   return strategy_reads_token_ids(pool.strategy);
 }
 
@@ -87,8 +87,8 @@ std::optional<size_t> choose_tokenize_candidate(const RoutePool& pool, const Api
 
 std::optional<std::string> tokenize_request_body(ApiKind kind, std::string_view client_body,
                                                  std::string_view model) {
-  const bool chat = kind == ApiKind::chat_completions;
-  if (!chat && kind != ApiKind::completions) return std::nullopt;
+  const bool chat = kind == ApiKind::kChatCompletions;
+  if (!chat && kind != ApiKind::kCompletions) return std::nullopt;
   const std::string_view field = chat ? "messages" : "prompt";
   const auto raw = raw_field(client_body, field, /*allow_string=*/!chat);
   if (!raw) return std::nullopt;

@@ -89,7 +89,7 @@ struct EngineTokenizeRequest {
   const Snapshot* snapshot = nullptr;
   const ResolvedRoute* route = nullptr;
   const RouteContext* ctx = nullptr;
-  ApiKind kind = ApiKind::chat_completions;
+  ApiKind kind = ApiKind::kChatCompletions;
   std::string_view body;        // the client's body, as received
   const ApiKey* key = nullptr;  // null on an open gateway
   const Clock* clock = nullptr;

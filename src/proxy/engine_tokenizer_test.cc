@@ -42,32 +42,32 @@ TEST(TokenizeRequestBody, Table) {
     std::optional<std::string_view> expected;  // for model "up/m"
   };
   const Case cases[] = {
-      {"chat: messages copied byte for byte, escapes and spacing kept", ApiKind::chat_completions,
+      {"chat: messages copied byte for byte, escapes and spacing kept", ApiKind::kChatCompletions,
        R"({"model":"r","messages":[ {"role":"user","content":"h\u00e9 \"q\"\n"} ] ,"stream":true})",
        R"({"model":"up/m","messages":[ {"role":"user","content":"h\u00e9 \"q\"\n"} ]})"},
-      {"chat: messages after other fields, nested parts", ApiKind::chat_completions,
+      {"chat: messages after other fields, nested parts", ApiKind::kChatCompletions,
        R"({"stream":false,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]})",
        R"({"model":"up/m","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]})"},
-      {"completions: a text prompt, whitespace around it", ApiKind::completions,
+      {"completions: a text prompt, whitespace around it", ApiKind::kCompletions,
        R"({"prompt" :  "a b\nc"  , "model":"x"})", R"({"model":"up/m","prompt":"a b\nc"})"},
-      {"completions: a text prompt last", ApiKind::completions, "{\"prompt\":\"p\" \n }",
+      {"completions: a text prompt last", ApiKind::kCompletions, "{\"prompt\":\"p\" \n }",
        R"({"model":"up/m","prompt":"p"})"},
-      {"completions: a token-id prompt", ApiKind::completions, R"({"model":"x","prompt":[1, 2,3]})",
+      {"completions: a token-id prompt", ApiKind::kCompletions, R"({"model":"x","prompt":[1, 2,3]})",
        R"({"model":"up/m","prompt":[1, 2,3]})"},
-      {"chat without messages", ApiKind::chat_completions, R"({"model":"x"})", std::nullopt},
-      {"chat messages not an array", ApiKind::chat_completions, R"({"messages":"hi"})",
+      {"chat without messages", ApiKind::kChatCompletions, R"({"model":"x"})", std::nullopt},
+      {"chat messages not an array", ApiKind::kChatCompletions, R"({"messages":"hi"})",
        std::nullopt},
-      {"chat with a prompt only", ApiKind::chat_completions, R"({"prompt":"hi"})", std::nullopt},
-      {"completions prompt an object", ApiKind::completions, R"({"prompt":{"a":1}})", std::nullopt},
-      {"completions prompt a number", ApiKind::completions, R"({"prompt":7})", std::nullopt},
-      {"completions prompt a bad string", ApiKind::completions, R"({"prompt":"a\q"})",
+      {"chat with a prompt only", ApiKind::kChatCompletions, R"({"prompt":"hi"})", std::nullopt},
+      {"completions prompt an object", ApiKind::kCompletions, R"({"prompt":{"a":1}})", std::nullopt},
+      {"completions prompt a number", ApiKind::kCompletions, R"({"prompt":7})", std::nullopt},
+      {"completions prompt a bad string", ApiKind::kCompletions, R"({"prompt":"a\q"})",
        std::nullopt},
-      {"not JSON", ApiKind::chat_completions, "{nope", std::nullopt},
-      {"a JSON array", ApiKind::chat_completions, R"([{"messages":[]}])", std::nullopt},
-      {"empty", ApiKind::completions, "", std::nullopt},
-      {"embeddings are not tokenised", ApiKind::embeddings, R"({"input":"x","prompt":"x"})",
+      {"not JSON", ApiKind::kChatCompletions, "{nope", std::nullopt},
+      {"a JSON array", ApiKind::kChatCompletions, R"([{"messages":[]}])", std::nullopt},
+      {"empty", ApiKind::kCompletions, "", std::nullopt},
+      {"embeddings are not tokenised", ApiKind::kEmbeddings, R"({"input":"x","prompt":"x"})",
        std::nullopt},
-      {"responses are not tokenised", ApiKind::responses, R"({"messages":[]})", std::nullopt},
+      {"responses are not tokenised", ApiKind::kResponses, R"({"messages":[]})", std::nullopt},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -78,7 +78,7 @@ TEST(TokenizeRequestBody, Table) {
     EXPECT_FALSE(Json::parse(*body, nullptr, false).is_discarded());
   }
   // The model is a JSON string, escaped.
-  EXPECT_EQ(tokenize_request_body(ApiKind::completions, R"({"prompt":"x"})", "a\"b"),
+  EXPECT_EQ(tokenize_request_body(ApiKind::kCompletions, R"({"prompt":"x"})", "a\"b"),
             R"({"model":"a\"b","prompt":"x"})");
 }
 
@@ -124,13 +124,13 @@ TEST(WantsEngineTokens, OnlyChatAndCompletionsWithoutIdsOnStrategiesThatReadThem
   const std::vector<uint32_t> ids = {1, 2};
   with_ids.token_ids = std::span<const uint32_t>(ids);
 
-  EXPECT_TRUE(wants_engine_tokens(ApiKind::chat_completions, plain, reads));
-  EXPECT_TRUE(wants_engine_tokens(ApiKind::completions, plain, reads));
-  EXPECT_FALSE(wants_engine_tokens(ApiKind::chat_completions, with_ids, reads));
-  EXPECT_FALSE(wants_engine_tokens(ApiKind::chat_completions, plain, ignores));
-  EXPECT_FALSE(wants_engine_tokens(ApiKind::embeddings, plain, reads));
-  EXPECT_FALSE(wants_engine_tokens(ApiKind::responses, plain, reads));
-  EXPECT_FALSE(wants_engine_tokens(ApiKind::messages, plain, reads));
+  EXPECT_TRUE(wants_engine_tokens(ApiKind::kChatCompletions, plain, reads));
+  EXPECT_TRUE(wants_engine_tokens(ApiKind::kCompletions, plain, reads));
+  EXPECT_FALSE(wants_engine_tokens(ApiKind::kChatCompletions, with_ids, reads));
+  EXPECT_FALSE(wants_engine_tokens(ApiKind::kChatCompletions, plain, ignores));
+  EXPECT_FALSE(wants_engine_tokens(ApiKind::kEmbeddings, plain, reads));
+  EXPECT_FALSE(wants_engine_tokens(ApiKind::kResponses, plain, reads));
+  EXPECT_FALSE(wants_engine_tokens(ApiKind::kMessages, plain, reads));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,7 +314,7 @@ TEST(EngineTokenIds, AsksOneEngineWithTheClientsMessagesAndUsesItsIds) {
       .snapshot = &fleet.snapshot(),
       .route = &route,
       .ctx = &ctx,
-      .kind = ApiKind::chat_completions,
+      .kind = ApiKind::kChatCompletions,
       .body = kChat,
       .clock = &default_clock(),
       .tls = &tls,
@@ -342,7 +342,7 @@ TEST(EngineTokenIds, AsksOneEngineWithTheClientsMessagesAndUsesItsIds) {
       .snapshot = &fleet.snapshot(),
       .route = &route,
       .ctx = &ctx,
-      .kind = ApiKind::completions,
+      .kind = ApiKind::kCompletions,
       .body = R"({"model":"r","prompt":"you are terse\nsay hi"})",
       .clock = &default_clock(),
       .tls = &tls,

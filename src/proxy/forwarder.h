@@ -51,7 +51,7 @@ struct ForwardRequest {
   bool client_keep_alive = true;
   // The authenticated key (its provider allow-list narrows the candidates); null when open.
   const ApiKey* key = nullptr;
-  ApiKind kind = ApiKind::chat_completions;  // shapes an error event that ends a broken stream
+  ApiKind kind = ApiKind::kChatCompletions;  // shapes an error event that ends a broken stream
   std::string_view client_ip;                // for X-Forwarded-For
   bool trusted_peer = false;                 // the client is one of server.trusted_proxies
   bool client_tls = false;                   // the client came over TLS: X-Forwarded-Proto: https

@@ -9,7 +9,7 @@ std::string stream_error_event(ApiKind kind, std::string_view message,
                                std::optional<uint64_t> last_sequence_number) {
   std::string event;
   switch (kind) {
-    case ApiKind::responses:
+    case ApiKind::kResponses:
       event = R"(event: error)"
               "\n"
               R"(data: {"type":"error","code":"upstream_error","message":)";
@@ -18,15 +18,15 @@ std::string stream_error_event(ApiKind kind, std::string_view message,
       event.append(std::to_string(last_sequence_number ? *last_sequence_number + 1 : 0));
       event.append("}");
       break;
-    case ApiKind::messages:
+    case ApiKind::kMessages:
       event = "event: error\ndata: ";
       event.append(error_body(
           ErrorStyle::kAnthropic,
           ApiError{.status = 502, .type = "api_error", .message = std::string(message)}));
       break;
-    case ApiKind::chat_completions:
-    case ApiKind::completions:
-    case ApiKind::embeddings:
+    case ApiKind::kChatCompletions:
+    case ApiKind::kCompletions:
+    case ApiKind::kEmbeddings:
       event = "data: ";
       event.append(error_body(ErrorStyle::kOpenAi, ApiError{.status = 502,
                                                             .type = "api_error",

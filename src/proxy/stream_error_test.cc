@@ -13,19 +13,19 @@ struct Case {
 
 TEST(StreamError, ShapedForEachApi) {
   const Case cases[] = {
-      {ApiKind::chat_completions, std::nullopt,
+      {ApiKind::kChatCompletions, std::nullopt,
        "data: {\"error\":{\"message\":\"cut\",\"type\":\"api_error\",\"param\":null,"
        "\"code\":\"upstream_error\"}}\n\n"},
-      {ApiKind::completions, 7,
+      {ApiKind::kCompletions, 7,
        "data: {\"error\":{\"message\":\"cut\",\"type\":\"api_error\",\"param\":null,"
        "\"code\":\"upstream_error\"}}\n\n"},
-      {ApiKind::responses, 41,
+      {ApiKind::kResponses, 41,
        "event: error\ndata: {\"type\":\"error\",\"code\":\"upstream_error\",\"message\":\"cut\","
        "\"param\":null,\"sequence_number\":42}\n\n"},
-      {ApiKind::responses, std::nullopt,
+      {ApiKind::kResponses, std::nullopt,
        "event: error\ndata: {\"type\":\"error\",\"code\":\"upstream_error\",\"message\":\"cut\","
        "\"param\":null,\"sequence_number\":0}\n\n"},
-      {ApiKind::messages, std::nullopt,
+      {ApiKind::kMessages, std::nullopt,
        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\","
        "\"message\":\"cut\"}}\n\n"},
   };

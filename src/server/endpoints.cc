@@ -34,11 +34,11 @@ struct EndpointSpec {
 namespace {
 
 constexpr EndpointSpec kEndpoints[] = {
-    {"/v1/chat/completions", http::verb::post, ApiKind::chat_completions},
-    {"/v1/completions", http::verb::post, ApiKind::completions},
-    {"/v1/embeddings", http::verb::post, ApiKind::embeddings},
-    {"/v1/responses", http::verb::post, ApiKind::responses},
-    {"/v1/messages", http::verb::post, ApiKind::messages},
+    {"/v1/chat/completions", http::verb::post, ApiKind::kChatCompletions},
+    {"/v1/completions", http::verb::post, ApiKind::kCompletions},
+    {"/v1/embeddings", http::verb::post, ApiKind::kEmbeddings},
+    {"/v1/responses", http::verb::post, ApiKind::kResponses},
+    {"/v1/messages", http::verb::post, ApiKind::kMessages},
     {"/v1/models", http::verb::get, std::nullopt},
     {"/v1/models/", http::verb::get, std::nullopt},  // GET /v1/models/{id}
     {"/healthz", http::verb::get, std::nullopt, /*needs_key=*/false},
@@ -193,7 +193,7 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
   auto inspected = worker.inspector().inspect(body.data(), body.size(), body.capacity(),
                                               *endpoint->kind, headers, facts);
   if (!inspected) {
-    const bool internal = inspected.error().code == InspectErrorCode::internal;
+    const bool internal = inspected.error().code == InspectErrorCode::kInternal;
     return Dispatch::fail(style, {.status = internal ? 500u : 400u,
                                   .type = internal ? "api_error" : "invalid_request_error",
                                   .message = inspected.error().message,

@@ -2,7 +2,8 @@
 // vectors. The same seed and prompt give the same text on every engine and every run, so a test
 // can tell whether a retry landed on another engine only through headers and stats, never text.
 //
-// Counting is whitespace words for now; a shared tokenizer library will replace count_words().
+// count_words() counts whitespace words, which is what the simulated usage reports as prompt and
+// completion tokens; the engine's KV-cache model (engine.cc) and /tokenize use tokenizer/'s ids.
 //
 // Thread-safety: pure functions.
 #pragma once

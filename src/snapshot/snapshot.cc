@@ -8,6 +8,8 @@
 
 #include "common/glob.h"
 #include "common/hex.h"
+#include "balance/strategy_names.h"
+#include "balance/strategy_registry.h"
 
 namespace rolter {
 namespace {
@@ -169,33 +171,64 @@ const ApiKey* Snapshot::authenticate(std::string_view presented_key) const {
   return match;
 }
 
-tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
-    Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version,
-    Metrics* metrics) {
-  auto snap = std::make_shared<Snapshot>();
-  std::vector<std::string> errors;
-  snap->version_ = version;
-  snap->metrics_ = metrics;
-  const AdaptiveRoutingConfig& adaptive = config.adaptive_routing;
-  snap->adaptive_policy_ = sanitize_adaptive_policy(AdaptivePolicy{
-      .enabled = adaptive.enabled,
-      .latency_weight = adaptive.latency_weight,
-      .cost_weight = adaptive.cost_weight,
-      .load_weight = adaptive.load_weight,
-      .exploration_ratio = adaptive.exploration_ratio,
-      .min_samples = adaptive.min_samples,
-  });
-  // An adaptive pool's policy and its state (kept by the tracker under `key`, so it survives
-  // reloads). The policy lives in the snapshot, as long as the balancer that reads it.
-  auto adaptive_settings = [&](RoutePool& pool, const std::string& key, RouteSettings& settings) {
-    if (pool.strategy != "adaptive") return;
-    pool.adaptive_state = &tracker.adaptive_route(key);
-    settings.adaptive = &snap->adaptive_policy_;
-    settings.adaptive_state = pool.adaptive_state;
-  };
+std::optional<std::string> environment_secret(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
 
-  std::unordered_map<std::string, const Provider*> providers;
-  for (const auto& pc : config.providers) {
+// build_snapshot(), one section of the config at a time: the providers first (the pools name
+// them), then a pool per route, per provider group and per provider pin, then the keys and the
+// server's lists. Every problem is collected, so one failed build reports them all.
+class SnapshotBuilder {
+ public:
+  SnapshotBuilder(LoadTracker& tracker, const BalancerDeps& deps, uint64_t version,
+                  Metrics* metrics, const SecretLookup& secrets)
+      : tracker_(tracker), deps_(deps), metrics_(metrics), secrets_(secrets) {
+    snap_->version_ = version;
+    snap_->metrics_ = metrics;
+  }
+
+  tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build(Config config) {
+    adaptive_policy(config.adaptive_routing);
+    for (const auto& pc : config.providers) provider(pc);
+    for (const auto& rc : config.routes) route(rc);
+    for (const auto& gc : config.provider_groups) group(gc);
+    for (const auto& p : snap_->providers_) pin(*p);
+    for (const auto& kc : config.keys) key(kc);
+    for (const auto& network : config.server.trusted_proxies) {
+      if (auto cidr = Cidr::parse(network)) snap_->trusted_proxies_.push_back(*cidr);
+    }
+    if (!errors_.empty()) return tl::unexpected(std::move(errors_));
+    snap_->breaker_ = BreakerParams{
+        .failure_threshold = std::max<uint32_t>(1, config.breaker.failure_threshold),
+        .open_for = std::chrono::milliseconds(config.breaker.open_ms),
+        .half_open_probes = std::max<uint32_t>(1, config.breaker.half_open_probes),
+    };
+    snap_->config_ = std::move(config);
+    return std::shared_ptr<const Snapshot>(std::move(snap_));
+  }
+
+ private:
+  void adaptive_policy(const AdaptiveRoutingConfig& adaptive) {
+    snap_->adaptive_policy_ = sanitize_adaptive_policy(AdaptivePolicy{
+        .enabled = adaptive.enabled,
+        .latency_weight = adaptive.latency_weight,
+        .cost_weight = adaptive.cost_weight,
+        .load_weight = adaptive.load_weight,
+        .exploration_ratio = adaptive.exploration_ratio,
+        .min_samples = adaptive.min_samples,
+    });
+  }
+
+  // A secret named by variable, or an error at `path` when it is unset.
+  std::optional<std::string> secret(const std::string& path, const std::string& name) {
+    auto value = secrets_(name);
+    if (!value) errors_.push_back(path + ": environment variable " + name + " is not set");
+    return value;
+  }
+
+  void provider(const ProviderConfig& pc) {
     auto provider = std::make_unique<Provider>();
     provider->name = pc.name;
     provider->kind = parse_kind(pc.kind);
@@ -203,53 +236,41 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     provider->price = price_of(pc.cost);
     provider->tokenize_engine = pc.tokenize == "engine";
     provider->tokenize_timeout = std::chrono::milliseconds(pc.tokenize_timeout_ms);
-    if (provider->tokenize_engine && metrics != nullptr) {
-      provider->tokenize_instruments = metrics->tokenize(pc.name);
+    if (provider->tokenize_engine && metrics_ != nullptr) {
+      provider->tokenize_instruments = metrics_->tokenize(pc.name);
     }
     if (!pc.api_key_env.empty()) {
-      const char* value = std::getenv(pc.api_key_env.c_str());
-      if (value == nullptr || *value == '\0') {
-        errors.push_back("providers." + pc.name + ".api_key_env: environment variable " +
-                         pc.api_key_env + " is not set");
-      } else {
-        provider->api_key = value;
-      }
+      auto key = secret("providers." + pc.name + ".api_key_env", pc.api_key_env);
+      if (key) provider->api_key = std::move(*key);
     }
     for (const auto& ic : pc.instances) {
       auto endpoint = parse_endpoint(ic.base_url);
       if (!endpoint) {
-        errors.push_back("providers." + pc.name + ".base_url: " + endpoint.error());
+        errors_.push_back("providers." + pc.name + ".base_url: " + endpoint.error());
         continue;
       }
       provider->endpoints.push_back(std::move(*endpoint));
     }
-    providers.emplace(provider->name, provider.get());
-    snap->providers_.push_back(std::move(provider));
+    providers_.emplace(provider->name, provider.get());
+    snap_->providers_.push_back(std::move(provider));
   }
 
-  auto finish_pool = [&](std::unique_ptr<RoutePool> pool, const std::vector<CandidateSpec>& specs,
-                         const RouteSettings& settings = {}) -> const RoutePool* {
-    auto balancer = make_balancer(pool->strategy, specs, deps, settings);
-    if (!balancer) {
-      errors.push_back(pool->name + ": " + balancer.error());
-      return nullptr;
-    }
-    pool->balancer = std::move(*balancer);
-    if (metrics != nullptr) {
-      // Pins are addressed as "<provider>/<any model>", so their series is named that way.
-      const std::string series =
-          pool->kind == RoutePool::Kind::kProviderPin ? pool->name + "/*" : pool->name;
-      pool->instruments = metrics->route(series);
-      pool->no_target = metrics->candidate(series, pool->strategy, "none");
-      for (auto& c : pool->candidates) {
-        c.instruments = metrics->candidate(series, pool->strategy, c.label);
-      }
-    }
-    snap->pools_.push_back(std::move(pool));
-    return snap->pools_.back().get();
-  };
+  // The provider a target names, when it can take traffic (an unknown one is reported above).
+  const Provider* usable(const std::string& name) const {
+    auto it = providers_.find(name);
+    return it == providers_.end() || it->second->endpoints.empty() ? nullptr : it->second;
+  }
 
-  for (const auto& rc : config.routes) {
+  // An adaptive pool's policy and its state (kept by the tracker under `key`, so it survives
+  // reloads). The policy lives in the snapshot, as long as the balancer that reads it.
+  void adaptive_settings(RoutePool& pool, const std::string& key, RouteSettings& settings) {
+    if (pool.strategy != strategy::kAdaptive) return;
+    pool.adaptive_state = &tracker_.adaptive_route(key);
+    settings.adaptive = &snap_->adaptive_policy_;
+    settings.adaptive_state = pool.adaptive_state;
+  }
+
+  void route(const RouteConfig& rc) {
     auto pool = std::make_unique<RoutePool>();
     pool->kind = RoutePool::Kind::kRoute;
     pool->name = rc.name;
@@ -257,31 +278,31 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     std::vector<CandidateSpec> specs;
     for (size_t t = 0; t < rc.targets.size(); ++t) {
       const TargetConfig& tc = rc.targets[t];
-      auto it = providers.find(tc.provider);
-      if (it == providers.end() || it->second->endpoints.empty()) continue;  // reported above
-      const auto price = tc.cost ? price_of(tc.cost) : it->second->price;
-      add_candidates(*pool, specs, *it->second, tc.model, tc.weight.value_or(1.0), price, t,
-                     tracker);
+      const Provider* p = usable(tc.provider);
+      if (p == nullptr) continue;
+      const auto price = tc.cost ? price_of(tc.cost) : p->price;
+      add_candidates(*pool, specs, *p, tc.model, tc.weight.value_or(1.0), price, t, tracker_);
     }
     std::vector<std::pair<std::string, double>> pipeline;
     for (const auto& scorer : rc.pipeline) pipeline.emplace_back(scorer.name, scorer.weight);
     RouteSettings settings{.pipeline = pipeline};
-    if (rc.strategy == "policy") {
-      auto policy = make_policy_route(rc, providers);
-      if (metrics != nullptr && policy->decision) {
-        policy->decision->instruments = metrics->decision(rc.name);
+    if (const StrategyInfo* info = find_strategy(rc.strategy);
+        info != nullptr && info->table == StrategyTable::kPolicy) {
+      auto policy = make_policy_route(rc, providers_);
+      if (metrics_ != nullptr && policy->decision) {
+        policy->decision->instruments = metrics_->decision(rc.name);
       }
       pool->policy = std::move(policy);
       settings.policy = &pool->policy->settings;
     }
     adaptive_settings(*pool, rc.name, settings);
-    if (auto* built = finish_pool(std::move(pool), specs, settings)) {
-      snap->routes_.emplace(rc.name, built);
-      snap->model_ids_.push_back(rc.name);
+    if (auto* built = finish(std::move(pool), specs, settings)) {
+      snap_->routes_.emplace(rc.name, built);
+      snap_->model_ids_.push_back(rc.name);
     }
   }
 
-  for (const auto& gc : config.provider_groups) {
+  void group(const ProviderGroupConfig& gc) {
     auto pool = std::make_unique<RoutePool>();
     pool->kind = RoutePool::Kind::kGroup;
     pool->name = gc.slug;
@@ -289,20 +310,20 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
     std::vector<CandidateSpec> specs;
     for (size_t m = 0; m < gc.members.size(); ++m) {
       const GroupMemberConfig& member = gc.members[m];
-      auto it = providers.find(member.provider);
-      if (it == providers.end() || it->second->endpoints.empty()) continue;
-      add_candidates(*pool, specs, *it->second, member.upstream_model, member.weight,
-                     it->second->price, m, tracker);
+      const Provider* p = usable(member.provider);
+      if (p == nullptr) continue;
+      add_candidates(*pool, specs, *p, member.upstream_model, member.weight, p->price, m,
+                     tracker_);
       if (member.upstream_model.empty()) pool->passthrough = true;
     }
     // A group's state is keyed by its address, "<slug>/*", as its metrics series are.
     RouteSettings settings;
     adaptive_settings(*pool, gc.slug + "/*", settings);
-    if (auto* built = finish_pool(std::move(pool), specs, settings)) {
-      snap->groups_.emplace(gc.slug, built);
+    if (auto* built = finish(std::move(pool), specs, settings)) {
+      snap_->groups_.emplace(gc.slug, built);
       for (const auto& member : gc.members) {
         if (!member.upstream_model.empty()) {
-          snap->model_ids_.push_back(gc.slug + "/" + member.upstream_model);
+          snap_->model_ids_.push_back(gc.slug + "/" + member.upstream_model);
         }
       }
     }
@@ -310,54 +331,75 @@ tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_sn
 
   // "provider/model" pins one provider. Its pool is built once here rather than per request, and
   // balances over the provider's instances by load.
-  for (const auto& provider : snap->providers_) {
-    if (provider->kind == ProviderKind::kDecisionService || provider->endpoints.empty()) continue;
+  void pin(const Provider& provider) {
+    if (provider.kind == ProviderKind::kDecisionService || provider.endpoints.empty()) return;
     auto pool = std::make_unique<RoutePool>();
     pool->kind = RoutePool::Kind::kProviderPin;
-    pool->name = provider->name;
-    pool->strategy = "power_of_two";
+    pool->name = provider.name;
+    pool->strategy = strategy::kPowerOfTwo;
     std::vector<CandidateSpec> specs;
-    add_candidates(*pool, specs, *provider, "", 1.0, provider->price, 0, tracker);
-    if (auto* built = finish_pool(std::move(pool), specs))
-      snap->pins_.emplace(provider->name, built);
+    add_candidates(*pool, specs, provider, "", 1.0, provider.price, 0, tracker_);
+    if (auto* built = finish(std::move(pool), specs)) snap_->pins_.emplace(provider.name, built);
   }
 
-  for (const auto& kc : config.keys) {
+  // The pool's balancer and instruments; the pool joins the snapshot. Null when its strategy
+  // refuses the candidates (the error is collected).
+  const RoutePool* finish(std::unique_ptr<RoutePool> pool, const std::vector<CandidateSpec>& specs,
+                          const RouteSettings& settings = {}) {
+    auto balancer = make_balancer(pool->strategy, specs, deps_, settings);
+    if (!balancer) {
+      errors_.push_back(pool->name + ": " + balancer.error());
+      return nullptr;
+    }
+    pool->balancer = std::move(*balancer);
+    if (metrics_ != nullptr) {
+      // Pins are addressed as "<provider>/<any model>", so their series is named that way.
+      const std::string series =
+          pool->kind == RoutePool::Kind::kProviderPin ? pool->name + "/*" : pool->name;
+      pool->instruments = metrics_->route(series);
+      pool->no_target = metrics_->candidate(series, pool->strategy, "none");
+      for (auto& c : pool->candidates) {
+        c.instruments = metrics_->candidate(series, pool->strategy, c.label);
+      }
+    }
+    snap_->pools_.push_back(std::move(pool));
+    return snap_->pools_.back().get();
+  }
+
+  void key(const KeyConfig& kc) {
     ApiKey key;
     key.name = kc.name;
     key.routes = kc.routes;
     key.providers = kc.providers;
     if (!kc.key_env.empty()) {
-      const char* value = std::getenv(kc.key_env.c_str());
-      if (value == nullptr || *value == '\0') {
-        errors.push_back("keys." + kc.name + ".key_env: environment variable " + kc.key_env +
-                         " is not set");
-        continue;
-      }
-      key.sha256 = sha256(value);
+      auto value = secret("keys." + kc.name + ".key_env", kc.key_env);
+      if (!value) return;
+      key.sha256 = sha256(*value);
+      OPENSSL_cleanse(value->data(), value->size());
     } else if (auto digest = parse_hex_digest(kc.key_sha256)) {
       key.sha256 = *digest;
       key.salt_hex = kc.key_salt;
       key.salt = hex_decode(kc.key_salt).value_or("");  // validated as hex by the loader
     } else {
-      errors.push_back("keys." + kc.name + ".key_sha256: not 64 hex digits");
-      continue;
+      errors_.push_back("keys." + kc.name + ".key_sha256: not 64 hex digits");
+      return;
     }
-    snap->keys_.push_back(std::move(key));
+    snap_->keys_.push_back(std::move(key));
   }
 
-  for (const auto& network : config.server.trusted_proxies) {
-    if (auto cidr = Cidr::parse(network)) snap->trusted_proxies_.push_back(*cidr);
-  }
+  LoadTracker& tracker_;
+  const BalancerDeps& deps_;
+  Metrics* const metrics_;
+  const SecretLookup& secrets_;
+  std::shared_ptr<Snapshot> snap_ = std::make_shared<Snapshot>();
+  std::unordered_map<std::string, const Provider*> providers_;
+  std::vector<std::string> errors_;
+};
 
-  if (!errors.empty()) return tl::unexpected(std::move(errors));
-  snap->breaker_ = BreakerParams{
-      .failure_threshold = std::max<uint32_t>(1, config.breaker.failure_threshold),
-      .open_for = std::chrono::milliseconds(config.breaker.open_ms),
-      .half_open_probes = std::max<uint32_t>(1, config.breaker.half_open_probes),
-  };
-  snap->config_ = std::move(config);
-  return std::shared_ptr<const Snapshot>(std::move(snap));
+tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
+    Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version,
+    Metrics* metrics, const SecretLookup& secrets) {
+  return SnapshotBuilder(tracker, deps, version, metrics, secrets).build(std::move(config));
 }
 
 }  // namespace rolter

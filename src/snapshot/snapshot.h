@@ -18,6 +18,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -189,9 +190,7 @@ class Snapshot {
   }
 
  private:
-  friend tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
-      Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version,
-      Metrics* metrics);
+  friend class SnapshotBuilder;
 
   uint64_t version_ = 0;
   Config config_;
@@ -208,11 +207,18 @@ class Snapshot {
   std::vector<Cidr> trusted_proxies_;
 };
 
+// Where a secret the config names by variable (a provider's api_key_env, a key's key_env) comes
+// from: its value, or nullopt when it is unset or empty.
+using SecretLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+// The process environment.
+std::optional<std::string> environment_secret(const std::string& name);
+
 // Builds a snapshot from a validated config. Fails (with one message per problem) when something
-// only knowable at build time is wrong, e.g. an environment variable a key refers to is unset.
-// `metrics` (may be null) must outlive the snapshot.
+// only knowable at build time is wrong, e.g. a secret a key refers to is unset. `metrics` (may be
+// null) must outlive the snapshot.
 tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build_snapshot(
     Config config, LoadTracker& tracker, const BalancerDeps& deps, uint64_t version,
-    Metrics* metrics = nullptr);
+    Metrics* metrics = nullptr, const SecretLookup& secrets = environment_secret);
 
 }  // namespace rolter

@@ -4,7 +4,7 @@
 // appear next to the field their param names.
 import { api, seg } from './api.js';
 import { h, clear, badge, section } from './dom.js';
-import { strategyPicker } from './strategy_picker.js';
+import { defaultStrategy, strategyPicker } from './strategy_picker.js';
 import { clearErrors, errorSlot, formErrorSlot, showError } from './form_errors.js';
 
 // kind: { collection: '/routes', nameKey: 'name', listKey: 'targets', modelKey: 'model',
@@ -197,12 +197,12 @@ export function entityEditor(kind, { entity, strategies, providers, onSaved, onD
 }
 
 // A read-only view of an entity: its strategy, targets and the rest of its keys.
-export function entityDetails(kind, entity) {
+export function entityDetails(kind, entity, strategies) {
   const list = entity[kind.listKey] ?? [];
   const rest = structuredClone(entity);
   for (const k of [kind.nameKey, 'strategy', kind.listKey, 'read_only']) delete rest[k];
   return section(null,
-    h('h2', {}, entity[kind.nameKey], badge(entity.strategy ?? 'round_robin'), entity.read_only ? badge('from rolter.toml') : null),
+    h('h2', {}, entity[kind.nameKey], badge(entity.strategy ?? defaultStrategy(strategies)), entity.read_only ? badge('from rolter.toml') : null),
     entity.read_only ? h('p', { class: 'muted' }, 'Defined in rolter.toml: read-only here. Change it in the file.') : null,
     h('table', { class: 'grid' },
       h('thead', {}, h('tr', {}, h('th', {}, 'Provider'), h('th', {}, kind.modelLabel), h('th', { class: 'num' }, 'Weight'))),

@@ -3,6 +3,7 @@
 import { api, list, seg } from './api.js';
 import { h, clear, table, badge, emptyState, section } from './dom.js';
 import { entityEditor, entityDetails } from './entity_editor.js';
+import { defaultStrategy } from './strategy_picker.js';
 
 export function entityScreen(kind) {
   return {
@@ -18,7 +19,7 @@ export function entityScreen(kind) {
         ]);
         if (!ctx.alive()) return;
         if (entity && (entity.read_only || !ctx.canWrite)) {
-          clear(root, entityDetails(kind, entity), h('div', {}, h('a', { href: `#/${kind.path}` }, '← All ' + kind.plural)));
+          clear(root, entityDetails(kind, entity, strategies), h('div', {}, h('a', { href: `#/${kind.path}` }, '← All ' + kind.plural)));
           return;
         }
         const form = entityEditor(kind, {
@@ -30,8 +31,9 @@ export function entityScreen(kind) {
         clear(root, section(creating ? `New ${kind.noun}` : `${kind.Noun} ${entity[kind.nameKey]}`, form));
         return;
       }
-      const entities = await list(kind.collection);
+      const [entities, strategies] = await Promise.all([list(kind.collection), list('/strategies')]);
       if (!ctx.alive()) return;
+      const unset = defaultStrategy(strategies);
       const columns = [
         { label: 'Name' }, { label: 'Strategy' }, { label: kind.listKey === 'members' ? 'Members' : 'Targets' },
         { label: 'Source' }, { label: '' },
@@ -43,7 +45,7 @@ export function entityScreen(kind) {
         const targets = (e[kind.listKey] ?? []).map((t) => (t[kind.modelKey] ? `${t.provider}/${t[kind.modelKey]}` : t.provider)).join(', ');
         return h('tr', { dataset: { entity: name } },
           h('td', {}, h('a', { href }, name)),
-          h('td', {}, e.strategy ?? 'round_robin'),
+          h('td', {}, e.strategy ?? unset),
           h('td', { class: 'muted' }, targets),
           h('td', {}, e.read_only ? badge('rolter.toml') : badge('store')),
           h('td', { class: 'actions' }, editable

@@ -52,7 +52,12 @@ export function telemetryProblems(source, providerNames, providersByName) {
 
 // strategies: /api/v1/strategies' data. current: the entity's strategy (undefined when unset,
 // i.e. the default). targetProviders(): the provider names the targets use now.
-export function strategyPicker({ strategies, current, defaultName = 'round_robin', providersByName, targetProviders, disabled = false, onChange }) {
+// The strategy a route that names none gets, as /api/v1/strategies marks it.
+export function defaultStrategy(strategies) {
+  return strategies.find((s) => s.default)?.name ?? '';
+}
+
+export function strategyPicker({ strategies, current, defaultName = defaultStrategy(strategies), providersByName, targetProviders, disabled = false, onChange }) {
   const byName = new Map(strategies.map((s) => [s.name, s]));
   const offered = strategies.filter((s) => s.per_route);
   const select = h('select', { id: 'strategy', dataset: { field: 'strategy' }, disabled });

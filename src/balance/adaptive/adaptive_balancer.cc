@@ -9,6 +9,7 @@
 #include "balance/evidence/instance_evidence.h"
 #include "balance/explain.h"
 #include "balance/pick_scratch.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 namespace {
@@ -73,7 +74,7 @@ AdaptiveBalancer::AdaptiveBalancer(std::span<const CandidateSpec> candidates,
       random_(random),
       clock_(clock) {
   if (state_ == nullptr) {
-    own_state_ = std::make_unique<AdaptiveRouteState>("adaptive");
+    own_state_ = std::make_unique<AdaptiveRouteState>(std::string(strategy::kAdaptive));
     state_ = own_state_.get();
   }
   candidates_.reserve(count_);

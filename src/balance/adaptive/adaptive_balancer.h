@@ -40,6 +40,7 @@
 #include "balance/load_balancer.h"
 #include "common/clock.h"
 #include "common/random.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 
@@ -90,7 +91,7 @@ class AdaptiveBalancer final : public LoadBalancer {
                    std::unique_ptr<LoadBalancer> fallback, const AdaptivePolicy* policy,
                    AdaptiveRouteState* state, Random& random, const Clock& clock);
 
-  std::string_view name() const override { return "adaptive"; }
+  std::string_view name() const override { return strategy::kAdaptive; }
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   // Never returns an ineligible index; nullopt when no candidate is eligible.
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,

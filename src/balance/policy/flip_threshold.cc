@@ -8,7 +8,7 @@
 #include "balance/candidate.h"
 #include "balance/policy/least_inflight.h"
 #include "balance/policy/policy_balancer.h"
-#include "balance/policy/session_affinity.h"
+#include "balance/policy/rendezvous.h"
 #include "balance/strategies/round_robin.h"
 #include "common/random.h"
 
@@ -42,8 +42,8 @@ FlipThreshold flip_threshold(size_t targets, PolicyRatio ratio) {
                                       std::to_string(i) + ":8000",
                           .target = i});
   }
-  auto affinity = std::make_unique<SessionAffinityPlugin>(candidates);
-  SessionAffinityPlugin& ranker = *affinity;
+  auto affinity = std::make_unique<RendezvousPlugin>(candidates);
+  RendezvousPlugin& ranker = *affinity;
   std::vector<PolicyBalancer::Entry> entries;
   entries.push_back({std::make_unique<LeastInflightPlugin>(), ratio.least_inflight});
   entries.push_back({std::move(affinity), ratio.session_affinity});

@@ -7,6 +7,7 @@
 
 #include "balance/explain.h"
 #include "balance/pick_scratch.h"
+#include "balance/weighted_argmax.h"
 
 namespace rolter {
 namespace {
@@ -39,7 +40,7 @@ PolicyBalancer::PolicyBalancer(size_t candidate_count, std::vector<Entry> entrie
       random_(random) {}
 
 bool PolicyBalancer::same_total(double a, double b) {
-  return std::abs(a - b) <= kTieTolerance * std::max(std::abs(a), std::abs(b));
+  return rolter::same_total(a, b, kTieTolerance);
 }
 
 std::optional<size_t> PolicyBalancer::pick(const RouteContext& ctx, const Loads& loads) {
@@ -90,24 +91,13 @@ std::optional<size_t> PolicyBalancer::pick_eligible(const RouteContext& ctx, con
     return no_opinion_->pick_eligible(ctx, loads, is_eligible);
   }
 
-  double best_total = 0;
-  bool any = false;
-  for (size_t i = 0; i < count_; ++i) {
-    if (!s.eligible(i)) continue;
-    if (ctx.explain != nullptr) ctx.explain->total(i, totals_out[i]);
-    if (!any || totals_out[i] > best_total) best_total = totals_out[i];
-    any = true;
+  if (ctx.explain != nullptr) {
+    for (size_t i = 0; i < count_; ++i) {
+      if (s.eligible(i)) ctx.explain->total(i, totals_out[i]);
+    }
   }
-  // Uniform among the candidates tied with the best (reservoir sampling: the k-th tied candidate
-  // replaces the choice with probability 1/k).
-  size_t best = count_;
-  size_t ties = 0;
-  for (size_t i = 0; i < count_; ++i) {
-    if (!s.eligible(i) || !same_total(totals_out[i], best_total)) continue;
-    ++ties;
-    if (ties == 1 || random_.uniform(ties) == 0) best = i;
-  }
-  return best;
+  return weighted_argmax(std::span<const double>(totals_out), is_eligible, kTieTolerance, no_rank,
+                         random_);
 }
 
 }  // namespace rolter

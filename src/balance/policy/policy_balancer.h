@@ -20,7 +20,7 @@
 //
 //   std::vector<PolicyBalancer::Entry> entries;
 //   entries.push_back({std::make_unique<LeastInflightPlugin>(), 1.0});
-//   entries.push_back({std::make_unique<SessionAffinityPlugin>(candidates), 1.0});
+//   entries.push_back({std::make_unique<RendezvousPlugin>(candidates), 1.0});
 //   PolicyBalancer lb(candidates.size(), std::move(entries),
 //                     std::make_unique<RoundRobinBalancer>(candidates.size()), random);
 #pragma once
@@ -34,6 +34,7 @@
 
 #include "balance/load_balancer.h"
 #include "balance/policy_plugin.h"
+#include "balance/strategy_names.h"
 #include "common/random.h"
 
 namespace rolter {
@@ -51,7 +52,7 @@ class PolicyBalancer final : public LoadBalancer {
   PolicyBalancer(size_t candidate_count, std::vector<Entry> entries,
                  std::unique_ptr<LoadBalancer> no_opinion, Random& random);
 
-  std::string_view name() const override { return "policy"; }
+  std::string_view name() const override { return strategy::kPolicy; }
   // Same as pick_eligible() with every candidate eligible.
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   // Never returns an ineligible index; nullopt when no candidate is eligible.

@@ -7,7 +7,7 @@
 #include "balance/policy/least_inflight.h"
 #include "balance/policy/policy_balancer.h"
 #include "balance/policy/policy_settings.h"
-#include "balance/policy/session_affinity.h"
+#include "balance/policy/rendezvous.h"
 #include "balance/strategies/round_robin.h"
 #include "balance/strategies/weighted.h"
 
@@ -26,7 +26,7 @@ std::unique_ptr<LoadBalancer> make_policy_balancer(std::span<const CandidateSpec
   }
   if (policy.session_affinity_weight) {
     entries.push_back(
-        {std::make_unique<SessionAffinityPlugin>(candidates), *policy.session_affinity_weight});
+        {std::make_unique<RendezvousPlugin>(candidates), *policy.session_affinity_weight});
   }
   if (policy.least_inflight_weight) {
     entries.push_back({std::make_unique<LeastInflightPlugin>(), *policy.least_inflight_weight});

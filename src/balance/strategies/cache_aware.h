@@ -37,6 +37,7 @@
 #include "balance/load_balancer.h"
 #include "balance/prefix/prefix_tree.h"
 #include "common/random.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 
@@ -53,7 +54,7 @@ class CacheAwareBalancer final : public LoadBalancer {
   // `random` breaks ties and must outlive the balancer.
   CacheAwareBalancer(size_t candidate_count, Random& random, PrefixTree::Options options = {});
 
-  std::string_view name() const override { return "cache_aware"; }
+  std::string_view name() const override { return strategy::kCacheAware; }
   // Same as pick_eligible() with every candidate eligible.
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,

@@ -20,6 +20,7 @@
 
 #include "balance/candidate.h"
 #include "balance/load_balancer.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 
@@ -30,7 +31,7 @@ class ConsistentHashBalancer final : public LoadBalancer {
 
   explicit ConsistentHashBalancer(std::span<const CandidateSpec> candidates);
 
-  std::string_view name() const override { return "consistent_hash"; }
+  std::string_view name() const override { return strategy::kConsistentHash; }
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;

@@ -54,6 +54,7 @@
 #include "balance/candidate.h"
 #include "balance/load_balancer.h"
 #include "common/random.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 
@@ -62,7 +63,7 @@ class KvCostBalancer final : public LoadBalancer {
   // `random` breaks ties and must outlive the balancer.
   KvCostBalancer(std::span<const CandidateSpec> candidates, Random& random);
 
-  std::string_view name() const override { return "kv_cost"; }
+  std::string_view name() const override { return strategy::kKvCost; }
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;

@@ -15,6 +15,7 @@
 
 #include "balance/load_balancer.h"
 #include "common/random.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 
@@ -24,7 +25,7 @@ class PowerOfTwoBalancer final : public LoadBalancer {
   PowerOfTwoBalancer(size_t candidate_count, Random& random)
       : count_(candidate_count), random_(random) {}
 
-  std::string_view name() const override { return "power_of_two"; }
+  std::string_view name() const override { return strategy::kPowerOfTwo; }
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;

@@ -10,6 +10,7 @@
 
 #include "balance/load_balancer.h"
 #include "common/random.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 
@@ -19,7 +20,7 @@ class RandomBalancer final : public LoadBalancer {
   RandomBalancer(size_t candidate_count, Random& random)
       : count_(candidate_count), random_(random) {}
 
-  std::string_view name() const override { return "random"; }
+  std::string_view name() const override { return strategy::kRandom; }
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   // Exactly uniform over the eligible candidates (see uniform_eligible()).
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "balance/load_balancer.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 
@@ -18,7 +19,7 @@ class RoundRobinBalancer final : public LoadBalancer {
  public:
   explicit RoundRobinBalancer(size_t candidate_count) : count_(candidate_count) {}
 
-  std::string_view name() const override { return "round_robin"; }
+  std::string_view name() const override { return strategy::kRoundRobin; }
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;

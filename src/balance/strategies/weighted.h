@@ -33,6 +33,7 @@
 #include "balance/candidate.h"
 #include "balance/load_balancer.h"
 #include "common/mutex.h"
+#include "balance/strategy_names.h"
 
 namespace rolter {
 
@@ -41,7 +42,7 @@ class WeightedBalancer final : public LoadBalancer {
   // REQUIRES: every weight is finite and >= 0 (make_balancer checks).
   explicit WeightedBalancer(std::span<const CandidateSpec> candidates);
 
-  std::string_view name() const override { return "weighted"; }
+  std::string_view name() const override { return strategy::kWeighted; }
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;

@@ -1,4 +1,4 @@
-#include "balance/policy/session_affinity.h"
+#include "balance/policy/rendezvous.h"
 
 #include <algorithm>
 #include <array>
@@ -23,18 +23,18 @@ std::vector<Ranked>& scratch() {
 
 }  // namespace
 
-SessionAffinityPlugin::SessionAffinityPlugin(std::span<const CandidateSpec> candidates) {
+RendezvousPlugin::RendezvousPlugin(std::span<const CandidateSpec> candidates) {
   identity_hashes_.reserve(candidates.size());
   for (const CandidateSpec& c : candidates) identity_hashes_.push_back(hash64(c.identity));
 }
 
-uint64_t SessionAffinityPlugin::rendezvous_weight(std::string_view session_key, size_t i) const {
+uint64_t RendezvousPlugin::rendezvous_weight(std::string_view session_key, size_t i) const {
   // xxh3 of the key seeded by the identity's hash: a full-quality hash of the pair, stable across
   // processes and machines (xxh3's output does not depend on the platform).
   return hash64(session_key, identity_hashes_[i]);
 }
 
-double SessionAffinityPlugin::vote(const RouteContext& ctx, const Loads& loads, Eligible eligible,
+double RendezvousPlugin::vote(const RouteContext& ctx, const Loads& loads, Eligible eligible,
                                    std::span<double> out) {
   std::string_view key = ctx.policy_session_key;
   if (key.empty() || out.size() != identity_hashes_.size()) return 0;

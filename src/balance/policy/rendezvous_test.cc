@@ -1,4 +1,4 @@
-#include "balance/policy/session_affinity.h"
+#include "balance/policy/rendezvous.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@ namespace {
 
 const auto kAll = [](size_t) { return true; };
 
-std::vector<double> vote(SessionAffinityPlugin& plugin, std::string_view key, size_t n,
+std::vector<double> vote(RendezvousPlugin& plugin, std::string_view key, size_t n,
                          Eligible eligible) {
   RouteContext ctx;
   ctx.policy_session_key = key;
@@ -29,24 +29,24 @@ std::vector<double> vote(SessionAffinityPlugin& plugin, std::string_view key, si
 }
 
 // The candidate a key's session lives on: the one session_affinity scores 1.
-std::string owner(SessionAffinityPlugin& plugin, const std::vector<CandidateSpec>& candidates,
+std::string owner(RendezvousPlugin& plugin, const std::vector<CandidateSpec>& candidates,
                   std::string_view key) {
   const auto scores = vote(plugin, key, candidates.size(), kAll);
   const auto top = std::max_element(scores.begin(), scores.end()) - scores.begin();
   return candidates[static_cast<size_t>(top)].identity;
 }
 
-TEST(SessionAffinityPluginTest, AbstainsWithoutASessionKey) {
+TEST(RendezvousPluginTest, AbstainsWithoutASessionKey) {
   const auto candidates = make_candidates(3);
-  SessionAffinityPlugin plugin(candidates);
+  RendezvousPlugin plugin(candidates);
   LoadsFixture loads(3);
   std::vector<double> out(3);
   EXPECT_EQ(plugin.vote({}, loads.view(), kAll, out), 0.0);
 }
 
-TEST(SessionAffinityPluginTest, RankKScoresTwoToTheMinusK) {
+TEST(RendezvousPluginTest, RankKScoresTwoToTheMinusK) {
   const auto candidates = make_candidates(5);
-  SessionAffinityPlugin plugin(candidates);
+  RendezvousPlugin plugin(candidates);
   for (std::string key : {"a", "session-42", "0f1e2d3c"}) {
     auto scores = vote(plugin, key, 5, kAll);
     std::sort(scores.begin(), scores.end(), std::greater<>());
@@ -54,10 +54,10 @@ TEST(SessionAffinityPluginTest, RankKScoresTwoToTheMinusK) {
   }
 }
 
-TEST(SessionAffinityPluginTest, IneligibleCandidatesAreLeftOutOfTheRanking) {
+TEST(RendezvousPluginTest, IneligibleCandidatesAreLeftOutOfTheRanking) {
   // Removing the owner promotes everyone below it by one rank and keeps their order.
   const auto candidates = make_candidates(4);
-  SessionAffinityPlugin plugin(candidates);
+  RendezvousPlugin plugin(candidates);
   const auto all = vote(plugin, "session-7", 4, kAll);
   const size_t top = static_cast<size_t>(std::max_element(all.begin(), all.end()) - all.begin());
   const auto rest = vote(plugin, "session-7", 4, [top](size_t i) { return i != top; });
@@ -66,19 +66,19 @@ TEST(SessionAffinityPluginTest, IneligibleCandidatesAreLeftOutOfTheRanking) {
   }
 }
 
-TEST(SessionAffinityPluginTest, RendezvousWeightIsPinned) {
+TEST(RendezvousPluginTest, RendezvousWeightIsPinned) {
   // xxh3-64 of the key seeded with xxh3-64 of the identity: the same on every machine and in every
   // process. A change here would move every session in a running fleet.
   const auto candidates = make_candidates(1);
-  SessionAffinityPlugin plugin(candidates);
+  RendezvousPlugin plugin(candidates);
   EXPECT_EQ(plugin.rendezvous_weight("session-1", 0), 12391329319604297946ULL);
 }
 
 // A key past kMaxRankedKeyBytes ranks like its digest: still sticky, still agreed on, and keys
 // that differ only at their end still spread.
-TEST(SessionAffinityPluginTest, LongKeysRankByTheirDigest) {
+TEST(RendezvousPluginTest, LongKeysRankByTheirDigest) {
   const auto candidates = make_candidates(8);
-  SessionAffinityPlugin plugin(candidates);
+  RendezvousPlugin plugin(candidates);
   LoadsFixture loads(8);
   std::vector<double> first(8), again(8);
   std::set<size_t> owners;
@@ -96,7 +96,7 @@ TEST(SessionAffinityPluginTest, LongKeysRankByTheirDigest) {
                                << owners.size() << " owners";
 }
 
-TEST(SessionAffinityPluginTest, TwoGatewayNodesAgreeOnEveryKey) {
+TEST(RendezvousPluginTest, TwoGatewayNodesAgreeOnEveryKey) {
   // Two nodes build their balancers independently, one even listing the candidates in another
   // order: they send every session to the same candidate.
   const auto node_a_candidates = make_candidates(6);
@@ -118,11 +118,11 @@ TEST(SessionAffinityPluginTest, TwoGatewayNodesAgreeOnEveryKey) {
   }
 }
 
-TEST(SessionAffinityPluginTest, AddingAFifthTargetMovesAboutAFifthOfSessionsAllToIt) {
+TEST(RendezvousPluginTest, AddingAFifthTargetMovesAboutAFifthOfSessionsAllToIt) {
   const auto five = make_candidates(5);
   const std::vector<CandidateSpec> four(five.begin(), five.begin() + 4);
-  SessionAffinityPlugin before(four);
-  SessionAffinityPlugin after(five);
+  RendezvousPlugin before(four);
+  RendezvousPlugin after(five);
   constexpr int kSessions = 10000;
   int moved = 0;
   for (int k = 0; k < kSessions; ++k) {
@@ -138,9 +138,9 @@ TEST(SessionAffinityPluginTest, AddingAFifthTargetMovesAboutAFifthOfSessionsAllT
   EXPECT_LE(moved, kSessions * 25 / 100);
 }
 
-TEST(SessionAffinityPluginTest, SpreadsSessionsEvenly) {
+TEST(RendezvousPluginTest, SpreadsSessionsEvenly) {
   const auto candidates = make_candidates(4);
-  SessionAffinityPlugin plugin(candidates);
+  RendezvousPlugin plugin(candidates);
   std::vector<int> owners(4, 0);
   constexpr int kSessions = 8000;
   for (int k = 0; k < kSessions; ++k) {

@@ -1,4 +1,5 @@
-// SessionAffinityPlugin: policy mode's session_affinity voter (SPEC §7).
+// RendezvousPlugin: policy mode's session_affinity voter (SPEC §7; `session_affinity_weight` in
+// [routes.policy]). Unlike the pipeline's session_affinity scorer, it remembers nothing.
 //
 // Ranks the eligible candidates by rendezvous (highest-random-weight) hashing of the request's
 // policy session key with each candidate's identity, and scores the rank-k candidate 2^-k (1, 1/2,
@@ -22,9 +23,9 @@
 
 namespace rolter {
 
-class SessionAffinityPlugin final : public PolicyPlugin {
+class RendezvousPlugin final : public PolicyPlugin {
  public:
-  explicit SessionAffinityPlugin(std::span<const CandidateSpec> candidates);
+  explicit RendezvousPlugin(std::span<const CandidateSpec> candidates);
 
   // Keys up to this length are hashed as they are; a longer one is ranked by its 64-bit digest.
   static constexpr size_t kMaxRankedKeyBytes = 256;
