@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -595,7 +596,7 @@ class Extractor {
     od::value field;
     bool found = false;
     INSPECT_TRY(find(message, "content", field, found));
-    if (found) INSPECT_TRY(chat_content(field));
+    if (found) INSPECT_TRY(content(field, kChatParts, 0));
     INSPECT_TRY(find(message, "tool_calls", field, found));
     if (found) {
       od::array calls;
@@ -639,50 +640,6 @@ class Extractor {
       return SUCCESS;
     }
     return frame_raw_value(Tag::tool_arguments, arguments);
-  }
-
-  error_code chat_content(od::value& value) {
-    od::json_type type;
-    INSPECT_TRY(type_of(value, type));
-    if (type == od::json_type::string) {
-      std::string_view text;
-      INSPECT_TRY(get_text(value, text));
-      conv_.text(text);
-      return SUCCESS;
-    }
-    if (type != od::json_type::array) return simdjson::INCORRECT_TYPE;
-    od::array parts;
-    INSPECT_TRY(value.get_array().get(parts));
-    for (auto part_result : parts) {
-      od::value part_value;
-      INSPECT_TRY(std::move(part_result).get(part_value));
-      od::object part;
-      INSPECT_TRY(part_value.get_object().get(part));
-      std::string_view part_type;
-      bool typed = false;
-      INSPECT_TRY(find_string(part, "type", part_type, typed));
-      if (typed && part_type == "text") {
-        INSPECT_TRY(text_field(part, "text"));
-      } else if (typed && part_type == "image_url") {
-        od::value image;
-        INSPECT_TRY(part.find_field_unordered("image_url").get(image));
-        INSPECT_TRY(type_of(image, type));
-        if (type == od::json_type::object) {
-          od::object image_object;
-          INSPECT_TRY(image.get_object().get(image_object));
-          od::value url;
-          INSPECT_TRY(image_object.find_field_unordered("url").get(url));
-          INSPECT_TRY(frame_raw_value(Tag::image, url));
-        } else {
-          INSPECT_TRY(frame_raw_value(Tag::image, image));  // some clients send the URL bare
-        }
-      } else if (typed && part_type == "refusal") {
-        INSPECT_TRY(text_field(part, "refusal"));
-      } else {
-        INSPECT_TRY(frame_raw_object(part));  // input_audio, file, and whatever comes next
-      }
-    }
-    return SUCCESS;
   }
 
   // ---- /v1/completions
@@ -790,7 +747,7 @@ class Extractor {
     if (!typed || item_type == "message") {
       INSPECT_TRY(role(item));
       INSPECT_TRY(find(item, "content", field, found));
-      if (found) INSPECT_TRY(responses_content(field));
+      if (found) INSPECT_TRY(content(field, kResponsesParts, 0));
       return SUCCESS;
     }
     if (item_type == "function_call") {
@@ -802,50 +759,10 @@ class Extractor {
     if (item_type == "function_call_output") {
       INSPECT_TRY(string_field_frame(item, "call_id", Tag::tool_result_id));
       INSPECT_TRY(find(item, "output", field, found));
-      if (found) INSPECT_TRY(responses_content(field));
+      if (found) INSPECT_TRY(content(field, kResponsesParts, 0));
       return SUCCESS;
     }
     return frame_raw_object(item);  // reasoning, item_reference, built-in tool calls, ...
-  }
-
-  error_code responses_content(od::value& value) {
-    od::json_type type;
-    INSPECT_TRY(type_of(value, type));
-    if (type == od::json_type::string) {
-      std::string_view text;
-      INSPECT_TRY(get_text(value, text));
-      conv_.text(text);
-      return SUCCESS;
-    }
-    od::array parts;
-    INSPECT_TRY(value.get_array().get(parts));
-    for (auto part_result : parts) {
-      od::value part_value;
-      INSPECT_TRY(std::move(part_result).get(part_value));
-      od::object part;
-      INSPECT_TRY(part_value.get_object().get(part));
-      std::string_view part_type;
-      bool typed = false;
-      INSPECT_TRY(find_string(part, "type", part_type, typed));
-      if (typed && (part_type == "input_text" || part_type == "output_text")) {
-        INSPECT_TRY(text_field(part, "text"));
-      } else if (typed && part_type == "input_image") {
-        od::value image;
-        bool found = false;
-        INSPECT_TRY(find(part, "image_url", image, found));
-        if (!found) INSPECT_TRY(find(part, "file_id", image, found));
-        if (found) {
-          INSPECT_TRY(frame_raw_value(Tag::image, image));
-        } else {
-          INSPECT_TRY(frame_raw_object(part));
-        }
-      } else if (typed && part_type == "refusal") {
-        INSPECT_TRY(text_field(part, "refusal"));
-      } else {
-        INSPECT_TRY(frame_raw_object(part));  // input_file, input_audio, ...
-      }
-    }
-    return SUCCESS;
   }
 
   // ---- /v1/messages (Anthropic)
@@ -858,7 +775,7 @@ class Extractor {
     if (found) {
       conv_.begin_message();
       conv_.frame(Tag::role, "system");
-      INSPECT_TRY(anthropic_content(field, 0));
+      INSPECT_TRY(content(field, kAnthropicBlocks, 0));
     }
     INSPECT_TRY(root.find_field_unordered("messages").get(field));
     od::array messages;
@@ -872,14 +789,24 @@ class Extractor {
       INSPECT_TRY(role(message));
       od::value content;
       INSPECT_TRY(find(message, "content", content, found));
-      if (found) INSPECT_TRY(anthropic_content(content, 0));
+      if (found) INSPECT_TRY(this->content(content, kAnthropicBlocks, 0));
     }
     return SUCCESS;
   }
 
-  // String, or an array of content blocks. `nesting` counts tool_result levels; the first walk
-  // already bounded the JSON depth, so this recursion is bounded too.
-  error_code anthropic_content(od::value& value, size_t nesting) {
+  // ---- message content, the same walk for every API
+
+  // What one kind of content part adds to the conversation; `nesting` counts tool_result levels.
+  using PartReader = error_code (Extractor::*)(od::object& part, size_t nesting);
+  struct PartKind {
+    std::string_view type;
+    PartReader read;
+  };
+
+  // A string, or an array of parts (objects with a "type"). A part of a type the table does not
+  // name is framed as raw JSON (audio, files, thinking blocks, and whatever comes next). The first
+  // walk already bounded the JSON depth, so the tool_result recursion is bounded too.
+  error_code content(od::value& value, std::span<const PartKind> kinds, size_t nesting) {
     od::json_type type;
     INSPECT_TRY(type_of(value, type));
     if (type == od::json_type::string) {
@@ -888,52 +815,103 @@ class Extractor {
       conv_.text(text);
       return SUCCESS;
     }
-    od::array blocks;
-    INSPECT_TRY(value.get_array().get(blocks));
-    for (auto block_result : blocks) {
-      od::value block_value;
-      INSPECT_TRY(std::move(block_result).get(block_value));
-      INSPECT_TRY(anthropic_block(block_value, nesting));
+    if (type != od::json_type::array) return simdjson::INCORRECT_TYPE;
+    od::array parts;
+    INSPECT_TRY(value.get_array().get(parts));
+    for (auto part_result : parts) {
+      od::value part_value;
+      INSPECT_TRY(std::move(part_result).get(part_value));
+      od::object part;
+      INSPECT_TRY(part_value.get_object().get(part));
+      std::string_view part_type;
+      bool typed = false;
+      INSPECT_TRY(find_string(part, "type", part_type, typed));
+      const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const PartKind& k) {
+        return typed && k.type == part_type;
+      });
+      INSPECT_TRY(kind != kinds.end() ? (this->*kind->read)(part, nesting)
+                                      : frame_raw_object(part));
     }
     return SUCCESS;
   }
 
-  error_code anthropic_block(od::value& value, size_t nesting) {
-    od::object block;
-    INSPECT_TRY(value.get_object().get(block));
-    std::string_view block_type;
-    bool typed = false;
-    INSPECT_TRY(find_string(block, "type", block_type, typed));
-    od::value field;
-    bool found = false;
-    if (typed && block_type == "text") return text_field(block, "text");
-    if (typed && block_type == "image") {
-      INSPECT_TRY(block.find_field_unordered("source").get(field));
-      od::object source;
-      INSPECT_TRY(field.get_object().get(source));
-      od::value identity;
-      INSPECT_TRY(find(source, "url", identity, found));
-      if (!found) INSPECT_TRY(find(source, "data", identity, found));
-      if (!found) INSPECT_TRY(find(source, "file_id", identity, found));
-      if (found) return frame_raw_value(Tag::image, identity);
-      return frame_raw_object(source);
-    }
-    if (typed && block_type == "tool_use") {
-      INSPECT_TRY(string_field_frame(block, "id", Tag::tool_call_id));
-      INSPECT_TRY(string_field_frame(block, "name", Tag::tool_name));
-      INSPECT_TRY(find(block, "input", field, found));
-      if (found) INSPECT_TRY(frame_raw_value(Tag::tool_arguments, field));
-      return SUCCESS;
-    }
-    if (typed && block_type == "tool_result") {
-      if (nesting >= RequestInspector::kMaxDepth) return simdjson::DEPTH_ERROR;
-      INSPECT_TRY(string_field_frame(block, "tool_use_id", Tag::tool_result_id));
-      INSPECT_TRY(find(block, "content", field, found));
-      if (found) INSPECT_TRY(anthropic_content(field, nesting + 1));
-      return SUCCESS;
-    }
-    return frame_raw_object(block);  // thinking, document, server tool blocks, ...
+  error_code text_part(od::object& part, size_t) { return text_field(part, "text"); }
+  error_code refusal_part(od::object& part, size_t) { return text_field(part, "refusal"); }
+
+  // Chat: {"image_url": {"url": ...}}, or the URL bare, as some clients send it.
+  error_code chat_image(od::object& part, size_t) {
+    od::value image;
+    INSPECT_TRY(part.find_field_unordered("image_url").get(image));
+    od::json_type type;
+    INSPECT_TRY(type_of(image, type));
+    if (type != od::json_type::object) return frame_raw_value(Tag::image, image);
+    od::object image_object;
+    INSPECT_TRY(image.get_object().get(image_object));
+    od::value url;
+    INSPECT_TRY(image_object.find_field_unordered("url").get(url));
+    return frame_raw_value(Tag::image, url);
   }
+
+  // Responses: an image_url or a file_id; a part with neither is framed whole.
+  error_code responses_image(od::object& part, size_t) {
+    od::value image;
+    bool found = false;
+    INSPECT_TRY(find(part, "image_url", image, found));
+    if (!found) INSPECT_TRY(find(part, "file_id", image, found));
+    return found ? frame_raw_value(Tag::image, image) : frame_raw_object(part);
+  }
+
+  // Anthropic: the source's url, data or file_id; a source with none is framed whole.
+  error_code anthropic_image(od::object& block, size_t) {
+    od::value field;
+    INSPECT_TRY(block.find_field_unordered("source").get(field));
+    od::object source;
+    INSPECT_TRY(field.get_object().get(source));
+    od::value identity;
+    bool found = false;
+    INSPECT_TRY(find(source, "url", identity, found));
+    if (!found) INSPECT_TRY(find(source, "data", identity, found));
+    if (!found) INSPECT_TRY(find(source, "file_id", identity, found));
+    return found ? frame_raw_value(Tag::image, identity) : frame_raw_object(source);
+  }
+
+  error_code tool_use(od::object& block, size_t) {
+    INSPECT_TRY(string_field_frame(block, "id", Tag::tool_call_id));
+    INSPECT_TRY(string_field_frame(block, "name", Tag::tool_name));
+    od::value input;
+    bool found = false;
+    INSPECT_TRY(find(block, "input", input, found));
+    if (found) INSPECT_TRY(frame_raw_value(Tag::tool_arguments, input));
+    return SUCCESS;
+  }
+
+  error_code tool_result(od::object& block, size_t nesting) {
+    if (nesting >= RequestInspector::kMaxDepth) return simdjson::DEPTH_ERROR;
+    INSPECT_TRY(string_field_frame(block, "tool_use_id", Tag::tool_result_id));
+    od::value result;
+    bool found = false;
+    INSPECT_TRY(find(block, "content", result, found));
+    if (found) INSPECT_TRY(content(result, kAnthropicBlocks, nesting + 1));
+    return SUCCESS;
+  }
+
+  static constexpr PartKind kChatParts[] = {
+      {"text", &Extractor::text_part},
+      {"image_url", &Extractor::chat_image},
+      {"refusal", &Extractor::refusal_part},
+  };
+  static constexpr PartKind kResponsesParts[] = {
+      {"input_text", &Extractor::text_part},
+      {"output_text", &Extractor::text_part},
+      {"input_image", &Extractor::responses_image},
+      {"refusal", &Extractor::refusal_part},
+  };
+  static constexpr PartKind kAnthropicBlocks[] = {
+      {"text", &Extractor::text_part},
+      {"image", &Extractor::anthropic_image},
+      {"tool_use", &Extractor::tool_use},
+      {"tool_result", &Extractor::tool_result},
+  };
 
   Conversation& conv_;
   std::vector<uint32_t>& tokens_;
