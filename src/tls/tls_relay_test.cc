@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -12,6 +13,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
 
+#include <cstdio>
 #include <string>
 
 #include "tls/server_context.h"
@@ -29,15 +31,23 @@ class RelayTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto s = tls_testing::SelfSigned::make();
-    const std::string dir = ::testing::TempDir();
-    ASSERT_TRUE(tls_testing::write_text(dir + "rolter_relay.pem", tls_testing::cert_pem(s)));
-    ASSERT_TRUE(tls_testing::write_text(dir + "rolter_relay.key", tls_testing::key_pem(s)));
-    auto context = make_server_context(dir + "rolter_relay.pem", dir + "rolter_relay.key");
+    // CTest runs each case as a process of its own, several at once: each writes its own files.
+    const std::string base = ::testing::TempDir() + "rolter_relay_" + std::to_string(::getpid());
+    cert_path_ = base + ".pem";
+    key_path_ = base + ".key";
+    ASSERT_TRUE(tls_testing::write_text(cert_path_, tls_testing::cert_pem(s)));
+    ASSERT_TRUE(tls_testing::write_text(key_path_, tls_testing::key_pem(s)));
+    auto context = make_server_context(cert_path_, key_path_);
     ASSERT_TRUE(context) << context.error();
     server_context_ = std::move(*context);
     acceptor_.open(tcp::v4());
     acceptor_.bind({asio::ip::make_address("127.0.0.1"), 0});
     acceptor_.listen();
+  }
+
+  void TearDown() override {
+    std::remove(cert_path_.c_str());
+    std::remove(key_path_.c_str());
   }
 
   // Accepts one connection, shakes hands and relays it; the session runs on the pair's end.
@@ -83,6 +93,8 @@ class RelayTest : public ::testing::Test {
   asio::io_context io_;
   tcp::acceptor acceptor_{io_};
   std::unique_ptr<asio::ssl::context> server_context_;
+  std::string cert_path_;
+  std::string key_path_;
   asio::ssl::context client_context_{asio::ssl::context::tls_client};
   bool relayed_ = false;
 };
