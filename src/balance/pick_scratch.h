@@ -51,6 +51,8 @@ class PickScratch {
   // The eligible set of the last begin(), 1 = eligible (char, not bool: std::vector<bool> packs
   // bits and is slower to read).
   std::span<const char> mask(size_t n) const { return {eligible_.data(), n}; }
+  // The same set, to narrow it (balance/load_guard.h) before scoring.
+  std::span<char> mutable_mask(size_t n) { return {eligible_.data(), n}; }
   // An Eligible predicate over that set; valid while this scratch is.
   auto predicate() const {
     return [this](size_t i) { return eligible_[i] != 0; };

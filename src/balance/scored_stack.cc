@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "balance/explain.h"
+#include "balance/load_guard.h"
 #include "balance/pick_scratch.h"
 #include "balance/weighted_argmax.h"
 
@@ -29,12 +31,13 @@ double clamp_score(double value) {
 }  // namespace
 
 ScoredStack::ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries,
-                         Random& random, TieBreak tie_break)
+                         Random& random, TieBreak tie_break, LoadGuard guard)
     : name_(std::move(name)),
       count_(candidate_count),
       entries_(std::move(entries)),
       random_(random),
-      tie_break_(tie_break) {
+      tie_break_(tie_break),
+      guard_(guard) {
   if (tie_break_ == TieBreak::kFewestServed) {
     served_ = std::make_unique<std::atomic<uint64_t>[]>(count_);
   }
@@ -50,6 +53,13 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
   if (count_ == 0 || loads.size() != count_) return std::nullopt;
   Scratch& s = scratch();
   if (s.begin(count_, eligible) == 0) return std::nullopt;
+  if (guard_ != LoadGuard::kNone) {
+    const size_t passed_over = clear_guarded(guard_, s.mutable_mask(count_), loads);
+    if (passed_over > 0 && ctx.explain != nullptr) {
+      ctx.explain->reason(std::to_string(passed_over) + " candidate(s) passed over: " +
+                          guard_reason(guard_));
+    }
+  }
   const auto is_eligible = s.predicate();
   const std::span<double> scores = s.column(kScores, count_);
   const std::span<double> totals = s.column(kTotals, count_);

@@ -1,5 +1,6 @@
-// ScoredStack: a LoadBalancer made of weighted scorers (SPEC §6.7): drop ineligible candidates,
-// sum weight x score over the scorers, return the argmax (weighted_argmax.h); exact ties are
+// ScoredStack: a LoadBalancer made of weighted scorers (SPEC §6.7): drop ineligible candidates
+// (and those above the stack's load guard, balance/load_guard.h), sum weight x score over the scorers,
+// return the argmax (weighted_argmax.h); exact ties are
 // broken uniformly at random, or first by the fewest requests served through the stack
 // (TieBreak::kFewestServed). The stack strategies of balance/stacks.h (pipeline,
 // predicted_latency, lora_aware, cheapest, fastest, precise_cache_aware, lmcache_aware) are built
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "balance/load_balancer.h"
+#include "balance/load_guard.h"
 #include "balance/scorer.h"
 #include "common/random.h"
 
@@ -50,7 +52,7 @@ class ScoredStack final : public LoadBalancer {
 
   // `random` breaks ties and must outlive the stack.
   ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries, Random& random,
-              TieBreak tie_break = TieBreak::kRandom);
+              TieBreak tie_break = TieBreak::kRandom, LoadGuard guard = LoadGuard::kNone);
 
   std::string_view name() const override { return name_; }
   // Same as pick_eligible() with every candidate eligible.
@@ -69,6 +71,9 @@ class ScoredStack final : public LoadBalancer {
   const std::vector<Entry> entries_;
   Random& random_;
   const TieBreak tie_break_;
+  // Candidates above its ceiling are passed over before scoring (balance/load_guard.h): set for the
+  // stacks that rank by latency (SPEC §6.16), whose signal may lag the queue it creates.
+  const LoadGuard guard_;
   std::unique_ptr<std::atomic<uint64_t>[]> served_;  // by candidate; kFewestServed only
 };
 

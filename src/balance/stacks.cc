@@ -75,7 +75,8 @@ std::optional<std::string> check_layers(std::span<const Layer> layers) {
 
 StackResult build_stack(std::string_view name, std::span<const CandidateSpec> candidates,
                         const BalancerDeps& deps, std::span<const Layer> layers,
-                        ScoredStack::TieBreak tie_break = ScoredStack::TieBreak::kRandom) {
+                        ScoredStack::TieBreak tie_break = ScoredStack::TieBreak::kRandom,
+                        LoadGuard guard = LoadGuard::kNone) {
   if (auto problem = check_layers(layers)) return tl::unexpected(std::move(*problem));
   Random& random = deps.random != nullptr ? *deps.random : default_random();
   const ScorerDeps scorer_deps{.candidates = candidates, .random = &random, .clock = deps.clock};
@@ -90,7 +91,7 @@ StackResult build_stack(std::string_view name, std::span<const CandidateSpec> ca
     entries.push_back({std::move(scorer), layer.weight});
   }
   return std::make_unique<ScoredStack>(std::string(name), candidates.size(), std::move(entries),
-                                       random, tie_break);
+                                       random, tie_break, guard);
 }
 
 }  // namespace
@@ -106,7 +107,10 @@ StackResult make_pipeline(std::span<const CandidateSpec> candidates, const Balan
 
 StackResult make_predicted_latency(std::span<const CandidateSpec> candidates,
                                    const BalancerDeps& deps) {
-  return build_stack(strategy::kPredictedLatency, candidates, deps, kPredictedLatency);
+  // Ranked by latency: the load guard keeps a model that has not yet seen a queue from building one
+  // (SPEC §6.16).
+  return build_stack(strategy::kPredictedLatency, candidates, deps, kPredictedLatency,
+                     ScoredStack::TieBreak::kRandom, kLatencyGuard);
 }
 
 StackResult make_lora_aware(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
@@ -118,7 +122,8 @@ StackResult make_cheapest(std::span<const CandidateSpec> candidates, const Balan
 }
 
 StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
-  return build_stack(strategy::kFastest, candidates, deps, kFastest);
+  return build_stack(strategy::kFastest, candidates, deps, kFastest, ScoredStack::TieBreak::kRandom,
+                     kLatencyGuard);
 }
 
 StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,

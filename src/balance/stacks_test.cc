@@ -205,8 +205,8 @@ TEST(StacksTest, PredictedLatencyIsLeastLoadBelowEightSamples) {
 }
 
 TEST(StacksTest, PredictedLatencyPrefersTheFasterModelOnceWarm) {
-  // 0 is fast (40 + 25 q + 300 k), 1 slow (400 + 50 q + 600 k). With 3 queued on 0 and none on 1,
-  // 0 still predicts ~115 ms against ~400: the prediction outweighs least load's 0.25.
+  // 0 is fast (40 + 25 q + 300 k), 1 slow (400 + 50 q + 600 k). With 1 queued on 0 and none on 1,
+  // 0 still predicts ~65 ms against ~400: the prediction outweighs least load's 0.25.
   EvidencedCandidates fleet(2);
   SeededRandom feed(5);
   for (int i = 0; i < 3000; ++i) {
@@ -218,10 +218,17 @@ TEST(StacksTest, PredictedLatencyPrefersTheFasterModelOnceWarm) {
   SeededRandom random(6);
   auto lb = make_predicted_latency(fleet.candidates, {.random = &random});
   ASSERT_TRUE(lb.has_value()) << lb.error();
-  LoadsFixture loads({3, 0});
+  LoadsFixture loads({1, 0});
   for (int i = 0; i < 20; ++i) EXPECT_EQ((*lb)->pick({}, loads.view()), 0u);
-  // A queue deep enough turns it: 40 + 25 * 20 = 540 ms > 400 ms.
-  loads.set(0, 20);
+  // Both busy: 40 + 25 * 12 = 340 ms against 400 + 50 * 9 = 850 ms.
+  loads.set(0, 12);
+  loads.set(1, 9);
+  EXPECT_EQ((*lb)->pick({}, loads.view()), 0u);
+  // More queued than the load guard allows (3 in flight over 2: only loads below
+  // ceil(1.25 x 4 / 2) = 3 may take the next) and 0 is passed over, whatever its model says
+  // (SPEC §6.16).
+  loads.set(0, 3);
+  loads.set(1, 0);
   EXPECT_EQ((*lb)->pick({}, loads.view()), 1u);
 }
 
@@ -255,7 +262,10 @@ TEST(StacksTest, CheapestRanksByPriceUnknownNeutral) {
   }
 }
 
-TEST(StacksTest, FastestRanksByLatencyAverageUnknownNeutral) {
+// fastest ranks the latency a request would meet now: the per-place average (samples taken at an
+// idle queue here) times the candidate's current load + 1; unknown is neutral, and a candidate
+// above the load guard is passed over (SPEC §6.16).
+TEST(StacksTest, FastestRanksByLatencyAtTheCurrentQueueUnknownNeutral) {
   struct Case {
     const char* name;
     std::vector<double> latency_ms;  // < 0: no sample
@@ -263,10 +273,12 @@ TEST(StacksTest, FastestRanksByLatencyAverageUnknownNeutral) {
     size_t expected;
   };
   const Case cases[] = {
-      {"fastest despite load", {300, 100, 200}, {0, 4, 0}, 1},
+      {"fastest despite load", {300, 100, 200}, {1, 2, 1}, 1},  // 600, 300, 400 ms now
+      {"fastest until its queue costs more", {300, 100, 200}, {2, 2, 0}, 2},  // 900, 300, 200
+      {"fastest above the guard passed over", {300, 100, 200}, {0, 4, 1}, 0},  // 300, -, 400
       {"no samples: least load", {-1, -1, -1}, {2, 0, 1}, 1},
       {"one sample: least load", {50, -1, -1}, {2, 0, 1}, 1},
-      {"fastest among known and unknown", {200, -1, 300, 50}, {0, 0, 0, 9}, 3},
+      {"fastest among known and unknown", {200, -1, 300, 50}, {2, 2, 2, 2}, 3},
   };
   for (const Case& c : cases) {
     EvidencedCandidates fleet(c.latency_ms.size());

@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "balance/adaptive/adaptive_policy.h"
+#include "balance/adaptive/adaptive_route_state.h"
 #include "balance/balancer_factory.h"
 #include "balance/evidence/instance_evidence.h"
 #include "balance/kv_match.h"
@@ -77,6 +79,9 @@ class KvFeed final : public sim::KvEventSink {
   std::deque<Batch> pending_;
 };
 
+// adaptive replays under its default policy, switched on: disabled, it is the pipeline stack.
+const AdaptivePolicy kReplayedAdaptivePolicy{.enabled = true};
+
 class Replay {
  public:
   Replay(std::span<const TraceRequest> trace, const InProcessOptions& o)
@@ -110,7 +115,10 @@ class Replay {
 
   tl::expected<RunSamples, std::string> run(std::string_view strategy) {
     BalancerDeps deps{&rng_, &clock_};
-    auto lb = make_balancer(strategy, candidates_, deps);
+    adaptive_state_ = std::make_unique<AdaptiveRouteState>(std::string(strategy));
+    const RouteSettings settings{.adaptive = &kReplayedAdaptivePolicy,
+                                 .adaptive_state = adaptive_state_.get()};
+    auto lb = make_balancer(strategy, candidates_, deps, settings);
     if (!lb) return tl::unexpected(lb.error());
     balancer_ = std::move(*lb);
     const auto wall_start = std::chrono::steady_clock::now();
@@ -278,6 +286,7 @@ class Replay {
   std::unique_ptr<LoadSignals[]> counters_;
   std::unique_ptr<InstanceEvidence[]> evidence_;  // what a gateway would learn, per engine
   std::vector<const LoadSignals*> pointers_;
+  std::unique_ptr<AdaptiveRouteState> adaptive_state_;  // before the balancer that points to it
   std::unique_ptr<LoadBalancer> balancer_;
   std::vector<InFlight> requests_;
   std::vector<sim::ModelEvent> scratch_;

@@ -8,6 +8,7 @@
 
 #include "balance/evidence/instance_evidence.h"
 #include "balance/explain.h"
+#include "balance/load_guard.h"
 #include "balance/pick_scratch.h"
 #include "balance/strategy_names.h"
 
@@ -131,6 +132,12 @@ std::optional<size_t> AdaptiveBalancer::pick_eligible(const RouteContext& ctx, c
       if (ctx.explain != nullptr) ctx.explain->reason("adaptive: exploration (uniform at random)");
       return explore(mask, eligible_count);
     }
+    // The blend ranks latency: candidates above the load guard are passed over first (SPEC §6.16).
+    const size_t passed_over = clear_guarded(kLatencyGuard, s.mutable_mask(count_), loads);
+    if (passed_over > 0 && ctx.explain != nullptr) {
+      ctx.explain->reason("adaptive: " + std::to_string(passed_over) +
+                          " candidate(s) passed over: " + guard_reason(kLatencyGuard));
+    }
     return blend(ctx, loads, mask);
   }
   if (auto probed = probe(ctx, mask)) return probed;
@@ -191,7 +198,11 @@ void AdaptiveBalancer::score_all(const Loads& loads, std::span<const char> eligi
                                  std::span<double> latency, std::span<double> cost,
                                  std::span<double> load, std::span<double> total) const {
   for (size_t i = 0; i < count_; ++i) {
-    latency[i] = latency_of(i).value_or(kUnknown);
+    // What a request would meet now, at the candidate's current queue (SPEC §6.16).
+    const InstanceEvidence* evidence = candidates_[i].evidence;
+    latency[i] = evidence != nullptr
+                     ? evidence->latency.at_queue(static_cast<double>(loads[i])).value_or(kUnknown)
+                     : kUnknown;
     cost[i] = candidates_[i].price;
     load[i] = static_cast<double>(loads[i]);
   }

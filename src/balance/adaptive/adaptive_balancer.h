@@ -7,12 +7,14 @@
 //   - engaged (the route served >= min_samples requests and >= 2 candidates have a latency
 //     sample): with probability exploration_ratio uniformly at random among the eligible, else
 //     the argmax of latency_weight·latency_score + cost_weight·cost_score + load_weight·load_score
-//     (adaptive_score_lower_is_better() per signal), ties at random;
+//     (adaptive_score_lower_is_better() per signal) over the eligible candidates under the load
+//     guard (kLatencyGuard, balance/load_guard.h, SPEC §6.16), ties at random;
 //   - disengaged for lack of evidence: a warm-up probe to the eligible candidate with no latency
 //     sample whose probes are fewest, while it has had fewer than kMaxProbes (each counted when
 //     picked, answered or not); otherwise the fallback stack.
-// Raw signals: latency = the instance's latency EWMA (ms; successes only), cost = the catalog
-// price, load = loads[i]. observe() always reaches the fallback too, so its affinity tables keep
+// Raw signals: latency = the instance's latency EWMA evaluated at its current queue (ms; successes
+// only; LatencyEwma::at_queue(loads[i])), cost = the catalog price, load = loads[i]. Telemetry
+// reports the plain EWMA as the smoothed latency. observe() always reaches the fallback too, so its affinity tables keep
 // learning while the blend is engaged, and a switch back finds them current.
 //
 // What the route did (served count, picks by decision kind) lives in its AdaptiveRouteState,

@@ -373,7 +373,7 @@ TEST(AdaptiveBalancerTest, SampleReportsScoresSignalsAndSplit) {
   fleet.sample(1, 30);
   fleet.candidates[0].price = 1;
   fleet.candidates[1].price = 3;
-  fleet.loads.set(0, 2);
+  fleet.loads.set(0, 1);  // 10 ms per place x 2 = 20 ms now, still below 30
   SeededRandom random(9);
   ManualClock clock;
   const AdaptivePolicy policy = enabled_policy(0);
@@ -394,12 +394,12 @@ TEST(AdaptiveBalancerTest, SampleReportsScoresSignalsAndSplit) {
   EXPECT_EQ(fast.target, "provider0/model");
   EXPECT_DOUBLE_EQ(fast.latency_score, 1);
   EXPECT_DOUBLE_EQ(fast.cost_score, 1);
-  EXPECT_DOUBLE_EQ(fast.load_score, 0);  // load 2 against 0
+  EXPECT_DOUBLE_EQ(fast.load_score, 0);  // load 1 against 0
   EXPECT_DOUBLE_EQ(fast.score, 1 + 0.5);
   EXPECT_DOUBLE_EQ(slow.score, 0.25);
   EXPECT_EQ(fast.latency_ms, 10.0);
   EXPECT_EQ(fast.price, 1.0);
-  EXPECT_EQ(fast.in_flight, 2u);
+  EXPECT_EQ(fast.in_flight, 1u);
   EXPECT_EQ(fast.picks + slow.picks, 3u);
   EXPECT_EQ(s.decisions[size_t(AdaptiveDecision::kBlend)], 3u);
   const auto& picked = fast.picks > 0 ? fast : slow;

@@ -29,7 +29,7 @@ struct InstanceEvidence {
     double latency_ms = 0;              // its time to first token
   };
   void record_success(const Sample& s) {
-    latency.record(s.latency_ms);
+    latency.record(s.latency_ms, s.queue_depth);
     predictor.record(s.queue_depth, s.prompt_ktokens, s.latency_ms);
     ttft.record(s.queue_depth, s.queued_prefill_ktokens, s.uncached_ktokens, s.latency_ms);
   }

@@ -24,7 +24,11 @@ void LatencyPredictor::record(double queue_depth, double prompt_ktokens, double 
   const double error = latency_ms - predicted;
   for (int i = 0; i < 3; ++i) {
     const double next = w[i] + kStep * error * x[i] / norm;
-    w_[i].store(std::clamp(next, -kClampMs, kClampMs), std::memory_order_relaxed);
+    // The intercept may go either way; the queue and prompt coefficients never go below 0: a
+    // deeper queue or a longer prompt must never predict a shorter wait (SPEC §6.16), or the model
+    // would rank the busiest candidate best and send it more.
+    const double floor = i == 0 ? -kClampMs : 0.0;
+    w_[i].store(std::clamp(next, floor, kClampMs), std::memory_order_relaxed);
   }
   samples_.fetch_add(1, std::memory_order_relaxed);
 }

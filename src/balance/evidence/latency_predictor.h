@@ -4,8 +4,9 @@
 //
 // learned online by normalised least mean squares (step 0.15, ε 1e-3), one update per completed
 // successful request, every coefficient clamped to ±600,000 ms so no single sample (a stalled
-// request, a clock jump) can throw the model out of range. Below 8 samples it predicts nothing:
-// a new instance is unknown, not slow.
+// request, a clock jump) can throw the model out of range, and w1, w2 to [0, 600,000]: a deeper
+// queue or a longer prompt never predicts a shorter wait (SPEC §6.16). Below 8 samples it predicts
+// nothing: a new instance is unknown, not slow.
 //
 // Lives in the LoadTracker's per-instance state, so it survives reloads (SPEC §5).
 // Thread-safety: predict() is lock-free and may run on every worker at once (it reads the three

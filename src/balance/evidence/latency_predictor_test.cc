@@ -103,16 +103,31 @@ TEST(LatencyPredictorTest, OneHugeSampleStaysInsideTheClamp) {
   EXPECT_LT(relative_error(predictor, 10, 4), 0.05);
 }
 
-TEST(LatencyPredictorTest, NeverPredictsNegative) {
+TEST(LatencyPredictorTest, NeverLearnsThatADeeperQueueOrLongerPromptIsFaster) {
   LatencyPredictor predictor;
-  // Latency that falls with the queue: a negative queue coefficient, so a deep enough queue would
-  // extrapolate below zero.
+  // Latency that falls with the queue and the prompt (requests that joined a deep queue found it
+  // draining): least squares alone would learn negative w1 and w2 and rank the busiest candidate
+  // best (SPEC §6.16).
   for (int i = 0; i < 2000; ++i) {
     const double q = i % 5;
-    predictor.record(q, 0, 100 - 20 * q);
+    const double k = (i / 5) % 3;
+    predictor.record(q, k, 200 - 20 * q - 30 * k);
   }
-  ASSERT_TRUE(predictor.predict(50, 0).has_value());
-  EXPECT_EQ(*predictor.predict(50, 0), 0.0);
+  const double idle = *predictor.predict(0, 0);
+  EXPECT_GE(idle, 0.0);
+  EXPECT_GE(*predictor.predict(50, 0), idle);
+  EXPECT_GE(*predictor.predict(0, 50), idle);
+  EXPECT_GE(*predictor.predict(50, 50), *predictor.predict(50, 0));
+}
+
+TEST(LatencyPredictorTest, NeverPredictsNegative) {
+  LatencyPredictor predictor;
+  // A falling latency drives the intercept down, not the queue coefficient; predictions stay >= 0.
+  for (int i = 0; i < 2000; ++i) predictor.record(i % 5, 0, i % 2 == 0 ? 0 : 1);
+  for (int q = 0; q < 60; q += 7) {
+    ASSERT_TRUE(predictor.predict(q, 0).has_value());
+    EXPECT_GE(*predictor.predict(q, 0), 0.0);
+  }
 }
 
 TEST(LatencyPredictorTest, PredictWhileRecordingFromOtherThreads) {

@@ -17,9 +17,11 @@ void LatencyScorer::score(const RouteContext& ctx, const Loads& loads, Eligible 
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] = std::numeric_limits<double>::quiet_NaN();
     if (i >= evidence_.size() || evidence_[i] == nullptr) continue;
-    if (const auto average = evidence_[i]->latency.value()) out[i] = *average;
+    // What this request would meet now: the latency per place in the queue at the candidate's
+    // current load, which counts every pick not yet completed (SPEC §6.16).
+    if (const auto now = evidence_[i]->latency.at_queue(loads[i])) out[i] = *now;
   }
-  score_lower_is_better(out, eligible);
+  score_lower_is_better(out, eligible, Scale::kRatioToBest);
 }
 
 }  // namespace rolter

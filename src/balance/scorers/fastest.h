@@ -1,6 +1,8 @@
-// LatencyScorer: SPEC §6.13 `fastest`'s signal. Each candidate's latency EWMA
-// (evidence/latency_ewma.h, α 0.2, successful requests only); lower is better, min-max normalised
-// over the eligible candidates (scorers/lower_is_better.h).
+// LatencyScorer: SPEC §6.13 `fastest`'s signal. Each candidate's latency EWMA evaluated at its
+// current queue (evidence/latency_ewma.h: the average per place in the queue x (load + 1), α 0.2,
+// successful requests only, SPEC §6.16); lower is better, min-max normalised over the eligible
+// candidates (scorers/lower_is_better.h). The fastest stack also passes over candidates above its
+// load guard (kLatencyGuard, balance/load_guard.h).
 //
 // A candidate without a sample yet, or without evidence, is unknown: it scores the mean of the
 // known ones. With fewer than 2 known, every candidate scores 0 and least load decides.

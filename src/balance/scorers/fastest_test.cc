@@ -20,12 +20,13 @@ TEST(LatencyScorerTest, LowerAverageIsBetterUnknownNeutral) {
     std::vector<double> expected;    // for eligible candidates
   };
   const Case cases[] = {
-      {"ranked", {100, 300, 200}, {}, {1, 0, 0.5}},
+      // (best + 1) / (latency + 1): lower_is_better.h's kRatioToBest.
+      {"ranked", {99, 299, 199}, {}, {1, 1.0 / 3, 0.5}},
       {"all equal", {80, 80}, {}, {1, 1}},
-      {"unknown gets the known mean", {100, -1, 300}, {}, {1, 0.5, 0}},
+      {"unknown gets the known mean", {99, -1, 299}, {}, {1, 2.0 / 3, 1.0 / 3}},
       {"one known: neutral", {100, -1, -1}, {}, {0, 0, 0}},
       {"none known: neutral", {-1, -1}, {}, {0, 0}},
-      {"fastest ineligible", {10, 100, 300}, {false, true, true}, {0, 1, 0}},
+      {"fastest ineligible", {9, 99, 299}, {false, true, true}, {0, 1, 1.0 / 3}},
   };
   for (const Case& c : cases) {
     const size_t n = c.latency_ms.size();
@@ -48,11 +49,32 @@ TEST(LatencyScorerTest, LowerAverageIsBetterUnknownNeutral) {
   }
 }
 
+// The latency a request would meet now: the per-place average x (current load + 1).
+TEST(LatencyScorerTest, ScoresTheLatencyAtTheCurrentQueue) {
+  InstanceEvidence steady;
+  InstanceEvidence quick;
+  steady.latency.record(99);
+  quick.latency.record(60);  // at an empty queue: 60 ms per place
+  auto candidates = make_candidates(2);
+  candidates[0].evidence = &steady;
+  candidates[1].evidence = &quick;
+  LatencyScorer scorer(candidates);
+  LoadsFixture loads({0, 1});  // quick now has one ahead: 120 ms
+  std::vector<double> out(2, -1);
+  scorer.score({}, loads.view(), [](size_t) { return true; }, out);
+  EXPECT_DOUBLE_EQ(out[0], 1.0);
+  EXPECT_DOUBLE_EQ(out[1], 100.0 / 121);
+  loads.set(1, 0);  // idle again: 60 ms beats 99
+  scorer.score({}, loads.view(), [](size_t) { return true; }, out);
+  EXPECT_DOUBLE_EQ(out[0], 61.0 / 100);
+  EXPECT_DOUBLE_EQ(out[1], 1.0);
+}
+
 TEST(LatencyScorerTest, NoEvidenceIsUnknown) {
   InstanceEvidence fast;
   InstanceEvidence slow;
-  fast.latency.record(50);
-  slow.latency.record(150);
+  fast.latency.record(49);
+  slow.latency.record(149);
   auto candidates = make_candidates(3);
   candidates[0].evidence = &fast;
   candidates[2].evidence = &slow;
@@ -61,7 +83,9 @@ TEST(LatencyScorerTest, NoEvidenceIsUnknown) {
   std::vector<double> out(3, -1);
   scorer.score(
       {}, loads.view(), [](size_t) { return true; }, out);
-  EXPECT_EQ(out, std::vector<double>({1, 0.5, 0}));
+  EXPECT_DOUBLE_EQ(out[0], 1.0);
+  EXPECT_DOUBLE_EQ(out[1], 2.0 / 3);  // the mean of the known
+  EXPECT_DOUBLE_EQ(out[2], 1.0 / 3);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "balance/scorers/lower_is_better.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -14,7 +15,7 @@ constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
-void score_lower_is_better(std::span<double> values, Eligible eligible) {
+void score_lower_is_better(std::span<double> values, Eligible eligible, Scale scale) {
   size_t known = 0;
   double low = 0;
   double high = 0;
@@ -38,7 +39,12 @@ void score_lower_is_better(std::span<double> values, Eligible eligible) {
   double sum = 0;
   for (double& v : values) {
     if (!std::isfinite(v)) continue;
-    v = range > 0 ? (high - v) / range : 1.0;
+    if (scale == Scale::kRatioToBest) {
+      // +1 keeps a zero cost finite; a negative one (never expected) counts as zero.
+      v = (std::max(low, 0.0) + 1) / (std::max(v, 0.0) + 1);
+    } else {
+      v = range > 0 ? (high - v) / range : 1.0;
+    }
     sum += v;
   }
   const double unknown_score = sum / static_cast<double>(known);

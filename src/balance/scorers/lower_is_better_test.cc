@@ -51,5 +51,30 @@ TEST(ScoreLowerIsBetterTest, Table) {
   }
 }
 
+// Ratio to the best: near-ties stay near-ties (300 against 310 ms is not 1 against 0).
+TEST(ScoreLowerIsBetterTest, RatioToBestTable) {
+  struct Case {
+    const char* name;
+    std::vector<double> costs;
+    std::vector<double> expected;
+  };
+  const Case cases[] = {
+      {"the best scores 1, others their ratio", {99, 199, 399}, {1, 0.5, 0.25}},
+      {"a near-tie stays near", {299, 309}, {1, 300.0 / 310}},
+      {"all equal: all 1", {7, 7, 7}, {1, 1, 1}},
+      {"zero cost stays finite", {0, 1}, {1, 0.5}},
+      {"unknown gets the known mean", {99, kUnknown, 199}, {1, 0.75, 0.5}},
+      {"one known: neutral", {10, kUnknown}, {0, 0}},
+  };
+  for (const Case& c : cases) {
+    std::vector<double> values = c.costs;
+    score_lower_is_better(values, [](size_t) { return true; }, Scale::kRatioToBest);
+    ASSERT_EQ(values.size(), c.expected.size()) << c.name;
+    for (size_t i = 0; i < values.size(); ++i) {
+      EXPECT_DOUBLE_EQ(values[i], c.expected[i]) << c.name << ", candidate " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rolter

@@ -22,7 +22,7 @@ void PredictedLatencyScorer::score(const RouteContext& ctx, const Loads& loads, 
     const auto predicted = evidence_[i]->predictor.predict(loads[i], ktokens);
     if (predicted) out[i] = *predicted;
   }
-  score_lower_is_better(out, eligible);
+  score_lower_is_better(out, eligible, Scale::kRatioToBest);
 }
 
 }  // namespace rolter

@@ -81,11 +81,6 @@ uint32_t longest_eligible_match(const Scratch& s, size_t n) {
   return best;
 }
 
-bool overloaded(uint32_t load, uint32_t min_load) {
-  return load > uint64_t{min_load} + CacheAwareBalancer::kOverloadSlack &&
-         load > CacheAwareBalancer::kOverloadFactor * min_load;
-}
-
 // "92%": in integers and rounded down, so a match just under half never reads as reaching it.
 std::string percent(uint32_t matched, size_t prompt_size) {
   return std::to_string(uint64_t{matched} * 100 / prompt_size) + "%";

@@ -35,6 +35,7 @@
 #include <string_view>
 
 #include "balance/load_balancer.h"
+#include "balance/load_guard.h"
 #include "balance/prefix/prefix_tree.h"
 #include "common/random.h"
 #include "balance/strategy_names.h"
@@ -46,10 +47,9 @@ class CacheAwareBalancer final : public LoadBalancer {
   // 0.5: with at least half the prompt likely in the warm replica's KV cache, the prefill it saves
   // outweighs a modest queue; below that a cold but idle replica is the better bet.
   static constexpr double kMinMatchRatio = 0.5;
-  // +2 and 1.5x: a warm replica keeps affinity until clearly overloaded; the absolute part keeps
-  // near-idle replicas (2 vs 0) warm, the relative part keeps busy ones (40 vs 30) warm.
-  static constexpr uint32_t kOverloadSlack = 2;
-  static constexpr double kOverloadFactor = 1.5;
+  // The load guard every strategy shares (balance/load_guard.h): +2 and 1.5x.
+  static constexpr uint32_t kOverloadSlack = rolter::kOverloadSlack;
+  static constexpr double kOverloadFactor = rolter::kOverloadFactor;
 
   // `random` breaks ties and must outlive the balancer.
   CacheAwareBalancer(size_t candidate_count, Random& random, PrefixTree::Options options = {});

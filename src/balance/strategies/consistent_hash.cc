@@ -4,6 +4,7 @@
 #include <string>
 #include <tuple>
 
+#include "balance/load_guard.h"
 #include "balance/strategies/pick_helpers.h"
 #include "common/hash.h"
 
@@ -53,19 +54,24 @@ std::optional<uint64_t> ConsistentHashBalancer::routing_key(const RouteContext& 
 }
 
 std::optional<size_t> ConsistentHashBalancer::pick(const RouteContext& ctx, const Loads& loads) {
-  // A mismatched Loads belongs to another candidate list: any index would be meaningless.
-  if (count_ == 0 || loads.size() != count_) return std::nullopt;
-  const std::optional<uint64_t> key = routing_key(ctx);
-  if (!key) return static_cast<size_t>(next_.fetch_add(1, std::memory_order_relaxed) % count_);
-  return walk_ring(*key, [](size_t) { return true; });
+  return pick_eligible(ctx, loads, [](size_t) { return true; });
 }
 
 std::optional<size_t> ConsistentHashBalancer::pick_eligible(const RouteContext& ctx,
                                                             const Loads& loads, Eligible eligible) {
+  // A mismatched Loads belongs to another candidate list: any index would be meaningless.
   if (count_ == 0 || loads.size() != count_) return std::nullopt;
   const std::optional<uint64_t> key = routing_key(ctx);
   if (!key) return rotate_to_eligible(next_, count_, eligible);
-  return walk_ring(*key, eligible);
+  // Bounded load: an owner above the ceiling passes the key on along the ring, as an ineligible one
+  // does.
+  const std::optional<uint64_t> ceiling =
+      load_ceiling(kSpreadGuard, eligible_loads(count_, loads, eligible));
+  if (!ceiling) return std::nullopt;
+  const auto guarded =
+      walk_ring(*key, [&](size_t i) { return eligible(i) && loads[i] <= *ceiling; });
+  // Loads move between reads: should every one have grown past the guard meanwhile, any eligible.
+  return guarded ? guarded : walk_ring(*key, eligible);
 }
 
 std::optional<size_t> ConsistentHashBalancer::walk_ring(uint64_t key, Eligible eligible) const {

@@ -4,7 +4,10 @@
 // (or reordering the list on a reload) moves only the keys that candidate owned. The key of a
 // request is its session_key, else its prompt_digest, else its body_hash; a request with none of
 // them is served round-robin. An ineligible owner passes the request clockwise along the ring to
-// the next eligible owner, which is where the key would land if that owner were removed.
+// the next eligible owner, which is where the key would land if that owner were removed; so does
+// one above the bounded load (kSpreadGuard, balance/load_guard.h, SPEC §6.16): consistent hashing
+// with bounded loads, so a hot key or an unlucky share of the ring cannot build a queue worse than
+// round-robin's.
 //
 // Thread-safety: the ring is immutable after construction; the round-robin fallback is one
 // relaxed atomic counter. Every method may be called concurrently. No allocation per pick.

@@ -62,7 +62,8 @@ TEST(ConsistentHashTest, IneligibleOwnerWalksToTheNextEligible) {
     ConsistentHashBalancer without(rest);
     LoadsFixture rest_loads(rest.size());
     for (int k = 0; k < 1000; ++k) {
-      const RouteContext ctx = session(key_name(k));
+      const std::string key = key_name(k);  // session_key is a view: the key must outlive ctx
+      const RouteContext ctx = session(key);
       const auto idx = lb.pick_eligible(ctx, loads.view(), [&](size_t c) { return c != excluded; });
       ASSERT_TRUE(idx.has_value());
       EXPECT_EQ(all[*idx].identity, rest[*without.pick(ctx, rest_loads.view())].identity);
@@ -72,6 +73,33 @@ TEST(ConsistentHashTest, IneligibleOwnerWalksToTheNextEligible) {
             std::nullopt);
 }
 
+// Bounded loads: an owner above the ceiling passes its keys on along the ring, exactly as if it
+// were ineligible, and gets them back once its load falls (SPEC §6.16).
+TEST(ConsistentHashTest, OwnerAboveTheBoundedLoadPassesItsKeysOn) {
+  const auto all = make_candidates(kCandidates);
+  ConsistentHashBalancer lb(all);
+  LoadsFixture idle(kCandidates);
+  for (int k = 0; k < 300; ++k) {
+    const std::string key = key_name(k);  // session_key is a view: the key must outlive ctx
+    const RouteContext ctx = session(key);
+    const size_t owner = *lb.pick(ctx, idle.view());
+    // Every candidate 1 deep and the owner 9: 18 in flight, so only loads below
+    // ceil(1.25 x 19 / 10) = 3 may take the next request.
+    LoadsFixture busy(std::vector<uint32_t>(kCandidates, 1));
+    busy.set(owner, 9);
+    const auto moved = lb.pick(ctx, busy.view());
+    const auto walked = lb.pick_eligible(ctx, idle.view(), [&](size_t c) { return c != owner; });
+    ASSERT_TRUE(moved && walked);
+    EXPECT_EQ(*moved, *walked) << key;
+    // One deeper than the rest is already above it (11 in flight: only loads below
+    // ceil(1.25 x 12 / 10) = 2); as deep as the rest, the key stays home.
+    busy.set(owner, 2);
+    EXPECT_NE(lb.pick(ctx, busy.view()), owner) << key;
+    busy.set(owner, 1);
+    EXPECT_EQ(lb.pick(ctx, busy.view()), owner) << key;
+  }
+}
+
 TEST(ConsistentHashTest, SameKeySameCandidateRegardlessOfListOrder) {
   const auto all = make_candidates(kCandidates);
   std::vector<CandidateSpec> reversed(all.rbegin(), all.rend());
@@ -79,7 +107,8 @@ TEST(ConsistentHashTest, SameKeySameCandidateRegardlessOfListOrder) {
   ConsistentHashBalancer other(reversed);
   LoadsFixture loads(kCandidates);
   for (int k = 0; k < 2000; ++k) {
-    const RouteContext ctx = session(key_name(k));
+    const std::string key = key_name(k);  // session_key is a view: the key must outlive ctx
+    const RouteContext ctx = session(key);
     const size_t first = *lb.pick(ctx, loads.view());
     EXPECT_EQ(lb.pick(ctx, loads.view()), first);
     EXPECT_EQ(lb.pick_eligible(ctx, loads.view(), [](size_t) { return true; }), first);
@@ -106,7 +135,8 @@ TEST(ConsistentHashTest, KeyPrecedenceSessionThenDigestThenBody) {
   LoadsFixture loads(kCandidates);
   int digest_differs_from_body = 0;
   for (uint64_t k = 0; k < 500; ++k) {
-    RouteContext only_session = session(key_name(static_cast<int>(k)));
+    const std::string key = key_name(static_cast<int>(k));
+    RouteContext only_session = session(key);
     RouteContext everything = only_session;
     everything.prompt_digest = k * 7919;
     everything.body_hash = k * 104729;

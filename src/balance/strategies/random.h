@@ -1,4 +1,6 @@
-// RandomBalancer: SPEC §6.2. A uniform draw over the candidates, or over the eligible ones.
+// RandomBalancer: SPEC §6.2. A uniform draw over the eligible candidates under the bounded load
+// (kSpreadGuard, balance/load_guard.h, SPEC §6.16): draws alone pile requests on whichever engine
+// the dice favour for a while, and a queue built that way costs more than round-robin's.
 //
 // Thread-safety: stateless apart from the injected Random, so it is exactly as thread-safe as that
 // source (ThreadLocalRandom in production: safe from every worker). No allocation per pick.
@@ -22,7 +24,7 @@ class RandomBalancer final : public LoadBalancer {
 
   std::string_view name() const override { return strategy::kRandom; }
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
-  // Exactly uniform over the eligible candidates (see uniform_eligible()).
+  // Exactly uniform over the eligible candidates under the load guard (uniform_eligible()).
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;
 

@@ -70,6 +70,31 @@ TEST(RandomTest, PickEligibleIsUniformWhenFewAreEligible) {
   EXPECT_LT(chi_square_uniform(counts, kPicks), kChiSquare999Df1);
 }
 
+// 6 in flight over 4: only loads below ceil(1.25 x 7 / 4) = 3 may take the next request, so the
+// busy candidate 0 is never drawn and the other three share the draws evenly (SPEC §6.16).
+TEST(RandomTest, NeverDrawsACandidateAboveTheBoundedLoad) {
+  constexpr int kPicks = 30000;
+  SeededRandom random(11);
+  RandomBalancer lb(4, random);
+  LoadsFixture loads({6, 0, 0, 0});
+  std::vector<int> counts(3, 0);
+  for (int i = 0; i < kPicks; ++i) {
+    const auto idx = lb.pick({}, loads.view());
+    ASSERT_TRUE(idx.has_value());
+    ASSERT_NE(*idx, 0u) << "draw " << i << " went to the candidate above the bounded load";
+    ++counts[*idx - 1];
+  }
+  EXPECT_LT(chi_square_uniform(counts, kPicks), 13.816);  // upper 0.1% point, 2 degrees of freedom
+  // Under the ceiling again (2 of 8 in flight: ceiling ceil(1.25 x 9 / 4) - 1 = 2), it is drawn.
+  loads.set(0, 2);
+  loads.set(1, 2);
+  loads.set(2, 2);
+  loads.set(3, 2);
+  int zero = 0;
+  for (int i = 0; i < 4000; ++i) zero += *lb.pick({}, loads.view()) == 0;
+  EXPECT_GT(zero, 800);
+}
+
 TEST(RandomTest, NoneEligibleGivesNothing) {
   SeededRandom random(1);
   RandomBalancer lb(4, random);
