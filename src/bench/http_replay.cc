@@ -111,9 +111,13 @@ class HttpReplay {
         progress_(label, trace.size(), o.progress, std::chrono::seconds(3)) {}
 
   tl::expected<RunSamples, std::string> run() {
-    auto gw = parse_url(target_.gateway_url);
-    if (!gw) return tl::unexpected(gw.error());
-    gateway_ = *gw;
+    if (target_.gateway_urls.empty()) return tl::unexpected(std::string("no gateway URL"));
+    for (const std::string& url : target_.gateway_urls) {
+      auto gw = parse_url(url);
+      if (!gw) return tl::unexpected(gw.error());
+      gateways_.push_back(Gateway{.endpoint = *gw});
+    }
+    const auto served_before = scrape_gateway_requests();
     auto before = scrape_prefix_counters();
 
     const auto wall_start = SteadyClock::now();
@@ -131,6 +135,13 @@ class HttpReplay {
     samples_.requests = trace_.size();
     samples_.wall_s = std::chrono::duration<double>(SteadyClock::now() - wall_start).count();
     samples_.duration_s = std::chrono::duration<double>(last_completion_ - start_).count();
+    // What each node says it served (its rolter_requests_total), not what this side meant to send.
+    const auto served_after = scrape_gateway_requests();
+    for (size_t g = 0; g < gateways_.size(); ++g) {
+      const bool known = served_before[g] && served_after[g];
+      samples_.served_per_gateway.push_back(
+          known ? static_cast<uint64_t>(*served_after[g] - *served_before[g]) : 0);
+    }
     auto after = scrape_prefix_counters();
     if (before && after) {
       samples_.hit_tokens = static_cast<uint64_t>(after->first - before->first);
@@ -180,6 +191,23 @@ class HttpReplay {
     return total;
   }
 
+  // Each gateway's rolter_requests_total, summed over its label sets; nullopt where unreadable.
+  std::vector<std::optional<double>> scrape_gateway_requests() {
+    std::vector<std::optional<double>> totals(gateways_.size());
+    asio::co_spawn(
+        io_,
+        [&]() -> Task<> {
+          for (size_t g = 0; g < gateways_.size(); ++g) {
+            auto text = co_await simple_request(gateways_[g].endpoint, http::verb::get, "/metrics");
+            if (text) totals[g] = metric_sum(*text, "rolter_requests_total").value_or(0);
+          }
+        },
+        asio::detached);
+    io_.run();
+    io_.restart();
+    return totals;
+  }
+
   Task<> sample_loads() {
     auto ex = co_await asio::this_coro::executor;
     auto ep = parse_url(target_.sim_control_url);
@@ -207,30 +235,37 @@ class HttpReplay {
     }
   }
 
-  // An idle keep-alive connection, or nullptr when the caller is to connect a new one (counted in
-  // open_ from now on). `fresh`: never an idle one.
-  Task<std::unique_ptr<beast::tcp_stream>> acquire(bool fresh = false) {
+  // One node's connection pool.
+  struct Gateway {
+    Endpoint endpoint;
+    std::vector<std::unique_ptr<beast::tcp_stream>> idle;
+    size_t open = 0;
+  };
+
+  // An idle keep-alive connection to `g`, or nullptr when the caller is to connect a new one
+  // (counted in g.open from now on). `fresh`: never an idle one.
+  Task<std::unique_ptr<beast::tcp_stream>> acquire(Gateway& g, bool fresh = false) {
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer wait(ex);
-    while ((fresh || idle_.empty()) && open_ >= options_.max_connections) {
+    while ((fresh || g.idle.empty()) && g.open >= options_.max_connections) {
       // Rare (only beyond --max-connections): a short poll keeps the pool simple.
       wait.expires_after(std::chrono::milliseconds(2));
       [[maybe_unused]] auto [werr] = co_await wait.async_wait(kNoThrow);
     }
-    if (!fresh && !idle_.empty()) {
-      auto s = std::move(idle_.back());
-      idle_.pop_back();
+    if (!fresh && !g.idle.empty()) {
+      auto s = std::move(g.idle.back());
+      g.idle.pop_back();
       co_return s;
     }
-    ++open_;
+    ++g.open;
     co_return nullptr;  // the caller connects a new one
   }
 
-  void release(std::unique_ptr<beast::tcp_stream> s, bool reusable) {
+  static void release(Gateway& g, std::unique_ptr<beast::tcp_stream> s, bool reusable) {
     if (s && reusable) {
-      idle_.push_back(std::move(s));
+      g.idle.push_back(std::move(s));
     } else {
-      --open_;
+      --g.open;
     }
   }
 
@@ -243,6 +278,8 @@ class HttpReplay {
     [[maybe_unused]] auto [terr] = co_await timer.async_wait(kNoThrow);
 
     const TraceRequest& tr = trace_[i];
+    // Dealt in trace order, as a non-sticky L4 balancer spreads clients.
+    Gateway& gateway = gateways_[i % gateways_.size()];
     std::string text;
     expand_prompt(tr, &text, nullptr);
     nlohmann::json body = {
@@ -252,7 +289,7 @@ class HttpReplay {
         {"stream", true},
         {"stream_options", {{"include_usage", true}}}};
     http::request<http::string_body> req{http::verb::post, "/v1/chat/completions", 11};
-    req.set(http::field::host, gateway_.host);
+    req.set(http::field::host, gateway.endpoint.host);
     req.set(http::field::content_type, "application/json");
     if (!tr.session.empty()) req.set("x-session-id", tr.session);
     req.body() = body.dump();
@@ -266,15 +303,15 @@ class HttpReplay {
     // nothing was received. Another idle one could be just as stale: after a lull the pool's
     // older connections all are.
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto stream = co_await acquire(/*fresh=*/attempt > 0);
+      auto stream = co_await acquire(gateway, /*fresh=*/attempt > 0);
       const bool reused = stream != nullptr;
       if (!stream) {
         stream = std::make_unique<beast::tcp_stream>(ex);
         tcp::resolver resolver(ex);
         auto [rerr, results] =
-            co_await resolver.async_resolve(gateway_.host, gateway_.port, kNoThrow);
+            co_await resolver.async_resolve(gateway.endpoint.host, gateway.endpoint.port, kNoThrow);
         if (rerr) {
-          release(nullptr, false);
+          release(gateway, nullptr, false);
           outcome = {};
           outcome.error = "resolve: " + rerr.message();
           break;
@@ -282,14 +319,14 @@ class HttpReplay {
         stream->expires_after(std::chrono::seconds(10));
         auto [cerr, ep] = co_await stream->async_connect(results, kNoThrow);
         if (cerr) {
-          release(nullptr, false);
+          release(gateway, nullptr, false);
           outcome = {};
           outcome.error = "connect: " + cerr.message();
           break;
         }
       }
       outcome = co_await exchange(*stream, req, sent);
-      release(std::move(stream), outcome.reusable);
+      release(gateway, std::move(stream), outcome.reusable);
       if (!(reused && outcome.nothing_received)) break;
     }
     finish_request(tr, outcome, sent);
@@ -414,11 +451,9 @@ class HttpReplay {
   const HttpOptions& options_;
   Progress progress_;
   asio::io_context io_;
-  Endpoint gateway_;
+  std::vector<Gateway> gateways_;
   SteadyClock::time_point start_;
   SteadyClock::time_point last_completion_{};
-  std::vector<std::unique_ptr<beast::tcp_stream>> idle_;
-  size_t open_ = 0;
   uint64_t done_ = 0;
   uint64_t usage_prompt_ = 0;
   uint64_t usage_cached_ = 0;

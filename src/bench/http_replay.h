@@ -1,5 +1,7 @@
 // The HTTP replay: sends a trace through a running rolter gateway in front of a rolter-sim fleet,
-// as streaming chat completions, one route (model name) per strategy.
+// as streaming chat completions, one route (model name) per strategy. With several gateways the
+// requests are dealt round-robin over them in trace order, as an L4 balancer without stickiness
+// would spread clients: turns of one conversation land on different nodes.
 //
 // One io_context on the calling thread runs every request as a coroutine, released at its
 // (compressed) trace time, over a pool of keep-alive connections. TTFT is measured at the first
@@ -22,7 +24,7 @@
 namespace rolter::bench {
 
 struct HttpTarget {
-  std::string gateway_url;               // http://host:port of rolter
+  std::vector<std::string> gateway_urls;  // http://host:port of each rolter node (at least one)
   std::string model;                     // the route to call, e.g. "bench-round_robin"
   std::string sim_control_url;           // optional: rolter-sim's control server
   std::vector<std::string> engine_urls;  // optional: engines, for /metrics
@@ -31,7 +33,7 @@ struct HttpTarget {
 struct HttpOptions {
   double speedup = 1.0;
   double request_timeout_s = 600;
-  size_t max_connections = 1024;  // beyond this, requests wait for a free connection
+  size_t max_connections = 1024;  // per gateway; beyond this, requests wait for a free connection
   double sample_ms = 250;         // wall-clock interval of in-flight sampling
   bool progress = true;
 };

@@ -48,10 +48,12 @@ struct ReplayArgs {
   bool in_process = false;
   rb::InProcessOptions inproc;
   // HTTP mode.
-  std::string gateway;
+  std::string gateway;  // one URL, or several separated by commas (--gateways)
   std::string engines_url;
   std::string sim_control;
   bool spawn = false;
+  size_t nodes = 1;
+  bool engine_metrics_load = false;
   std::string bin_dir;
   std::string model_prefix = "bench-";
   std::vector<std::string> sim_args;
@@ -152,6 +154,11 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
                    o << a.speedup;
                    return o.str();
                  }();
+  if (!a.in_process) {
+    const size_t gateways = a.spawn ? a.nodes : split_list(a.gateway).size();
+    if (gateways > 1) report.fleet += "; " + std::to_string(gateways) + " gateway nodes, dealt round-robin";
+    if (a.spawn && (a.engine_metrics_load || a.nodes > 1)) report.fleet += "; engine_metrics load";
+  }
   report.ideal = rb::ideal_hit_ratio(trace);
   report.pooled_capacity_blocks =
       a.inproc.engines * a.inproc.kv_tokens_per_engine / rb::kTraceBlockTokens;
@@ -179,17 +186,22 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
         sim_args.insert(sim_args.end(), a.sim_args.begin(), a.sim_args.end());
         sim_args.push_back("--seed");
         sim_args.push_back(std::to_string(a.seed));
-        auto fleet = spawner->start(a.inproc.engines, sim_args, strategies, a.model_prefix,
-                                    a.inproc.block_size);
+        auto fleet = spawner->start({.engines = a.inproc.engines,
+                                     .sim_args = sim_args,
+                                     .strategies = strategies,
+                                     .model_prefix = a.model_prefix,
+                                     .block_size = a.inproc.block_size,
+                                     .nodes = a.nodes,
+                                     .engine_metrics_load = a.engine_metrics_load || a.nodes > 1});
         if (!fleet) {
           std::fprintf(stderr, "rolter-bench: %s\n", fleet.error().c_str());
           return 1;
         }
-        target.gateway_url = fleet->gateway_url;
+        target.gateway_urls = fleet->gateway_urls;
         target.sim_control_url = fleet->control_url;
         target.engine_urls = fleet->engine_urls;
       } else {
-        target.gateway_url = a.gateway;
+        target.gateway_urls = split_list(a.gateway);
         target.sim_control_url = a.sim_control;
         target.engine_urls = split_list(a.engines_url);
         if (!a.sim_control.empty()) {
@@ -295,12 +307,23 @@ void add_synthetic_options(CLI::App& replay, ReplayArgs& a) {
 // replay's options for HTTP mode, the default: a running gateway, or a spawned one.
 void add_http_options(CLI::App& replay, ReplayArgs& a) {
   auto* http = replay.add_option_group("http", "HTTP mode (the default)");
-  http->add_option("--gateway", a.gateway, "URL of a running rolter, e.g. http://127.0.0.1:4000");
+  http->add_option("--gateway,--gateways", a.gateway,
+                   "URL of a running rolter, e.g. http://127.0.0.1:4000; several separated by "
+                   "commas are dealt requests round-robin in trace order, as a non-sticky L4 "
+                   "balancer would");
   http->add_option("--engines-url", a.engines_url, "Comma-separated engine URLs (for /metrics)");
   http->add_option("--sim-control", a.sim_control,
                    "rolter-sim control URL: reset before each strategy, in-flight sampling");
   http->add_flag("--spawn", a.spawn,
                  "Start rolter-sim and rolter serve on ephemeral ports, a fresh pair per strategy");
+  http->add_option("--nodes", a.nodes,
+                   "With --spawn: gateway nodes (rolter serve, one config) over the one sim fleet, "
+                   "dealt requests round-robin; more than 1 implies --engine-metrics-load")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  http->add_flag("--engine-metrics-load", a.engine_metrics_load,
+                 "With --spawn: providers read load from the engines' /metrics "
+                 "(load_source = \"engine_metrics\"), so every node sees one load");
   http->add_option("--bin-dir", a.bin_dir,
                    "Where rolter and rolter-sim are (default: rolter-bench's own directory)");
   http->add_option("--model-prefix", a.model_prefix,
@@ -310,7 +333,8 @@ void add_http_options(CLI::App& replay, ReplayArgs& a) {
       ->allow_extra_args(false);
   http->add_option("--request-timeout-s", a.request_timeout_s, "Per-request timeout")
       ->capture_default_str();
-  http->add_option("--max-connections", a.max_connections, "Concurrent connections to the gateway")
+  http->add_option("--max-connections", a.max_connections,
+                   "Concurrent connections to each gateway")
       ->capture_default_str();
 
 }
@@ -394,6 +418,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "rolter-bench: HTTP mode needs --gateway URL or --spawn "
                    "(or use --in-process)\n");
+      return 2;
+    }
+    if (a.nodes > 1 && !a.spawn) {
+      std::fprintf(stderr,
+                   "rolter-bench: --nodes starts gateways and needs --spawn; for running ones "
+                   "pass --gateways URL,URL,...\n");
       return 2;
     }
     return run_replay(a, command);

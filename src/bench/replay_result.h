@@ -26,6 +26,8 @@ struct RunSamples {
   uint64_t hit_tokens = 0;
   uint64_t query_tokens = 0;
   // Load imbalance samples: max/mean in-flight across engines, taken while anything is in flight.
+  // The peak counts only samples with at least one request per engine on average: below that, a
+  // lone request makes max/mean the engine count, whatever the strategy.
   double imbalance_sum = 0;
   double imbalance_peak = 0;
   uint64_t imbalance_samples = 0;
@@ -34,12 +36,15 @@ struct RunSamples {
   WindowedImbalance assigned;
   double duration_s = 0;  // first arrival to last completion, in the replay's time
   double wall_s = 0;      // wall-clock time the replay took
+  // HTTP mode: requests each gateway node counted in its rolter_requests_total during the run, in
+  // --gateways order (0 where its /metrics could not be read).
+  std::vector<uint64_t> served_per_gateway;
 
   void add_imbalance_sample(double max_load, double mean_load) {
     if (mean_load <= 0) return;
     const double r = max_load / mean_load;
     imbalance_sum += r;
-    imbalance_peak = std::max(imbalance_peak, r);
+    if (mean_load >= 1) imbalance_peak = std::max(imbalance_peak, r);
     ++imbalance_samples;
   }
 };
@@ -57,11 +62,12 @@ struct StrategyResult {
   double req_per_s = 0;
   double output_tok_per_s = 0;
   double imbalance_mean = 0;  // mean over samples of max/mean in-flight
-  double imbalance_peak = 0;
+  double imbalance_peak = 0;  // the highest, over samples with >= 1 request per engine
   // Median over 60 s windows of max/mean requests assigned per engine; 0 when not measured.
   double window_imbalance = 0;
   double duration_s = 0;
   double wall_s = 0;
+  std::vector<uint64_t> served_per_gateway;  // HTTP mode
 };
 
 inline StrategyResult summarize(std::string strategy, RunSamples& s, double pooled_ratio) {
@@ -86,6 +92,7 @@ inline StrategyResult summarize(std::string strategy, RunSamples& s, double pool
   r.window_imbalance = s.assigned.median();
   r.duration_s = s.duration_s;
   r.wall_s = s.wall_s;
+  r.served_per_gateway = s.served_per_gateway;
   return r;
 }
 

@@ -123,7 +123,8 @@ std::string render_json(const ReplayReport& r) {
                    {"imbalance_peak", s.imbalance_peak},
                    {"window_imbalance_median", s.window_imbalance},
                    {"duration_s", s.duration_s},
-                   {"wall_s", s.wall_s}});
+                   {"wall_s", s.wall_s},
+                   {"served_per_gateway", s.served_per_gateway}});
   }
   return j.dump(2) + "\n";
 }

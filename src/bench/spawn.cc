@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -113,11 +114,7 @@ Spawner::Spawner(std::string bin_dir) : bin_dir_(std::move(bin_dir)) {}
 
 Spawner::~Spawner() { stop(); }
 
-tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
-                                                       const std::vector<std::string>& sim_args,
-                                                       const std::vector<std::string>& strategies,
-                                                       const std::string& model_prefix,
-                                                       size_t block_size) {
+tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
   char tmpl[] = "/tmp/rolter-bench-XXXXXX";
   if (!::mkdtemp(tmpl)) return tl::unexpected(std::string("cannot create a temporary directory"));
   dir_ = tmpl;
@@ -125,7 +122,7 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
   const std::string rolter_path = bin_dir_ + "/rolter";
 
   std::vector<std::string> args = {"--engines",
-                                   std::to_string(engines),
+                                   std::to_string(o.engines),
                                    "--port",
                                    "0",
                                    "--control-port",
@@ -136,7 +133,7 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
                                    "--kv-port",
                                    "0",
                                    "--kv-replay"};
-  for (const auto& a : supported_args(sim_path, sim_args)) args.push_back(a);
+  for (const auto& a : supported_args(sim_path, o.sim_args)) args.push_back(a);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return tl::unexpected(std::string("pipe failed"));
   // The child's end must survive exec: dup2 onto 0 clears O_CLOEXEC.
@@ -181,17 +178,18 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
   for (size_t i = 0; i < fleet.engine_urls.size(); ++i) {
     toml << "[[providers]]\nname = \"engine-" << i << "\"\nbase_url = \"" << fleet.engine_urls[i]
          << "\"\ntokenize = \"engine\"\ntokenize_timeout_ms = 1000\n";
+    if (o.engine_metrics_load) toml << "load_source = \"engine_metrics\"\n";
     if (kv_ports[i] > 0) {
       toml << "[providers.kv_events]\nendpoint = \"tcp://127.0.0.1:" << kv_ports[i] << "\"\n";
       if (kv_replay_ports[i] > 0) {
         toml << "replay_endpoint = \"tcp://127.0.0.1:" << kv_replay_ports[i] << "\"\n";
       }
-      toml << "block_size = " << block_size << "\n";
+      toml << "block_size = " << o.block_size << "\n";
     }
     toml << "\n";
   }
-  for (const auto& s : strategies) {
-    toml << "[[routes]]\nname = \"" << model_prefix << s << "\"\nstrategy = \"" << s << "\"\n";
+  for (const auto& s : o.strategies) {
+    toml << "[[routes]]\nname = \"" << o.model_prefix << s << "\"\nstrategy = \"" << s << "\"\n";
     for (size_t i = 0; i < fleet.engine_urls.size(); ++i) {
       toml << "[[routes.targets]]\nprovider = \"engine-" << i << "\"\nmodel = \"sim-model\"\n";
     }
@@ -202,31 +200,39 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(size_t engines,
     std::ofstream f(config);
     f << toml.str();
   }
-  rolter_pid_ = spawn_child(rolter_path, {"serve", "--config", config, "--listen", "127.0.0.1:0"},
-                            -1, dir_ + "/rolter.out", dir_ + "/rolter.err");
-  if (rolter_pid_ < 0) return tl::unexpected("cannot start " + rolter_path);
   static const std::regex kListening(R"(listening on (http://127\.0\.0\.1:\d+))");
-  for (;;) {
-    std::string err = read_all(dir_ + "/rolter.err");
-    std::smatch m;
-    if (std::regex_search(err, m, kListening)) {
-      fleet.gateway_url = m[1];
-      break;
+  for (size_t node = 0; node < std::max<size_t>(o.nodes, 1); ++node) {
+    const std::string log = dir_ + "/rolter-" + std::to_string(node);
+    const pid_t pid =
+        spawn_child(rolter_path, {"serve", "--config", config, "--listen", "127.0.0.1:0"}, -1,
+                    log + ".out", log + ".err");
+    if (pid < 0) return tl::unexpected("cannot start " + rolter_path);
+    rolter_pids_.push_back(pid);
+    for (;;) {
+      std::string err = read_all(log + ".err");
+      std::smatch m;
+      if (std::regex_search(err, m, kListening)) {
+        fleet.gateway_urls.push_back(m[1]);
+        break;
+      }
+      if (exited(rolter_pids_.back())) {
+        rolter_pids_.pop_back();
+        return tl::unexpected("rolter (node " + std::to_string(node) +
+                              ") exited before it listened:\n" + err);
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        return tl::unexpected("rolter (node " + std::to_string(node) +
+                              ") did not start in time:\n" + err);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (exited(rolter_pid_)) {
-      rolter_pid_ = -1;
-      return tl::unexpected("rolter exited before it listened:\n" + err);
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      return tl::unexpected("rolter did not start in time:\n" + err);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return fleet;
 }
 
 void Spawner::stop() {
-  stop_child(rolter_pid_);
+  for (pid_t& pid : rolter_pids_) stop_child(pid);
+  rolter_pids_.clear();
   if (sim_stdin_ >= 0) {
     ::close(sim_stdin_);
     sim_stdin_ = -1;

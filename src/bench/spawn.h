@@ -1,5 +1,6 @@
-// Starts the processes an HTTP replay needs: a rolter-sim fleet and a `rolter serve` gateway in
-// front of it, both on ephemeral loopback ports, and stops them again.
+// Starts the processes an HTTP replay needs: a rolter-sim fleet and one or more `rolter serve`
+// gateway nodes in front of it (one config, as behind an L4 balancer), all on ephemeral loopback
+// ports, and stops them again.
 //
 // Children are started with fork/exec, get SIGKILL if this process dies (PR_SET_PDEATHSIG), and
 // write their output to files in a private temporary directory, which this reads to learn the
@@ -32,7 +33,19 @@ void stop_child(pid_t& pid);
 struct SpawnedFleet {
   std::vector<std::string> engine_urls;
   std::string control_url;
-  std::string gateway_url;
+  std::vector<std::string> gateway_urls;  // one per node
+};
+
+struct SpawnOptions {
+  size_t engines = 8;
+  std::vector<std::string> sim_args;    // appended to rolter-sim's
+  std::vector<std::string> strategies;  // one route each, named model_prefix + strategy
+  std::string model_prefix;
+  size_t block_size = 16;               // the KV-event streams' block size, tokens
+  size_t nodes = 1;                     // `rolter serve` processes, all with the same config
+  // Providers read their load from the engines' /metrics (load_source = "engine_metrics"), so
+  // every node sees one load, not only what it sent itself.
+  bool engine_metrics_load = false;
 };
 
 class Spawner {
@@ -42,23 +55,19 @@ class Spawner {
   Spawner(const Spawner&) = delete;
   Spawner& operator=(const Spawner&) = delete;
 
-  // Starts `engines` sim engines (extra arguments appended) and a gateway with one route per
-  // strategy, named model_prefix + strategy, over all engines. The engines publish KV events on
-  // ephemeral ports, and each provider subscribes to its engine's stream (blocks of `block_size`
-  // tokens) and asks it for token ids (tokenize = "engine"), so the KV-event strategies run as a
+  // Starts the sim engines and `nodes` gateways with one route per strategy over all engines.
+  // The engines publish KV events on ephemeral ports, and each provider subscribes to its engine's
+  // stream and asks it for token ids (tokenize = "engine"), so the KV-event strategies run as a
   // user would run them: with plain chat requests.
-  tl::expected<SpawnedFleet, std::string> start(size_t engines,
-                                                const std::vector<std::string>& sim_args,
-                                                const std::vector<std::string>& strategies,
-                                                const std::string& model_prefix, size_t block_size);
-  // Stops both processes (SIGTERM, then SIGKILL after a grace period).
+  tl::expected<SpawnedFleet, std::string> start(const SpawnOptions& options);
+  // Stops every process (SIGTERM, then SIGKILL after a grace period).
   void stop();
 
  private:
   std::string bin_dir_;
   std::string dir_;  // temporary directory for config and logs
   pid_t sim_pid_ = -1;
-  pid_t rolter_pid_ = -1;
+  std::vector<pid_t> rolter_pids_;
   int sim_stdin_ = -1;  // the sim exits when this closes
 };
 

@@ -44,3 +44,39 @@ test('replay --spawn: a few hundred requests per strategy, no errors, a full rep
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('replay --spawn --nodes 2: requests are dealt to both nodes in turn, none lost', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-bench-test-'));
+  try {
+    const json = path.join(dir, 'report.json');
+    const run = spawnSync(path.join(binDir, 'rolter-bench'), [
+      'replay', '--spawn', '--nodes', '2', '--bin-dir', binDir, '--synthetic',
+      '--sessions', '30', '--turns', '3', '--output-tokens', '8', '--session-rate', '40',
+      '--think-time-ms', '100', '--time-scale', '0.05', '--engines', '4',
+      '--strategies', 'round_robin,precise_cache_aware', '--json', json, '--quiet',
+    ], { encoding: 'utf8', timeout: 120000 });
+    assert.equal(run.status, 0, run.stderr);
+    const report = JSON.parse(readFileSync(json, 'utf8'));
+    assert.match(report.fleet, /2 gateway nodes, dealt round-robin; engine_metrics load/);
+    for (const s of report.strategies) {
+      assert.equal(s.errors, 0, s.strategy);
+      // 90 requests in trace order, alternately to each node.
+      assert.deepEqual(s.served_per_gateway, [45, 45], s.strategy);
+    }
+    // Both nodes read every engine's KV events: the conversations' blocks are found whichever
+    // node a turn reaches.
+    const byName = Object.fromEntries(report.strategies.map((s) => [s.strategy, s]));
+    assert.ok(byName.precise_cache_aware.hit_ratio > byName.round_robin.hit_ratio * 1.3,
+      `precise ${byName.precise_cache_aware.hit_ratio} vs round_robin ${byName.round_robin.hit_ratio}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('replay --nodes without --spawn is refused with a hint', () => {
+  const run = spawnSync(path.join(binDir, 'rolter-bench'), [
+    'replay', '--nodes', '3', '--synthetic', '--gateway', 'http://127.0.0.1:9',
+  ], { encoding: 'utf8', timeout: 30000 });
+  assert.equal(run.status, 2);
+  assert.match(run.stderr, /--nodes starts gateways and needs --spawn; .*--gateways/);
+});

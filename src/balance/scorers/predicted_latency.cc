@@ -22,7 +22,10 @@ void PredictedLatencyScorer::score(const RouteContext& ctx, const Loads& loads, 
     const auto predicted = evidence_[i]->predictor.predict(loads[i], ktokens);
     if (predicted) out[i] = *predicted;
   }
-  score_lower_is_better(out, eligible, Scale::kRatioToBest);
+  // Min-max, unlike fastest's ratio to the best: the predictions already differ by each
+  // candidate's queue, and on the replays (docs/benchmarks.md, "No herding") min-max kept
+  // predicted_latency within round_robin's TTFT p99 where the ratio did not.
+  score_lower_is_better(out, eligible);
 }
 
 }  // namespace rolter
