@@ -110,6 +110,21 @@ std::vector<std::string> sim_model_args(const ReplayArgs& a) {
           num(m.time_scale)};
 }
 
+// The report's fleet line: engines, KV capacity, batch, speedup and, in HTTP mode, the gateways.
+std::string describe_fleet(const ReplayArgs& a) {
+  std::ostringstream out;
+  out << a.inproc.engines << " engines x " << a.inproc.kv_tokens_per_engine << " KV tokens ("
+      << a.inproc.kv_tokens_per_engine / a.inproc.block_size << " blocks of "
+      << a.inproc.block_size << "), max batch " << a.inproc.model.max_batch << ", speedup "
+      << a.speedup;
+  if (!a.in_process) {
+    const size_t gateways = a.spawn ? a.nodes : split_list(a.gateway).size();
+    if (gateways > 1) out << "; " << gateways << " gateway nodes, dealt round-robin";
+    if (a.spawn && (a.engine_metrics_load || a.nodes > 1)) out << "; engine_metrics load";
+  }
+  return out.str();
+}
+
 int run_replay(const ReplayArgs& a, const std::string& command) {
   const auto wall_start = std::chrono::steady_clock::now();
   rb::ReplayReport report;
@@ -145,20 +160,7 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
     }
   }
 
-  const size_t blocks = a.inproc.kv_tokens_per_engine / a.inproc.block_size;
-  report.fleet = std::to_string(a.inproc.engines) + " engines x " +
-                 std::to_string(a.inproc.kv_tokens_per_engine) + " KV tokens (" +
-                 std::to_string(blocks) + " blocks of " + std::to_string(a.inproc.block_size) +
-                 "), max batch " + std::to_string(a.inproc.model.max_batch) + ", speedup " + [&] {
-                   std::ostringstream o;
-                   o << a.speedup;
-                   return o.str();
-                 }();
-  if (!a.in_process) {
-    const size_t gateways = a.spawn ? a.nodes : split_list(a.gateway).size();
-    if (gateways > 1) report.fleet += "; " + std::to_string(gateways) + " gateway nodes, dealt round-robin";
-    if (a.spawn && (a.engine_metrics_load || a.nodes > 1)) report.fleet += "; engine_metrics load";
-  }
+  report.fleet = describe_fleet(a);
   report.ideal = rb::ideal_hit_ratio(trace);
   report.pooled_capacity_blocks =
       a.inproc.engines * a.inproc.kv_tokens_per_engine / rb::kTraceBlockTokens;

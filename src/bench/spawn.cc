@@ -118,8 +118,24 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
   char tmpl[] = "/tmp/rolter-bench-XXXXXX";
   if (!::mkdtemp(tmpl)) return tl::unexpected(std::string("cannot create a temporary directory"));
   dir_ = tmpl;
+  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  auto sim = start_sim(o, deadline);
+  if (!sim) return tl::unexpected(sim.error());
+  SpawnedFleet fleet{.engine_urls = std::move(sim->engine_urls), .control_url = sim->control_url};
+  const std::string config = dir_ + "/rolter.toml";
+  {
+    std::ofstream f(config);
+    f << gateway_config(o, fleet.engine_urls, sim->kv_ports, sim->kv_replay_ports);
+  }
+  auto gateways = start_gateways(config, o.nodes, deadline);
+  if (!gateways) return tl::unexpected(gateways.error());
+  fleet.gateway_urls = std::move(*gateways);
+  return fleet;
+}
+
+tl::expected<Spawner::Sim, std::string> Spawner::start_sim(const SpawnOptions& o,
+                                                          Deadline deadline) {
   const std::string sim_path = bin_dir_ + "/rolter-sim";
-  const std::string rolter_path = bin_dir_ + "/rolter";
 
   std::vector<std::string> args = {"--engines",
                                    std::to_string(o.engines),
@@ -142,10 +158,7 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
   sim_stdin_ = fds[1];
   if (sim_pid_ < 0) return tl::unexpected("cannot start " + sim_path);
 
-  SpawnedFleet fleet;
-  std::vector<int> kv_ports;
-  std::vector<int> kv_replay_ports;
-  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  Sim sim;
   for (;;) {
     std::string out = read_all(dir_ + "/sim.out");
     if (auto nl = out.find('\n'); nl != std::string::npos) {
@@ -154,11 +167,11 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
         return tl::unexpected("bad ready line from rolter-sim: " + out.substr(0, nl));
       }
       for (const auto& e : ready["engines"]) {
-        fleet.engine_urls.push_back(e.value("url", ""));
-        kv_ports.push_back(e.value("kv_port", 0));
-        kv_replay_ports.push_back(e.value("kv_replay_port", 0));
+        sim.engine_urls.push_back(e.value("url", ""));
+        sim.kv_ports.push_back(e.value("kv_port", 0));
+        sim.kv_replay_ports.push_back(e.value("kv_replay_port", 0));
       }
-      fleet.control_url = "http://127.0.0.1:" + std::to_string(ready.value("control_port", 0));
+      sim.control_url = "http://127.0.0.1:" + std::to_string(ready.value("control_port", 0));
       break;
     }
     if (exited(sim_pid_)) {
@@ -171,12 +184,17 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  return sim;
+}
 
+std::string Spawner::gateway_config(const SpawnOptions& o, const std::vector<std::string>& engine_urls,
+                                    const std::vector<int>& kv_ports,
+                                    const std::vector<int>& kv_replay_ports) {
   std::ostringstream toml;
   toml << "[server]\nlisten = \"127.0.0.1:0\"\nfirst_byte_timeout_ms = 600000\n"
           "upstream_timeout_ms = 3600000\n\n";
-  for (size_t i = 0; i < fleet.engine_urls.size(); ++i) {
-    toml << "[[providers]]\nname = \"engine-" << i << "\"\nbase_url = \"" << fleet.engine_urls[i]
+  for (size_t i = 0; i < engine_urls.size(); ++i) {
+    toml << "[[providers]]\nname = \"engine-" << i << "\"\nbase_url = \"" << engine_urls[i]
          << "\"\ntokenize = \"engine\"\ntokenize_timeout_ms = 1000\n";
     if (o.engine_metrics_load) toml << "load_source = \"engine_metrics\"\n";
     if (kv_ports[i] > 0) {
@@ -190,18 +208,20 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
   }
   for (const auto& s : o.strategies) {
     toml << "[[routes]]\nname = \"" << o.model_prefix << s << "\"\nstrategy = \"" << s << "\"\n";
-    for (size_t i = 0; i < fleet.engine_urls.size(); ++i) {
+    for (size_t i = 0; i < engine_urls.size(); ++i) {
       toml << "[[routes.targets]]\nprovider = \"engine-" << i << "\"\nmodel = \"sim-model\"\n";
     }
     toml << "\n";
   }
-  const std::string config = dir_ + "/rolter.toml";
-  {
-    std::ofstream f(config);
-    f << toml.str();
-  }
+  return toml.str();
+}
+
+tl::expected<std::vector<std::string>, std::string> Spawner::start_gateways(
+    const std::string& config, size_t nodes, Deadline deadline) {
   static const std::regex kListening(R"(listening on (http://127\.0\.0\.1:\d+))");
-  for (size_t node = 0; node < std::max<size_t>(o.nodes, 1); ++node) {
+  const std::string rolter_path = bin_dir_ + "/rolter";
+  std::vector<std::string> urls;
+  for (size_t node = 0; node < std::max<size_t>(nodes, 1); ++node) {
     const std::string log = dir_ + "/rolter-" + std::to_string(node);
     const pid_t pid =
         spawn_child(rolter_path, {"serve", "--config", config, "--listen", "127.0.0.1:0"}, -1,
@@ -212,7 +232,7 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
       std::string err = read_all(log + ".err");
       std::smatch m;
       if (std::regex_search(err, m, kListening)) {
-        fleet.gateway_urls.push_back(m[1]);
+        urls.push_back(m[1]);
         break;
       }
       if (exited(rolter_pids_.back())) {
@@ -227,7 +247,7 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
-  return fleet;
+  return urls;
 }
 
 void Spawner::stop() {

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
@@ -64,6 +65,26 @@ class Spawner {
   void stop();
 
  private:
+  using Deadline = std::chrono::steady_clock::time_point;
+  // What a started rolter-sim said in its ready line.
+  struct Sim {
+    std::vector<std::string> engine_urls;
+    std::vector<int> kv_ports;         // 0: the engine publishes no KV events
+    std::vector<int> kv_replay_ports;  // 0: no replay endpoint
+    std::string control_url;
+  };
+  // Starts rolter-sim and waits for its ready line.
+  tl::expected<Sim, std::string> start_sim(const SpawnOptions& o, Deadline deadline);
+  // The gateways' rolter.toml: one provider per engine, one route per strategy over all of them.
+  static std::string gateway_config(const SpawnOptions& o,
+                                    const std::vector<std::string>& engine_urls,
+                                    const std::vector<int>& kv_ports,
+                                    const std::vector<int>& kv_replay_ports);
+  // Starts `nodes` rolter serve on `config` and waits until each listens; their URLs.
+  tl::expected<std::vector<std::string>, std::string> start_gateways(const std::string& config,
+                                                                     size_t nodes,
+                                                                     Deadline deadline);
+
   std::string bin_dir_;
   std::string dir_;  // temporary directory for config and logs
   pid_t sim_pid_ = -1;
