@@ -1,8 +1,7 @@
 // ScoredStack: a LoadBalancer made of weighted scorers (SPEC §6.7): drop ineligible candidates
-// (and those above the stack's load guard, balance/load_guard.h), sum weight x score over the scorers,
-// return the argmax (weighted_argmax.h); exact ties are
-// broken uniformly at random, or first by the fewest requests served through the stack
-// (TieBreak::kFewestServed). The stack strategies of balance/stacks.h (pipeline,
+// (and those above the stack's load guard, balance/load_guard.h), sum weight x score over the
+// scorers, return the argmax (weighted_argmax.h); exact ties are broken uniformly at random, or
+// first by the fewest requests served through the stack (TieBreak::kFewestServed). The stack strategies of balance/stacks.h (pipeline,
 // predicted_latency, lora_aware, cheapest, fastest, precise_cache_aware, lmcache_aware) are built
 // as stacks. Asked to explain (ctx.explain), it records each scorer's weighted contribution per
 // eligible candidate under the scorer's name, and the total.

@@ -7,8 +7,8 @@
 //   - otherwise the cheapest scores 1 and the rest, by Scale:
 //       kMinMax: the dearest 0, the rest linearly between (all equal: all 1);
 //       kRatioToBest: (cheapest + 1) / (cost + 1), so a cost 5% above the cheapest scores about
-//       0.95 and a near-tie stays a near-tie, for the stack's least-load scorer to settle. For
-//       latencies in ms, where min-max would turn 300 against 310 ms into 1 against 0 and send
+//       0.95 and a near-tie stays a near-tie, for the stack's least-load scorer to settle.
+//       `fastest` ranks with it: min-max would turn 300 against 310 ms into 1 against 0 and send
 //       every request to whichever engine measured a few ms better (SPEC §6.16);
 //   - an eligible candidate whose cost is unknown scores the mean of the known scores: it is
 //     neither favoured nor penalised against the known ones as a group (a new instance is
@@ -25,9 +25,10 @@
 
 namespace rolter {
 
+enum class Scale { kMinMax, kRatioToBest };
+
 // On entry values[i] is candidate i's cost, NaN (or any non-finite value) when unknown; on return
 // it is candidate i's score in [0, 1]. Ineligible candidates score 0 and never shape the range.
-enum class Scale { kMinMax, kRatioToBest };
 void score_lower_is_better(std::span<double> values, Eligible eligible,
                            Scale scale = Scale::kMinMax);
 
