@@ -10,13 +10,13 @@
 #include <charconv>
 #include <condition_variable>
 #include <ctime>
-#include <mutex>
 #include <optional>
 
 #include "collect/follow/backoff.h"
 #include "collect/follow/control_plane_client.h"
-#include "collect/loop/background_loop.h"
 #include "collect/follow/saved_snapshot.h"
+#include "collect/loop/background_loop.h"
+#include "common/mutex.h"
 #include "observe/metrics.h"
 #include "upstream/upstream_connection.h"
 
@@ -128,9 +128,9 @@ struct SnapshotFollower::Impl {
   std::atomic<uint64_t> seen{0};
   std::atomic<bool> up{false};
   std::atomic<uint64_t> updated{0}, not_modified{0}, rejected{0}, errors{0};
-  mutable std::mutex mu;
-  mutable std::condition_variable first;
-  bool serving_any = false;  // guarded by mu
+  mutable Mutex mu;
+  mutable std::condition_variable first;  // notified when serving_any becomes true
+  bool serving_any GUARDED_BY(mu) = false;
 
   bool saved_tried = false;  // the controlling thread's
   bool saved_applied = false;
@@ -168,7 +168,7 @@ std::vector<std::string> SnapshotFollower::Impl::apply_guarded(const std::string
 void SnapshotFollower::Impl::serve(uint64_t version) {
   serving.store(version);
   set(instruments.version, static_cast<double>(version));
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   serving_any = true;
   first.notify_all();
 }
@@ -344,8 +344,9 @@ uint64_t SnapshotFollower::serving_version() const { return impl_->serving.load(
 uint64_t SnapshotFollower::seen_version() const { return impl_->seen.load(); }
 
 bool SnapshotFollower::wait_first(std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(impl_->mu);
-  return impl_->first.wait_for(lock, timeout, [&] { return impl_->serving_any; });
+  MutexLock lock(impl_->mu);
+  return lock.wait_for(impl_->first, timeout,
+                       [&]() REQUIRES(impl_->mu) { return impl_->serving_any; });
 }
 
 SnapshotFollower::Counts SnapshotFollower::counts() const {

@@ -5,12 +5,12 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "collect/kv_events/kv_subscriber.h"
 #include "collect/loop/background_loop.h"
 #include "collect/loop/snapshot_changes.h"
+#include "common/mutex.h"
 #include "fleet/load_tracker.h"
 #include "observe/metrics.h"
 #include "snapshot/snapshot_store.h"
@@ -50,8 +50,9 @@ struct KvEventService::Impl {
   const Clock& clock;
   zmq::context_t context{1};  // before the subscriptions: their sockets close first
   SnapshotChanges changes;
-  mutable std::mutex mu;
-  std::map<InstanceState*, Subscription> subscriptions;  // guarded by mu (written by the loop)
+  mutable Mutex mu;
+  // Written by the loop; read by subscribed() from any thread.
+  std::map<InstanceState*, Subscription> subscriptions GUARDED_BY(mu);
   BackgroundLoop background;  // last: its pending work goes before what it uses
 
   Task<void> run();
@@ -96,7 +97,7 @@ void KvEventService::Impl::subscribe(InstanceState& state, const KvEventsConfig&
   subscriber->start();
   Subscription subscription{.config = config, .subscriber = std::move(subscriber)};
   if (metrics != nullptr) subscription.instruments = metrics->kv_events(state.identity);
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   subscriptions.insert_or_assign(&state, std::move(subscription));
 }
 
@@ -118,7 +119,7 @@ void KvEventService::Impl::refresh() {
   if (snapshot) wanted = wanted_by(*snapshot);
   std::vector<InstanceState*> leaving;
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     for (auto& [state, subscription] : subscriptions) {
       auto it = wanted.find(state);
       if (it == wanted.end() || !same_config(it->second, subscription.config)) {
@@ -131,7 +132,7 @@ void KvEventService::Impl::refresh() {
                  wanted.count(state) ? "kv_events changed; resubscribing" : "no longer subscribed");
     Subscription subscription;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       auto node = subscriptions.extract(state);
       subscription = std::move(node.mapped());
     }
@@ -140,7 +141,7 @@ void KvEventService::Impl::refresh() {
   for (const auto& [state, config] : wanted) {
     bool running = false;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       running = subscriptions.count(state) != 0;
     }
     if (!running) subscribe(*state, config, snapshot->metrics());
@@ -148,7 +149,7 @@ void KvEventService::Impl::refresh() {
 }
 
 void KvEventService::Impl::sync_metrics() {
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   for (const auto& [state, subscription] : subscriptions) {
     if (!subscription.instruments) continue;
     Metrics::sync_kv_events(*subscription.instruments, counts_of(state->kv));
@@ -169,7 +170,7 @@ Task<void> KvEventService::Impl::run() {
 void KvEventService::Impl::stop_all() {
   std::map<InstanceState*, Subscription> all;
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     all = std::move(subscriptions);
     subscriptions.clear();
   }
@@ -193,7 +194,7 @@ void KvEventService::stop() {
 }
 
 size_t KvEventService::subscribed() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->subscriptions.size();
 }
 
