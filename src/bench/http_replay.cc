@@ -8,6 +8,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <charconv>
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -101,6 +102,14 @@ std::optional<double> metric_sum(const std::string& text, std::string_view name)
   return sum;
 }
 
+// rolter-sim's x-sim-engine header: the index of the engine that answered; nullopt when absent.
+std::optional<size_t> engine_of(std::string_view header) {
+  size_t value = 0;
+  const auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), value);
+  if (header.empty() || ec != std::errc() || end != header.data() + header.size()) return std::nullopt;
+  return value;
+}
+
 class HttpReplay {
  public:
   HttpReplay(std::span<const TraceRequest> trace, const HttpTarget& target, const HttpOptions& o,
@@ -117,6 +126,9 @@ class HttpReplay {
       if (!gw) return tl::unexpected(gw.error());
       gateways_.push_back(Gateway{.endpoint = *gw});
     }
+    // Which engine served each request, from rolter-sim's x-sim-engine header (rolter relays it),
+    // for the 60 s window imbalance.
+    samples_.assigned = WindowedImbalance(target_.engine_urls.size());
     const auto served_before = scrape_gateway_requests();
     auto before = scrape_prefix_counters();
 
@@ -329,6 +341,7 @@ class HttpReplay {
       release(gateway, std::move(stream), outcome.reusable);
       if (!(reused && outcome.nothing_received)) break;
     }
+    if (outcome.ok && outcome.engine) samples_.assigned.add(offset_ms, *outcome.engine);
     finish_request(tr, outcome, sent);
   }
 
@@ -337,6 +350,7 @@ class HttpReplay {
     bool reusable = false;
     bool nothing_received = false;
     std::optional<double> ttft_ms;
+    std::optional<size_t> engine;  // the rolter-sim engine that answered (x-sim-engine)
     uint64_t prompt_tokens = 0;
     uint64_t cached_tokens = 0;
     uint64_t completion_tokens = 0;
@@ -364,6 +378,7 @@ class HttpReplay {
       co_return out;
     }
     const int status = parser.get().result_int();
+    out.engine = engine_of(parser.get()["x-sim-engine"]);
     std::string pending;  // SSE bytes not yet split into lines
     bool done_marker = false, usage_seen = false;
     std::vector<char> chunk(kReadBuffer);

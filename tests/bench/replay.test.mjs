@@ -33,6 +33,9 @@ test('replay --spawn: a few hundred requests per strategy, no errors, a full rep
       assert.equal(s.requests, 240);
       assert.ok(s.hit_ratio >= 0 && s.hit_ratio <= 1);
       assert.ok(s.ttft_p50_ms > 0 && s.ttft_p99_ms >= s.ttft_p50_ms);
+      // Which engine served each request comes from the sim's x-sim-engine header, relayed.
+      assert.ok(s.window_imbalance_median >= 1 && s.window_imbalance_median <= 4,
+        `${s.strategy}: window imbalance ${s.window_imbalance_median}`);
     }
     // Plain chat requests, tokenised by the engines (tokenize = "engine"), matched against the
     // engines' KV events: conversations stay where their blocks are.
