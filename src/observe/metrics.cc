@@ -215,7 +215,22 @@ struct Metrics::Families {
                            .Name("rolter_adaptive_telemetry_posts_total")
                            .Help("Adaptive-routing telemetry posts to the control plane, by "
                                  "result (ok, error)")
-                           .Register(r)) {}
+                           .Register(r)),
+        snapshot_fetches(prometheus::BuildCounter()
+                             .Name("rolter_snapshot_fetches_total")
+                             .Help("Polls of the control plane for a snapshot, by result (updated, "
+                                   "not_modified, rejected, error)")
+                             .Register(r)),
+        snapshot_version(
+            prometheus::BuildGauge()
+                .Name("rolter_snapshot_version")
+                .Help("Version of the control plane's snapshot being served (0 = none)")
+                .Register(r)),
+        control_plane_up(
+            prometheus::BuildGauge()
+                .Name("rolter_control_plane_up")
+                .Help("1 after an answered poll of the control plane, 0 after a failed one")
+                .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -255,6 +270,9 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& adaptive_decisions GUARDED_BY(adaptive_mu);
   prometheus::Family<prometheus::Counter>& adaptive_target_picks GUARDED_BY(adaptive_mu);
   prometheus::Family<prometheus::Counter>& adaptive_posts;
+  prometheus::Family<prometheus::Counter>& snapshot_fetches;
+  prometheus::Family<prometheus::Gauge>& snapshot_version;
+  prometheus::Family<prometheus::Gauge>& control_plane_up;
 };
 
 Metrics::Metrics()
@@ -418,6 +436,26 @@ void Metrics::sync_kv_events(const KvEventInstruments& k, const KvEventCounts& c
 
 void Metrics::count_lmcache_failure(const LmcacheInstruments& l) {
   if (l.poll_failures != nullptr) l.poll_failures->Increment();
+}
+
+Metrics::SnapshotFollowerInstruments Metrics::snapshot_follower() {
+  static constexpr std::array<const char*, 4> kResults = {"updated", "not_modified", "rejected",
+                                                          "error"};
+  SnapshotFollowerInstruments s;
+  for (size_t i = 0; i < kResults.size(); ++i) {
+    s.fetches[i] = &families_->snapshot_fetches.Add({{"result", kResults[i]}});
+  }
+  s.version = &families_->snapshot_version.Add({});
+  s.up = &families_->control_plane_up.Add({});
+  s.up->Set(0);
+  return s;
+}
+
+void Metrics::count_snapshot_fetch(const SnapshotFollowerInstruments& s, SnapshotFetch outcome) {
+  if (auto* counter = s.fetches[static_cast<size_t>(outcome)]; counter != nullptr) {
+    counter->Increment();
+  }
+  if (s.up != nullptr) s.up->Set(outcome == SnapshotFetch::kError ? 0 : 1);
 }
 
 void Metrics::set_adaptive_score(std::string_view model, std::string_view target, double score) {

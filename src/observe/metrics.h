@@ -58,6 +58,11 @@
 //   adaptive_routing_target_picks_total{model,target,decision}
 //                                           the same per target
 //   adaptive_telemetry_posts_total{result}  telemetry posts to the control plane (ok, error)
+//   snapshot_fetches_total{result}          a gateway node's polls of the control plane for its
+//                                           configuration (updated, not_modified, rejected, error)
+//   snapshot_version                        the control plane's snapshot version the node serves
+//                                           (0 = none yet)
+//   control_plane_up                        1 after an answered poll, 0 after a failed one
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -128,6 +133,12 @@ class Metrics {
     std::array<prometheus::Counter*, 5> requests{};  // indexed by DecisionOutcome
     prometheus::Histogram* seconds = nullptr;
   };
+  enum class SnapshotFetch { kUpdated, kNotModified, kRejected, kError };
+  struct SnapshotFollowerInstruments {
+    std::array<prometheus::Counter*, 4> fetches{};  // indexed by SnapshotFetch
+    prometheus::Gauge* version = nullptr;
+    prometheus::Gauge* up = nullptr;
+  };
 
   Metrics();
   ~Metrics();
@@ -147,6 +158,8 @@ class Metrics {
   TokenizeInstruments tokenize(std::string_view provider);
   // A policy route that asks a decision service: the series of its calls.
   DecisionInstruments decision(std::string_view route);
+  // A gateway node that follows the control plane: the series of its polls (up starts at 0).
+  SnapshotFollowerInstruments snapshot_follower();
 
   void park(std::string_view instance, std::string_view reason);
   void auth_failure(std::string_view reason);
@@ -176,6 +189,8 @@ class Metrics {
   static void sync_kv_events(const KvEventInstruments& k, const KvEventCounts& counts);
   // One failed poll of an LMCache endpoint.
   static void count_lmcache_failure(const LmcacheInstruments& l);
+  // One poll of the control plane and how it ended; sets control_plane_up (0 after kError).
+  static void count_snapshot_fetch(const SnapshotFollowerInstruments& s, SnapshotFetch outcome);
 
   // Sets an adaptive route's blended score of one target (SPEC §6.10).
   void set_adaptive_score(std::string_view model, std::string_view target, double score);

@@ -44,4 +44,21 @@ std::string body_excerpt(std::string_view body, size_t max) {
   return std::string(line);
 }
 
+std::string explain_reply(const ControlPlaneReply& reply, const NodeCredentials& node) {
+  const std::string status = "status " + std::to_string(reply.status);
+  if (refused_credentials(reply)) {
+    return status + ": the control plane refused the node token" +
+           (node.node_token.empty() ? " (ROLTER_NODE_TOKEN is not set)"
+            : reply.status == 401
+                ? " (is ROLTER_NODE_TOKEN the one the control plane gave this node?)"
+                : " (is the token meant for node '" + node.node_id + "'?)");
+  }
+  std::string excerpt = body_excerpt(reply.body);
+  // A body is the control plane's message; it never should, but must not echo the secret.
+  if (!node.node_token.empty() && excerpt.find(node.node_token) != std::string::npos) {
+    excerpt.clear();
+  }
+  return excerpt.empty() ? status : status + ": " + excerpt;
+}
+
 }  // namespace rolter

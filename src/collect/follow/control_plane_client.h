@@ -65,4 +65,14 @@ Task<tl::expected<ControlPlaneReply, std::string>> exchange_with_control_plane(
 // The first line of a body, cut to `max` bytes, for a log line.
 std::string body_excerpt(std::string_view body, size_t max = 200);
 
+// What an answer other than the one hoped for says, for a log line: "status 503: <the body's first
+// line>", or for 401/403 which token was refused and what to check. Never the token itself, even
+// when the body echoes it.
+std::string explain_reply(const ControlPlaneReply& reply, const NodeCredentials& node);
+
+// True for 401 and 403: the control plane refused the node's credentials.
+inline bool refused_credentials(const ControlPlaneReply& reply) {
+  return reply.status == 401 || reply.status == 403;
+}
+
 }  // namespace rolter

@@ -91,7 +91,7 @@ Task<void> NodeStatsReporter::Impl::report() {
   ++failed;
   if (!std::exchange(failing, true)) {
     spdlog::warn("node stats: posting to {}{} failed: {}; retrying every {} ms", endpoint->base_url,
-                 kStatsPath, reply ? "status " + std::to_string(reply->status) : reply.error(),
+                 kStatsPath, reply ? explain_reply(*reply, node) : reply.error(),
                  options.interval.count());
   }
 }

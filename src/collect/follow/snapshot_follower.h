@@ -3,16 +3,17 @@
 // The control plane publishes the effective configuration as a whole rolter.toml document with a
 // version. The follower long-polls `GET {control_plane}/internal/snapshot?version=N` (N = the last
 // version seen, 0 at first) on a thread of its own:
-//   200  the document and its version M (x-rolter-snapshot-version): `apply` builds and publishes
-//        it, as a file reload does. Applied: saved to `{state_dir}/snapshot.toml` (SavedSnapshot)
-//        and M is served. Rejected: every problem is logged, the old snapshot keeps serving, and
+//   200  the document and its version M (x-rolter-snapshot-version), offered to the
+//        SnapshotApplier: `apply` builds and publishes it, as a file reload does. Applied: saved
+//        to `{state_dir}/snapshot.toml` (SavedSnapshot) and M is served. Rejected: every problem is logged, the old snapshot keeps serving, and
 //        the next poll asks with version=M so the broken document is not sent again and again,
 //        while x-rolter-snapshot-version still names the version really served.
 //   304  nothing new (the control plane held the request up to ~30 s): ask again at once (but
 //        never sooner than 250 ms after the previous 304, should one come back at once).
 //   401/403, other answers, refused connections, timeouts: wait (Backoff: uniform up to a bound
 //        that doubles from backoff_min to backoff_max, reset by any answered poll) and ask
-//        again. The first failure of a run is logged, and the recovery; not every retry.
+//        again. The first failure of a run is logged, and the recovery; not every retry
+//        (FailureRun).
 //
 // Before the first poll, a saved document is applied (load_saved()), so a restarted node serves its
 // last configuration even while the control plane is down.
