@@ -8,9 +8,9 @@
 // `x-rolter-node-id`. A failed post is logged (once per run of failures) and counted; the next
 // tick tries again. Without a control plane nothing is sent; the gauges still follow.
 //
-// The pieces: collect_adaptive_samples() reads a snapshot (pure but for the clock's reading);
-// adaptive_telemetry_json() encodes; AdaptiveTelemetry is the thin I/O loop on its own thread
-// (a BackgroundLoop), posting with one_shot().
+// The pieces: collect_adaptive_samples() reads a snapshot (pure but for the clock's reading) and
+// adaptive_telemetry_json() encodes (adaptive_telemetry_json.h); AdaptiveTelemetry is the thin I/O
+// loop on its own thread (a BackgroundLoop), posting with one_shot().
 // Sampling reads only atomics and the route states' locks: the pick path pays nothing for it
 // beyond what AdaptiveRouteState documents.
 //
@@ -23,29 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "balance/adaptive/adaptive_balancer.h"
+#include "collect/adaptive_telemetry/adaptive_telemetry_json.h"
 #include "common/clock.h"
 
 namespace rolter {
 
-class Snapshot;
 class SnapshotStore;
-
-// The samples of every adaptive pool (routes and groups) of `snapshot`, in pool order, at `now`.
-std::vector<AdaptiveRouteSample> collect_adaptive_samples(const Snapshot& snapshot,
-                                                          Clock::TimePoint now);
-
-// The document posted to the control plane:
-//   {"node_id": "...", "routes": [{"route": "m", "engaged": true, "served": 120,
-//     "decisions": {"blend": 100, "exploration": 4, "probe": 3, "fallback": 13},
-//     "policy": {"enabled": true, "latency_weight": 1, ...},
-//     "targets": [{"target": "a/m", "score": 1.5,
-//                  "components": {"latency": 1, "cost": 0.5, "load": 1},
-//                  "signals": {"latency_ms": 12.5, "price": 0.8, "in_flight": 0},
-//                  "picks": 60, "picks_by_decision": {...}, "seconds_since_last_pick": 0.4}]}]}
-// Unknown values (no latency sample, no price, never picked) are null.
-std::string adaptive_telemetry_json(const std::string& node_id,
-                                    const std::vector<AdaptiveRouteSample>& routes);
 
 class AdaptiveTelemetry {
  public:

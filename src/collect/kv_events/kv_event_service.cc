@@ -1,12 +1,13 @@
 #include "collect/kv_events/kv_event_service.h"
 
 #include <spdlog/spdlog.h>
-#include <zmq.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <zmq.hpp>
 
 #include <map>
 #include <string>
 
+#include "collect/kv_events/kv_streams_wanted.h"
 #include "collect/kv_events/kv_subscriber.h"
 #include "collect/loop/background_loop.h"
 #include "collect/loop/snapshot_changes.h"
@@ -22,12 +23,6 @@ namespace {
 // metrics: a reload that adds an instance is followed within this, and a scrape is at most this
 // late with a state change.
 constexpr std::chrono::milliseconds kTick{200};
-
-bool same_config(const KvEventsConfig& a, const KvEventsConfig& b) {
-  return a.endpoint == b.endpoint && a.replay_endpoint == b.replay_endpoint && a.topic == b.topic &&
-         a.block_size == b.block_size && a.max_blocks == b.max_blocks &&
-         a.stale_secs == b.stale_secs;
-}
 
 Metrics::KvEventCounts counts_of(const KvResidency& kv) {
   return {.state = static_cast<uint8_t>(kv.state.load(std::memory_order_relaxed)),
@@ -57,29 +52,11 @@ struct KvEventService::Impl {
 
   Task<void> run();
   void refresh();
-  std::map<InstanceState*, KvEventsConfig> wanted_by(const Snapshot& snapshot) const;
   void subscribe(InstanceState& state, const KvEventsConfig& config, Metrics* metrics);
   void unsubscribe(InstanceState& state, Subscription& subscription);
   void sync_metrics();
   void stop_all();
 };
-
-std::map<InstanceState*, KvEventsConfig> KvEventService::Impl::wanted_by(
-    const Snapshot& snapshot) const {
-  std::map<InstanceState*, KvEventsConfig> wanted;
-  for (const auto& provider : snapshot.config().providers) {
-    // The pin pool lists every instance of the provider once, in config order.
-    const RoutePool* pin = snapshot.provider_pool(provider.name);
-    if (pin == nullptr || pin->candidates.size() != provider.instances.size()) continue;
-    for (size_t k = 0; k < provider.instances.size(); ++k) {
-      const auto& kv_events = provider.instances[k].kv_events;
-      if (kv_events && !kv_events->endpoint.empty()) {
-        wanted.emplace(pin->candidates[k].state, *kv_events);
-      }
-    }
-  }
-  return wanted;
-}
 
 void KvEventService::Impl::subscribe(InstanceState& state, const KvEventsConfig& config,
                                      Metrics* metrics) {
@@ -115,37 +92,30 @@ void KvEventService::Impl::refresh() {
   auto next = changes.next();
   if (!next) return;
   const std::shared_ptr<const Snapshot>& snapshot = *next;
-  std::map<InstanceState*, KvEventsConfig> wanted;
-  if (snapshot) wanted = wanted_by(*snapshot);
-  std::vector<InstanceState*> leaving;
+  const KvStreamsWanted wanted = snapshot ? kv_streams_wanted(*snapshot) : KvStreamsWanted{};
+  std::vector<std::pair<InstanceState*, Subscription>> leaving;
+  std::vector<std::pair<InstanceState*, KvEventsConfig>> joining;
   {
     MutexLock lock(mu);
-    for (auto& [state, subscription] : subscriptions) {
-      auto it = wanted.find(state);
-      if (it == wanted.end() || !same_config(it->second, subscription.config)) {
-        leaving.push_back(state);
+    for (auto it = subscriptions.begin(); it != subscriptions.end();) {
+      auto want = wanted.find(it->first);
+      if (want != wanted.end() && same_kv_events_config(want->second, it->second.config)) {
+        ++it;
+        continue;
       }
+      leaving.emplace_back(it->first, std::move(it->second));
+      it = subscriptions.erase(it);
+    }
+    for (const auto& [state, config] : wanted) {
+      if (subscriptions.count(state) == 0) joining.emplace_back(state, config);
     }
   }
-  for (InstanceState* state : leaving) {
+  for (auto& [state, subscription] : leaving) {
     spdlog::info("kv events: {}: {}", state->identity,
                  wanted.count(state) ? "kv_events changed; resubscribing" : "no longer subscribed");
-    Subscription subscription;
-    {
-      MutexLock lock(mu);
-      auto node = subscriptions.extract(state);
-      subscription = std::move(node.mapped());
-    }
     unsubscribe(*state, subscription);
   }
-  for (const auto& [state, config] : wanted) {
-    bool running = false;
-    {
-      MutexLock lock(mu);
-      running = subscriptions.count(state) != 0;
-    }
-    if (!running) subscribe(*state, config, snapshot->metrics());
-  }
+  for (const auto& [state, config] : joining) subscribe(*state, config, snapshot->metrics());
 }
 
 void KvEventService::Impl::sync_metrics() {
