@@ -16,6 +16,7 @@
 #include "collect/health/health_checker.h"
 #include "collect/kv_events/kv_event_service.h"
 #include "collect/lmcache/lmcache_poller.h"
+#include "collect/shared_prefixes/shared_prefix_stream.h"
 #include "config/url.h"
 #include "observe/metrics.h"
 #include "server/server.h"
@@ -57,6 +58,7 @@ struct DataPlane::Parts {
   std::unique_ptr<KvEventService> kv_events;
   std::unique_ptr<LmcachePoller> lmcache;
   std::unique_ptr<AdaptiveTelemetry> telemetry;
+  std::unique_ptr<SharedPrefixStream> shared_prefixes;
 };
 
 DataPlane::DataPlane(SnapshotStore& store, LoadTracker& tracker, Metrics& metrics)
@@ -112,6 +114,9 @@ void DataPlane::start(bool services, const TelemetryTarget& telemetry) {
   parts_->kv_events->start();
   parts_->lmcache = std::make_unique<LmcachePoller>(store_);
   parts_->lmcache->start();
+  parts_->shared_prefixes =
+      std::make_unique<SharedPrefixStream>(store_, tracker_.prefix_sharing());
+  parts_->shared_prefixes->start();
   parts_->telemetry = std::make_unique<AdaptiveTelemetry>(
       store_, AdaptiveTelemetry::Options{
                   .control_plane = telemetry.control_plane,
@@ -133,6 +138,7 @@ void DataPlane::stop(std::chrono::milliseconds drain) {
   if (parts_->kv_events) parts_->kv_events->stop();
   if (parts_->lmcache) parts_->lmcache->stop();
   if (parts_->telemetry) parts_->telemetry->stop();
+  if (parts_->shared_prefixes) parts_->shared_prefixes->stop();
   parts_->server->stop();
 }
 

@@ -17,8 +17,10 @@ tl::expected<std::function<void()>, std::vector<std::string>> SnapshotPublisher:
     for (const auto& error : loaded.error()) problems.push_back(error.to_string());
     return tl::unexpected(std::move(problems));
   }
-  auto snapshot =
-      build_snapshot(std::move(loaded->config), tracker_, BalancerDeps{}, version, metrics_);
+  // Prefix trees are shared with the other gateway nodes only when [shared_state] says how.
+  BalancerDeps deps;
+  if (!loaded->config.shared_state.redis_url.empty()) deps.sharing = &tracker_.prefix_sharing();
+  auto snapshot = build_snapshot(std::move(loaded->config), tracker_, deps, version, metrics_);
   if (!snapshot) {
     for (const auto& error : snapshot.error()) problems.push_back(source_name_ + ": " + error);
     return tl::unexpected(std::move(problems));

@@ -19,10 +19,17 @@
 
 namespace rolter {
 
+class PrefixSharing;
+
 // What strategies may depend on. Both must outlive every balancer built with them.
 struct BalancerDeps {
   Random* random = &default_random();
   const Clock* clock = &default_clock();
+  // Where prefix trees share what they learn with the other gateway nodes (SPEC §6.17); null =
+  // not shared. Must outlive every balancer built with it.
+  PrefixSharing* sharing = nullptr;
+  // The pool being built (its route, group or pinned provider), naming its shared trees.
+  std::string_view pool;
 };
 
 // A pipeline route's scorers and weights ([routes.pipeline]); empty = the default stack.

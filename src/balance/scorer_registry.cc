@@ -32,6 +32,10 @@ template <typename T>
 Made from_candidate_count(const ScorerDeps& deps) {
   return std::make_unique<T>(deps.candidates.size());
 }
+Made shared_prefix_affinity(const ScorerDeps& deps) {
+  return std::make_unique<PrefixAffinityScorer>(deps.candidates, deps.sharing,
+                                                std::string(deps.shared_tree));
+}
 template <typename T>
 Made from_clock(const ScorerDeps& deps) {
   return std::make_unique<T>(*deps.clock);
@@ -47,7 +51,7 @@ constexpr Registration kScorers[] = {
     {"session_affinity", &from_clock<SessionAffinityScorer>},
     {"static_weight", &from_candidates<StaticWeightScorer>},
     {"least_load", &from_nothing<LeastLoadScorer>},
-    {"prefix_affinity", &from_candidate_count<PrefixAffinityScorer>},
+    {"prefix_affinity", &shared_prefix_affinity},
     {"predicted_latency", &from_candidates<PredictedLatencyScorer>},
     {"fastest", &from_candidates<LatencyScorer>},
     {"cheapest", &from_candidates<PriceScorer>},

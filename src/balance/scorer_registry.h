@@ -20,12 +20,18 @@
 
 namespace rolter {
 
+class PrefixSharing;
+
 // What scorers may be built from. The candidate list is read during make_scorer() only (scorers
 // copy what they need); random and clock must outlive the scorer. Null means the process default.
 struct ScorerDeps {
   std::span<const CandidateSpec> candidates;
   Random* random = &default_random();
   const Clock* clock = &default_clock();
+  // Where a prefix_affinity scorer shares its tree with the other gateway nodes, and under which
+  // name (balance/prefix/prefix_sharing.h); null = not shared.
+  PrefixSharing* sharing = nullptr;
+  std::string_view shared_tree;
 };
 
 // The scorer registered under `name`, built for deps.candidates; nullptr for an unknown name.

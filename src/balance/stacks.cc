@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "balance/scored_stack.h"
+#include "balance/prefix/prefix_sharing.h"
 #include "balance/scorer_registry.h"
 #include "common/join.h"
 #include "balance/strategy_names.h"
@@ -79,7 +80,12 @@ StackResult build_stack(std::string_view name, std::span<const CandidateSpec> ca
                         LoadGuard guard = LoadGuard::kNone) {
   if (auto problem = check_layers(layers)) return tl::unexpected(std::move(*problem));
   Random& random = deps.random != nullptr ? *deps.random : default_random();
-  const ScorerDeps scorer_deps{.candidates = candidates, .random = &random, .clock = deps.clock};
+  const std::string shared_tree = shared_tree_name(deps.pool, name);
+  const ScorerDeps scorer_deps{.candidates = candidates,
+                               .random = &random,
+                               .clock = deps.clock,
+                               .sharing = deps.sharing,
+                               .shared_tree = shared_tree};
   std::vector<ScoredStack::Entry> entries;
   entries.reserve(layers.size());
   for (const Layer& layer : layers) {

@@ -6,6 +6,7 @@
 
 #include "balance/adaptive/adaptive_balancer.h"
 #include "balance/policy/policy_factory.h"
+#include "balance/prefix/prefix_sharing.h"
 #include "balance/stacks.h"
 #include "balance/strategies/cache_aware.h"
 #include "balance/strategies/consistent_hash.h"
@@ -68,7 +69,9 @@ const std::array<StrategyInfo, 16> kRegistry = {{
     {.name = strategy::kCacheAware,
      .summary = "Approximate prefix affinity, with a load guard.",
      .make = [](Specs c, const BalancerDeps& d, const RouteSettings&) -> Made {
-       return std::make_unique<CacheAwareBalancer>(c.size(), random_of(d));
+       auto balancer = std::make_unique<CacheAwareBalancer>(c.size(), random_of(d));
+       balancer->share(d.sharing, shared_tree_name(d.pool, strategy::kCacheAware), c);
+       return balancer;
      }},
     {.name = strategy::kPipeline,
      .summary = "A weighted stack of scorers; the best total wins.",

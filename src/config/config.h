@@ -172,6 +172,20 @@ struct AdaptiveRoutingConfig {
   uint32_t min_samples = 50;
 };
 
+// [shared_state] (SPEC §6.17): what the prefix trees of several gateway nodes learn, shared through
+// a Redis stream. An empty redis_url shares nothing.
+struct SharedStateConfig {
+  std::string redis_url;           // redis://host[:port][/db] or unix:///path
+  std::string redis_password_env;  // AUTH with the value of this variable; empty = no AUTH
+  std::string key = "rolter:prefixes";  // the stream; nodes sharing one fleet use the same key
+  // Entries the stream keeps (XADD MAXLEN ~): each is a prompt of at most 32 KiB, so 10,000 is at
+  // most about 320 MB in Redis, and some minutes of a busy fleet's conversations.
+  uint64_t max_entries = 10000;
+  // Entries a node reads back when it starts or reloads, so its new trees know what the fleet
+  // served lately.
+  uint64_t replay_entries = 2000;
+};
+
 struct HealthConfig {
   uint64_t interval_ms = 5000;
   uint64_t timeout_ms = 1000;
@@ -201,6 +215,7 @@ struct Config {
   std::vector<ProviderGroupConfig> provider_groups;
   std::vector<KeyConfig> keys;
   AdaptiveRoutingConfig adaptive_routing;
+  SharedStateConfig shared_state;
   HealthConfig health;
   BreakerConfig breaker;
   RetryConfig retry;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "config/toml_reader.h"
+#include "config/url.h"
 
 namespace rolter::config_internal {
 namespace {
@@ -304,6 +305,21 @@ void read_adaptive(TableReader& in, AdaptiveRoutingConfig& out) {
   in.finish();
 }
 
+void read_shared_state(TableReader& in, SharedStateConfig& out, Diagnostics& diag) {
+  in.read("redis_url", out.redis_url);
+  in.read("redis_password_env", out.redis_password_env);
+  in.read("key", out.key);
+  in.read("max_entries", out.max_entries, 1);
+  in.read("replay_entries", out.replay_entries, 0);
+  in.finish();
+  if (!out.redis_url.empty()) {
+    if (auto address = parse_redis_url(out.redis_url); !address) {
+      diag.error("shared_state.redis_url", address.error());
+    }
+  }
+  if (out.key.empty()) diag.error("shared_state.key", "must not be empty");
+}
+
 void read_health(TableReader& in, HealthConfig& out) {
   in.read("interval_ms", out.interval_ms, kAtLeastOne);
   in.read("timeout_ms", out.timeout_ms, kAtLeastOne);
@@ -377,6 +393,8 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
   in.for_each_table("keys", [&](TableReader& key_in) { config.keys.push_back(read_key(key_in)); });
   section(in, "adaptive_routing", diag,
           [&](TableReader& t) { read_adaptive(t, config.adaptive_routing); });
+  section(in, "shared_state", diag,
+          [&](TableReader& t) { read_shared_state(t, config.shared_state, diag); });
   section(in, "health", diag, [&](TableReader& t) { read_health(t, config.health); });
   section(in, "breaker", diag, [&](TableReader& t) { read_breaker(t, config.breaker); });
   section(in, "retry", diag, [&](TableReader& t) { read_retry(t, config.retry, diag); });

@@ -1,5 +1,7 @@
 #include "config/url.h"
 
+#include <optional>
+
 #include <cctype>
 
 namespace rolter {
@@ -133,6 +135,64 @@ tl::expected<HostPort, std::string> parse_host_port(std::string_view text, bool 
   if (!port) return tl::unexpected(port.error());
   if (*port == 0 && !allow_port_zero) return tl::unexpected(std::string("port 0 is not allowed"));
   return HostPort{std::move(parts->first), static_cast<uint16_t>(*port)};
+}
+
+tl::expected<RedisAddress, std::string> parse_redis_url(std::string_view text) {
+  auto number = [](std::string_view digits, uint64_t max) -> std::optional<uint64_t> {
+    if (digits.empty() || digits.size() > 10) return std::nullopt;
+    uint64_t value = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + static_cast<uint64_t>(c - '0');
+    }
+    if (value > max) return std::nullopt;
+    return value;
+  };
+  RedisAddress address;
+  constexpr std::string_view kUnix = "unix://";
+  constexpr std::string_view kRedis = "redis://";
+  if (text.substr(0, kUnix.size()) == kUnix) {
+    std::string_view rest = text.substr(kUnix.size());
+    if (const size_t q = rest.find('?'); q != std::string_view::npos) {
+      const std::string_view query = rest.substr(q + 1);
+      rest = rest.substr(0, q);
+      const auto db = query.substr(0, 3) == "db=" ? number(query.substr(3), 1u << 20)
+                                                  : std::optional<uint64_t>{};
+      if (!db)
+        return tl::unexpected(std::string("the only query a unix:// URL takes is ?db=<number>"));
+      address.db = static_cast<uint32_t>(*db);
+    }
+    if (rest.empty() || rest.front() != '/') {
+      return tl::unexpected(
+          std::string("a unix:// URL names an absolute socket path (unix:///run/redis.sock)"));
+    }
+    address.socket_path = std::string(rest);
+    return address;
+  }
+  if (text.substr(0, kRedis.size()) != kRedis) {
+    return tl::unexpected(
+        std::string("expected redis://host[:port][/db] or unix:///path/to/socket"));
+  }
+  std::string_view rest = text.substr(kRedis.size());
+  if (rest.find('@') != std::string_view::npos) {
+    return tl::unexpected(
+        std::string("credentials do not belong in the URL: use redis_password_env"));
+  }
+  if (const size_t slash = rest.find('/'); slash != std::string_view::npos) {
+    const auto db = number(rest.substr(slash + 1), 1u << 20);
+    if (!db) return tl::unexpected(std::string("the path of a redis:// URL is a database number"));
+    address.db = static_cast<uint32_t>(*db);
+    rest = rest.substr(0, slash);
+  }
+  const size_t bracket = rest.find(']');
+  const size_t colon = rest.rfind(':');
+  const bool has_port = colon != std::string_view::npos &&
+                        (bracket == std::string_view::npos ? rest.front() != '[' : colon > bracket);
+  auto host_port = parse_host_port(has_port ? rest : std::string(rest) + ":6379", false);
+  if (!host_port) return tl::unexpected(host_port.error());
+  address.host = std::move(host_port->host);
+  address.port = host_port->port;
+  return address;
 }
 
 }  // namespace rolter

@@ -42,6 +42,16 @@ struct HostPort {
   uint16_t port = 0;
 };
 
+// Where a Redis server listens: `redis://host[:port][/db]` (port 6379, db 0 by default) or
+// `unix:///path/to/redis.sock[?db=N]`.
+struct RedisAddress {
+  std::string host;         // empty for a Unix socket
+  uint16_t port = 6379;
+  std::string socket_path;  // set for unix://
+  uint32_t db = 0;
+};
+tl::expected<RedisAddress, std::string> parse_redis_url(std::string_view text);
+
 // Parses "host:port" or "[v6]:port". Port 0 is accepted only when `allow_port_zero` (a listener
 // asking the OS for a free port).
 tl::expected<HostPort, std::string> parse_host_port(std::string_view text, bool allow_port_zero);

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "balance/prefix/prefix_sharing.h"
 #include "balance/adaptive/adaptive_route_state.h"
 #include "balance/evidence/instance_evidence.h"
 #include "balance/lmcache_signal.h"
@@ -75,6 +76,10 @@ class LoadTracker final : public FleetView {
     for (const auto& state : adaptive_routes_) fn(state);
   }
 
+  // Where the prefix trees of this node's balancers meet the other gateway nodes' (SPEC §6.17):
+  // it outlives reloads, as the trees' names do.
+  PrefixSharing& prefix_sharing() { return prefix_sharing_; }
+
   // Calls fn(const InstanceState&) for every instance, under the tracker's lock (for scrapes).
   template <typename Fn>
   void for_each(Fn&& fn) const EXCLUDES(mu_) {
@@ -92,6 +97,7 @@ class LoadTracker final : public FleetView {
   std::deque<InstanceState> states_ GUARDED_BY(mu_);  // deque: stable addresses
   std::unordered_map<std::string, InstanceState*> by_identity_ GUARDED_BY(mu_);
   std::deque<AdaptiveRouteState> adaptive_routes_ GUARDED_BY(mu_);  // deque: stable addresses
+  PrefixSharing prefix_sharing_;
 };
 
 // Counts one request's uncached prompt tokens in the instance's queued prefill work

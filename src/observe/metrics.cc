@@ -230,7 +230,16 @@ struct Metrics::Families {
             prometheus::BuildGauge()
                 .Name("rolter_control_plane_up")
                 .Help("1 after an answered poll of the control plane, 0 after a failed one")
-                .Register(r)) {}
+                .Register(r)),
+        shared_prefixes(prometheus::BuildCounter()
+                            .Name("rolter_shared_prefix_entries_total")
+                            .Help("Prefix insertions shared with the other gateway nodes through "
+                                  "the [shared_state] stream, by direction (sent, received)")
+                            .Register(r)),
+        shared_state_up(prometheus::BuildGauge()
+                            .Name("rolter_shared_state_up")
+                            .Help("1 while the [shared_state] stream is reachable, 0 when not")
+                            .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -273,6 +282,8 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& snapshot_fetches;
   prometheus::Family<prometheus::Gauge>& snapshot_version;
   prometheus::Family<prometheus::Gauge>& control_plane_up;
+  prometheus::Family<prometheus::Counter>& shared_prefixes;
+  prometheus::Family<prometheus::Gauge>& shared_state_up;
 };
 
 Metrics::Metrics()
@@ -457,6 +468,14 @@ void Metrics::count_snapshot_fetch(const SnapshotFollowerInstruments& s, Snapsho
   }
   if (s.up != nullptr) s.up->Set(outcome == SnapshotFetch::kError ? 0 : 1);
 }
+
+void Metrics::count_shared_prefixes(uint64_t sent, uint64_t received) {
+  families_->shared_prefixes.Add({{"direction", "sent"}}).Increment(static_cast<double>(sent));
+  families_->shared_prefixes.Add({{"direction", "received"}})
+      .Increment(static_cast<double>(received));
+}
+
+void Metrics::set_shared_state_up(bool up) { families_->shared_state_up.Add({}).Set(up ? 1 : 0); }
 
 void Metrics::set_adaptive_score(std::string_view model, std::string_view target, double score) {
   families_->adaptive_score.Add({{"model", std::string(model)}, {"target", std::string(target)}})

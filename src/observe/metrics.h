@@ -63,6 +63,10 @@
 //   snapshot_version                        the control plane's snapshot version the node serves
 //                                           (0 = none yet)
 //   control_plane_up                        1 after an answered poll, 0 after a failed one
+//   shared_prefix_entries_total{direction}  prefix insertions shared through [shared_state]'s
+//                                           Redis stream: sent, received (from other nodes, or
+//                                           replayed)
+//   shared_state_up                         1 while that stream is reachable, 0 when it is not
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -189,6 +193,9 @@ class Metrics {
   static void sync_kv_events(const KvEventInstruments& k, const KvEventCounts& counts);
   // One failed poll of an LMCache endpoint.
   static void count_lmcache_failure(const LmcacheInstruments& l);
+  // Prefix insertions sent to and received from the shared stream, and whether it is reachable.
+  void count_shared_prefixes(uint64_t sent, uint64_t received);
+  void set_shared_state_up(bool up);
   // One poll of the control plane and how it ended; sets control_plane_up (0 after kError).
   static void count_snapshot_fetch(const SnapshotFollowerInstruments& s, SnapshotFetch outcome);
 

@@ -346,7 +346,9 @@ class SnapshotBuilder {
   // refuses the candidates (the error is collected).
   const RoutePool* finish(std::unique_ptr<RoutePool> pool, const std::vector<CandidateSpec>& specs,
                           const RouteSettings& settings = {}) {
-    auto balancer = make_balancer(pool->strategy, specs, deps_, settings);
+    BalancerDeps deps = deps_;
+    deps.pool = pool->name;
+    auto balancer = make_balancer(pool->strategy, specs, deps, settings);
     if (!balancer) {
       errors_.push_back(pool->name + ": " + balancer.error());
       return nullptr;

@@ -19,7 +19,9 @@ void PrefixAffinityScorer::score(const RouteContext& ctx, const Loads& loads, El
 }
 
 void PrefixAffinityScorer::observe(size_t index, const RouteContext& ctx) {
-  if (!ctx.prompt.empty()) tree_.insert(ctx.prompt, index);
+  if (ctx.prompt.empty()) return;
+  tree_.insert(ctx.prompt, index);
+  link_.publish(index, ctx.prompt);
 }
 
 }  // namespace rolter

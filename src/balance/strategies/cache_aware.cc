@@ -190,7 +190,15 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
 void CacheAwareBalancer::observe(size_t index, const RouteContext& ctx) {
   if (index >= count_) return;
   served_[index].fetch_add(1, std::memory_order_relaxed);
-  if (!ctx.prompt.empty()) tree_.insert(ctx.prompt, index);
+  if (ctx.prompt.empty()) return;
+  tree_.insert(ctx.prompt, index);
+  if (link_) link_->publish(index, ctx.prompt);
+}
+
+void CacheAwareBalancer::share(PrefixSharing* hub, std::string tree_name,
+                               std::span<const CandidateSpec> candidates) {
+  if (hub == nullptr) return;
+  link_ = std::make_unique<PrefixShareLink>(hub, std::move(tree_name), candidates, tree_);
 }
 
 }  // namespace rolter

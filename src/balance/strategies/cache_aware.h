@@ -36,6 +36,7 @@
 
 #include "balance/load_balancer.h"
 #include "balance/load_guard.h"
+#include "balance/prefix/prefix_sharing.h"
 #include "balance/prefix/prefix_tree.h"
 #include "common/random.h"
 #include "balance/strategy_names.h"
@@ -59,8 +60,13 @@ class CacheAwareBalancer final : public LoadBalancer {
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;
-  // Inserts ctx.prompt into the tree under `index`; an index out of range is ignored.
+  // Inserts ctx.prompt into the tree under `index`, and publishes it when the tree is shared; an
+  // index out of range is ignored.
   void observe(size_t index, const RouteContext& ctx) override;
+
+  // Shares the tree with the other gateway nodes through `hub` (null = not shared) under
+  // `tree_name`. Before the balancer is published.
+  void share(PrefixSharing* hub, std::string tree_name, std::span<const CandidateSpec> candidates);
 
   const PrefixTree& tree() const { return tree_; }
 
@@ -73,6 +79,8 @@ class CacheAwareBalancer final : public LoadBalancer {
   // are at low load: then the random tie-break of SPEC §6.6's "least loaded" would let the
   // engines' shares drift apart, window after window.
   std::unique_ptr<std::atomic<uint64_t>[]> served_;
+  // After tree_: detached before the tree goes.
+  std::unique_ptr<PrefixShareLink> link_;
 };
 
 }  // namespace rolter
