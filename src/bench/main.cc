@@ -53,6 +53,7 @@ struct ReplayArgs {
   std::string sim_control;
   bool spawn = false;
   size_t nodes = 1;
+  bool shared_state = false;
   bool engine_metrics_load = false;
   std::string bin_dir;
   std::string model_prefix = "bench-";
@@ -121,6 +122,7 @@ std::string describe_fleet(const ReplayArgs& a) {
     const size_t gateways = a.spawn ? a.nodes : split_list(a.gateway).size();
     if (gateways > 1) out << "; " << gateways << " gateway nodes, dealt round-robin";
     if (a.spawn && (a.engine_metrics_load || a.nodes > 1)) out << "; engine_metrics load";
+    if (a.spawn && a.shared_state) out << "; [shared_state] through redis-server";
   }
   return out.str();
 }
@@ -194,7 +196,8 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
                                      .model_prefix = a.model_prefix,
                                      .block_size = a.inproc.block_size,
                                      .nodes = a.nodes,
-                                     .engine_metrics_load = a.engine_metrics_load || a.nodes > 1});
+                                     .engine_metrics_load = a.engine_metrics_load || a.nodes > 1,
+                                     .shared_state = a.shared_state});
         if (!fleet) {
           std::fprintf(stderr, "rolter-bench: %s\n", fleet.error().c_str());
           return 1;
@@ -323,6 +326,9 @@ void add_http_options(CLI::App& replay, ReplayArgs& a) {
                    "dealt requests round-robin; more than 1 implies --engine-metrics-load")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  http->add_flag("--shared-state", a.shared_state,
+                 "With --spawn: start a redis-server and give the nodes [shared_state], so their "
+                 "prefix trees share what they learn");
   http->add_flag("--engine-metrics-load", a.engine_metrics_load,
                  "With --spawn: providers read load from the engines' /metrics "
                  "(load_source = \"engine_metrics\"), so every node sees one load");
@@ -420,6 +426,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "rolter-bench: HTTP mode needs --gateway URL or --spawn "
                    "(or use --in-process)\n");
+      return 2;
+    }
+    if (a.shared_state && !a.spawn) {
+      std::fprintf(stderr,
+                   "rolter-bench: --shared-state starts a redis-server and needs --spawn; running "
+                   "gateways share through their own [shared_state]\n");
       return 2;
     }
     if (a.nodes > 1 && !a.spawn) {

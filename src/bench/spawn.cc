@@ -122,10 +122,16 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
   auto sim = start_sim(o, deadline);
   if (!sim) return tl::unexpected(sim.error());
   SpawnedFleet fleet{.engine_urls = std::move(sim->engine_urls), .control_url = sim->control_url};
+  std::string redis_url;
+  if (o.shared_state) {
+    auto redis = start_redis(deadline);
+    if (!redis) return tl::unexpected(redis.error());
+    redis_url = std::move(*redis);
+  }
   const std::string config = dir_ + "/rolter.toml";
   {
     std::ofstream f(config);
-    f << gateway_config(o, fleet.engine_urls, sim->kv_ports, sim->kv_replay_ports);
+    f << gateway_config(o, fleet.engine_urls, sim->kv_ports, sim->kv_replay_ports, redis_url);
   }
   auto gateways = start_gateways(config, o.nodes, deadline);
   if (!gateways) return tl::unexpected(gateways.error());
@@ -189,10 +195,12 @@ tl::expected<Spawner::Sim, std::string> Spawner::start_sim(const SpawnOptions& o
 
 std::string Spawner::gateway_config(const SpawnOptions& o, const std::vector<std::string>& engine_urls,
                                     const std::vector<int>& kv_ports,
-                                    const std::vector<int>& kv_replay_ports) {
+                                    const std::vector<int>& kv_replay_ports,
+                                    const std::string& redis_url) {
   std::ostringstream toml;
   toml << "[server]\nlisten = \"127.0.0.1:0\"\nfirst_byte_timeout_ms = 600000\n"
           "upstream_timeout_ms = 3600000\n\n";
+  if (!redis_url.empty()) toml << "[shared_state]\nredis_url = \"" << redis_url << "\"\n\n";
   for (size_t i = 0; i < engine_urls.size(); ++i) {
     toml << "[[providers]]\nname = \"engine-" << i << "\"\nbase_url = \"" << engine_urls[i]
          << "\"\ntokenize = \"engine\"\ntokenize_timeout_ms = 1000\n";
@@ -250,9 +258,30 @@ tl::expected<std::vector<std::string>, std::string> Spawner::start_gateways(
   return urls;
 }
 
+tl::expected<std::string, std::string> Spawner::start_redis(Deadline deadline) {
+  const std::string socket = dir_ + "/redis.sock";
+  redis_pid_ = spawn_child("/usr/bin/redis-server",
+                           {"--port", "0", "--unixsocket", socket, "--unixsocketperm", "700",
+                            "--save", "", "--appendonly", "no", "--dir", dir_},
+                           -1, dir_ + "/redis.out", dir_ + "/redis.err");
+  if (redis_pid_ < 0) return tl::unexpected(std::string("cannot start /usr/bin/redis-server"));
+  while (!std::filesystem::exists(socket)) {
+    if (exited(redis_pid_)) {
+      redis_pid_ = -1;
+      return tl::unexpected("redis-server exited: " + read_all(dir_ + "/redis.out"));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return tl::unexpected(std::string("redis-server did not listen in time"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return "unix://" + socket;
+}
+
 void Spawner::stop() {
   for (pid_t& pid : rolter_pids_) stop_child(pid);
   rolter_pids_.clear();
+  stop_child(redis_pid_);
   if (sim_stdin_ >= 0) {
     ::close(sim_stdin_);
     sim_stdin_ = -1;

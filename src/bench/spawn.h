@@ -47,6 +47,9 @@ struct SpawnOptions {
   // Providers read their load from the engines' /metrics (load_source = "engine_metrics"), so
   // every node sees one load, not only what it sent itself.
   bool engine_metrics_load = false;
+  // Starts a redis-server (on a Unix socket in the temporary directory) and gives the nodes
+  // [shared_state], so their prefix trees share what they learn (SPEC §6.17).
+  bool shared_state = false;
 };
 
 class Spawner {
@@ -79,7 +82,10 @@ class Spawner {
   static std::string gateway_config(const SpawnOptions& o,
                                     const std::vector<std::string>& engine_urls,
                                     const std::vector<int>& kv_ports,
-                                    const std::vector<int>& kv_replay_ports);
+                                    const std::vector<int>& kv_replay_ports,
+                                    const std::string& redis_url);
+  // Starts redis-server for [shared_state]; its URL (unix://...).
+  tl::expected<std::string, std::string> start_redis(Deadline deadline);
   // Starts `nodes` rolter serve on `config` and waits until each listens; their URLs.
   tl::expected<std::vector<std::string>, std::string> start_gateways(const std::string& config,
                                                                      size_t nodes,
@@ -88,6 +94,7 @@ class Spawner {
   std::string bin_dir_;
   std::string dir_;  // temporary directory for config and logs
   pid_t sim_pid_ = -1;
+  pid_t redis_pid_ = -1;
   std::vector<pid_t> rolter_pids_;
   int sim_stdin_ = -1;  // the sim exits when this closes
 };

@@ -99,5 +99,36 @@ TEST(ParseHostPort, Rejects) {
   EXPECT_FALSE(parse_host_port("[::1]4000", true));
 }
 
+TEST(ParseRedisUrl, AcceptsTcpAndUnixSockets) {
+  auto plain = parse_redis_url("redis://cache.internal");
+  ASSERT_TRUE(plain) << plain.error();
+  EXPECT_EQ(plain->host, "cache.internal");
+  EXPECT_EQ(plain->port, 6379);
+  EXPECT_EQ(plain->db, 0u);
+  auto full = parse_redis_url("redis://[::1]:7000/3");
+  ASSERT_TRUE(full) << full.error();
+  EXPECT_EQ(full->host, "::1");
+  EXPECT_EQ(full->port, 7000);
+  EXPECT_EQ(full->db, 3u);
+  auto v6 = parse_redis_url("redis://[::1]");
+  ASSERT_TRUE(v6) << v6.error();
+  EXPECT_EQ(v6->port, 6379);
+  auto unix_socket = parse_redis_url("unix:///run/redis/redis.sock?db=2");
+  ASSERT_TRUE(unix_socket) << unix_socket.error();
+  EXPECT_EQ(unix_socket->socket_path, "/run/redis/redis.sock");
+  EXPECT_TRUE(unix_socket->host.empty());
+  EXPECT_EQ(unix_socket->db, 2u);
+}
+
+TEST(ParseRedisUrl, RejectsWhatItCannotDial) {
+  EXPECT_FALSE(parse_redis_url("http://cache:6379"));
+  EXPECT_FALSE(parse_redis_url("redis://user:secret@cache:6379"));  // password_env instead
+  EXPECT_FALSE(parse_redis_url("redis://cache:6379/db"));
+  EXPECT_FALSE(parse_redis_url("redis://cache:70000"));
+  EXPECT_FALSE(parse_redis_url("redis://"));
+  EXPECT_FALSE(parse_redis_url("unix://relative.sock"));
+  EXPECT_FALSE(parse_redis_url("unix:///run/redis.sock?timeout=1"));
+}
+
 }  // namespace
 }  // namespace rolter
