@@ -9,6 +9,8 @@
 
 #include "balance/adaptive/adaptive_policy.h"
 #include "balance/adaptive/adaptive_route_state.h"
+#include "balance/lmcache_signal.h"
+#include "balance/policy/policy_settings.h"
 #include "balance/balancer_factory.h"
 #include "balance/evidence/instance_evidence.h"
 #include "balance/kv_match.h"
@@ -81,6 +83,13 @@ class KvFeed final : public sim::KvEventSink {
 
 // adaptive replays under its default policy, switched on: disabled, it is the pipeline stack.
 const AdaptivePolicy kReplayedAdaptivePolicy{.enabled = true};
+// policy replays with its built-in plugins (SPEC §7), equally weighted; there is no decision
+// service to ask, and the traces carry no session keys, so session affinity only breaks ties.
+const PolicySettings kReplayedPolicy{.least_inflight_weight = 1.0,
+                                     .session_affinity_weight = 1.0};
+// lmcache_aware reads each engine's occupancy as the LMCache poller would leave it: refreshed
+// once a second (virtual time), the poller's default interval.
+constexpr double kLmcachePollMs = 1000;
 
 class Replay {
  public:
@@ -89,6 +98,7 @@ class Replay {
         options_(o),
         rng_(o.seed),
         kv_(std::make_unique<KvResidency[]>(o.engines)),
+        lmcache_(std::make_unique<LmcacheSignal[]>(o.engines)),
         counters_(std::make_unique<LoadSignals[]>(o.engines)),
         evidence_(std::make_unique<InstanceEvidence[]>(o.engines)),
         requests_(trace.size()) {
@@ -108,7 +118,10 @@ class Replay {
           {.identity = "engine-" + std::to_string(i) + "/sim@inproc://" + std::to_string(i),
            .weight = 1.0,
            .evidence = &evidence_[i],
-           .kv = &kv_[i]});
+           .kv = &kv_[i],
+           .lmcache = &lmcache_[i]});
+      lmcache_[i].fresh.store(true);
+      lmcache_[i].available.store(true);
       pointers_.push_back(&counters_[i]);
     }
   }
@@ -116,7 +129,8 @@ class Replay {
   tl::expected<RunSamples, std::string> run(std::string_view strategy) {
     BalancerDeps deps{&rng_, &clock_};
     adaptive_state_ = std::make_unique<AdaptiveRouteState>(std::string(strategy));
-    const RouteSettings settings{.adaptive = &kReplayedAdaptivePolicy,
+    const RouteSettings settings{.policy = &kReplayedPolicy,
+                                 .adaptive = &kReplayedAdaptivePolicy,
                                  .adaptive_state = adaptive_state_.get()};
     auto lb = make_balancer(strategy, candidates_, deps, settings);
     if (!lb) return tl::unexpected(lb.error());
@@ -125,6 +139,7 @@ class Replay {
     Progress progress(std::string(strategy), trace_.size(), options_.progress);
     const double t0 = trace_.empty() ? 0 : static_cast<double>(trace_.front().timestamp_ms);
     next_sample_ms_ = 0;
+    next_lmcache_poll_ms_ = 0;
     for (size_t i = 0; i < trace_.size(); ++i) {
       const double at = (static_cast<double>(trace_[i].timestamp_ms) - t0) / options_.speedup;
       drain_until(at);
@@ -224,6 +239,12 @@ class Replay {
       samples_.add_imbalance_sample(max, static_cast<double>(sum) / engines_.size());
       next_sample_ms_ += options_.sample_ms;
     }
+    while (next_lmcache_poll_ms_ <= at_ms) {
+      for (size_t i = 0; i < engines_.size(); ++i) {
+        lmcache_[i].occupancy.store(engines_[i]->occupancy(), std::memory_order_relaxed);
+      }
+      next_lmcache_poll_ms_ += kLmcachePollMs;
+    }
   }
 
   void arrive(size_t i, double at_ms) {
@@ -280,6 +301,7 @@ class Replay {
   ManualClock clock_;
   // Before the engines, which report to the feeds until they are destroyed.
   std::unique_ptr<KvResidency[]> kv_;  // the gateway's KV index, per engine
+  std::unique_ptr<LmcacheSignal[]> lmcache_;  // what the LMCache poller would read, per engine
   std::vector<std::unique_ptr<KvFeed>> feeds_;
   std::vector<std::unique_ptr<sim::EngineModel>> engines_;
   std::vector<CandidateSpec> candidates_;
@@ -295,6 +317,7 @@ class Replay {
   RunSamples samples_;
   double now_ms_ = 0;
   double next_sample_ms_ = 0;
+  double next_lmcache_poll_ms_ = 0;
   double last_completion_ms_ = 0;
   uint64_t done_ = 0;
   uint64_t kv_decode_errors_ = 0;

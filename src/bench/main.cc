@@ -18,6 +18,7 @@
 #include "bench/overhead/run.h"
 #include "bench/report.h"
 #include "bench/spawn.h"
+#include "balance/strategy_names.h"
 #include "bench/synthetic.h"
 #include "bench/trace.h"
 #include "common/join.h"
@@ -156,8 +157,18 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
   std::vector<std::string> strategies = split_list(a.strategies);
   if (strategies.empty()) strategies = default_strategies();
   for (const auto& s : strategies) {
-    if (!rolter::is_known_strategy(s)) {
+    // Policy mode is a mode of its own in rolter.toml, not a strategy name; replays build it with
+    // its built-in plugins.
+    const bool policy = s == rolter::strategy::kPolicy;
+    if (!rolter::is_known_strategy(s) && !policy) {
       std::fprintf(stderr, "rolter-bench: unknown strategy \"%s\"\n", s.c_str());
+      return 2;
+    }
+    if (!a.in_process && (policy || s == rolter::strategy::kLmcacheAware)) {
+      std::fprintf(stderr,
+                   "rolter-bench: %s replays in-process only (--in-process): the simulated "
+                   "engines serve no LMCache endpoint and the spawned config has no policy route\n",
+                   s.c_str());
       return 2;
     }
   }
@@ -368,7 +379,10 @@ CLI::App* add_replay_command(CLI::App& app, ReplayArgs& a) {
                      "Comma-separated strategies, one replay each (default: every strategy that "
                      "needs no LMCache, telemetry or policy service; the KV-event ones read the "
                      "simulated engines' KV events). Known: " +
-                         known);
+                         known +
+                         ". --in-process also replays lmcache_aware (each engine's occupancy, "
+                         "read once a second), adaptive (its policy on) and policy (least "
+                         "in-flight and session affinity)");
   replay->add_option("--seed", a.seed,
                      "Seed for the balancer's randomness, the synthetic "
                      "generator and the sim");
