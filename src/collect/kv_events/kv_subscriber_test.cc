@@ -102,12 +102,13 @@ class KvSubscriberTest : public ::testing::Test {
   // the probe block until the subscriber holds it; then nothing later is lost.
   void join() {
     EXPECT_EQ(kv_.state.load(), KvStreamState::kDisconnected);
+    // The subscriber applies a batch to the index before it marks the stream live: wait for both.
     ASSERT_TRUE(wait_for([&] {
       publish({stored(kProbe, 0)});
       std::this_thread::sleep_for(milliseconds(5));
-      return kv_.index.contains(keys(kProbe, 1)[0]);
+      return kv_.index.contains(keys(kProbe, 1)[0]) &&
+             kv_.state.load() == KvStreamState::kLive;
     }));
-    EXPECT_EQ(kv_.state.load(), KvStreamState::kLive);
   }
   void publish(std::vector<KvEvent> events) { publisher_->publish(1.0, events, faults_); }
   // Publishes block i of kSeq in a batch of its own.
