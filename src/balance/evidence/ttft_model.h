@@ -45,6 +45,7 @@ class TtftModel {
   TtftModel();
 
   static constexpr int kFeatures = 4;  // 1, queue, queued prefill, uncached
+  static constexpr int kUncached = 3;  // the index of the uncached-tokens coefficient
 
   // One completed successful request: the queue it joined (load before its own increment), the
   // prefill queued there before it and the prefill it had to do there, in thousands of tokens,

@@ -16,6 +16,7 @@ namespace {
 
 struct Scratch {
   std::vector<double> estimate;  // NaN = unknown
+  std::vector<double> cost;      // what the pick ranks; NaN = unknown
   std::vector<double> uncached;
   std::vector<uint32_t> loads;
   std::vector<char> eligible;
@@ -24,6 +25,7 @@ struct Scratch {
 Scratch& scratch(size_t n) {
   thread_local Scratch s;
   s.estimate.resize(n);
+  s.cost.resize(n);
   s.uncached.resize(n);
   s.loads.resize(n);
   s.eligible.resize(n);
@@ -59,6 +61,7 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
     s.eligible[i] = eligible(i) ? 1 : 0;
     s.loads[i] = loads[i];
     s.estimate[i] = std::numeric_limits<double>::quiet_NaN();
+    s.cost[i] = s.estimate[i];
     if (!s.eligible[i]) continue;
     ++eligible_count;
     const Instance& inst = instances_[i];
@@ -77,6 +80,8 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
       if (s.eligible[i]) {
         s.estimate[i] =
             TtftModel::estimate(pooled, s.loads[i], loads.prefill_ktokens(i), s.uncached[i]);
+        s.cost[i] = s.estimate[i] + (KvCostBalancer::kUncachedWeight - 1) *
+                                        std::max(0.0, pooled[TtftModel::kUncached]) * s.uncached[i];
       }
     }
   }
@@ -84,16 +89,14 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
   double lowest = std::numeric_limits<double>::infinity();
   if (warm) {
     for (size_t i = 0; i < n; ++i) {
-      if (s.eligible[i]) lowest = std::min(lowest, s.estimate[i]);
+      if (s.eligible[i]) lowest = std::min(lowest, s.cost[i]);
     }
   }
   // Among the lowest estimates (every eligible candidate, while cold): the least loaded, then the
   // one that served the fewest, then at random.
   const size_t chosen = smallest_among(
-      n, [&](size_t i) { return s.eligible[i] && (!warm || s.estimate[i] == lowest); },
-      [&](size_t i) {
-        return std::pair(s.loads[i], served_[i].load(std::memory_order_relaxed));
-      },
+      n, [&](size_t i) { return s.eligible[i] && (!warm || s.cost[i] == lowest); },
+      [&](size_t i) { return std::pair(s.loads[i], served_[i].load(std::memory_order_relaxed)); },
       random_);
 
   if (ctx.explain != nullptr) {
@@ -103,10 +106,14 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
       explain.load(i, s.loads[i]);
       if (!s.eligible[i]) continue;
       explain.score(i, "uncached_ktokens", s.uncached[i]);
-      if (s.estimate[i] == s.estimate[i]) explain.score(i, "ttft_ms", s.estimate[i]);
+      if (s.estimate[i] == s.estimate[i]) {
+        explain.score(i, "ttft_ms", s.estimate[i]);
+        explain.score(i, "cost_ms", s.cost[i]);
+      }
     }
-    explain.reason(warm ? "lowest estimated time to first token wins"
-                        : "a candidate has fewer than 8 samples: least loaded wins");
+    explain.reason(warm
+                       ? "lowest cost wins: estimated time to first token, uncached tokens weighted"
+                       : "a candidate has fewer than 8 samples: least loaded wins");
   }
   return chosen;
 }

@@ -28,13 +28,19 @@
 // and learns an average cache benefit, kv_cost sees what each instance actually holds, so it
 // trades a longer queue for a larger cache hit exactly when the prefill saved is worth more.
 //
-// Pick: when every eligible candidate is warm (8 samples), the lowest estimate wins; equal
-// estimates (the same state on every engine, e.g. a new conversation on an idle fleet) go to the
-// least loaded, then to the one that served the fewest requests (observe()), then at random. Until
-// every eligible candidate is warm the least-loaded eligible candidate wins, with the same
-// tie-breaks, which also warms the cold ones. Honours eligibility: an ineligible candidate is never
-// returned and never makes the pick cold. With ctx.explain set it records per candidate "ttft_ms"
-// (the estimate) and "uncached_ktokens".
+// Pick: when every eligible candidate is warm (8 samples), the lowest cost wins: the estimate
+// plus (kUncachedWeight - 1) · a · uncached_ktokens_i, i.e. uncached tokens charged
+// kUncachedWeight times their prefill. A prompt's tokens are worth more than its own prefill where
+// they land: the conversation's next turns reuse them there, and a copy made elsewhere evicts
+// another conversation's. Charged at 1×, kv_cost kept 88% (conversation, as recorded) and 75%
+// (4×) of the pooled-cache bound; at 16×, 98.8% and 98.9%, with its TTFT p99 still the lowest of
+// every strategy (docs/benchmarks.md, "kv_cost at the bound"). Equal costs (the same state on every
+// engine, e.g. a new conversation on an idle fleet) go to the least loaded, then to the one that
+// served the fewest requests (observe()), then at random. Until every eligible candidate is warm
+// the least-loaded eligible candidate wins, with the same tie-breaks, which also warms the cold
+// ones. Honours eligibility: an ineligible candidate is never returned and never makes the pick
+// cold. With ctx.explain set it records per candidate "ttft_ms" (the estimate) and
+// "uncached_ktokens".
 //
 // Thread-safety: every method may be called concurrently; the models are read lock-free and the
 // indexes under their shared locks. Per-pick scratch lives in thread_local buffers that only
@@ -53,13 +59,16 @@
 
 #include "balance/candidate.h"
 #include "balance/load_balancer.h"
-#include "common/random.h"
 #include "balance/strategy_names.h"
+#include "common/random.h"
 
 namespace rolter {
 
 class KvCostBalancer final : public LoadBalancer {
  public:
+  // How many times its prefill an uncached token is charged in the pick (see above).
+  static constexpr double kUncachedWeight = 16;
+
   // `random` breaks ties and must outlive the balancer.
   KvCostBalancer(std::span<const CandidateSpec> candidates, Random& random);
 

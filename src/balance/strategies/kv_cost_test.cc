@@ -119,12 +119,14 @@ TEST(KvCostTest, TradesQueueForCacheByTheLearnedCosts) {
   for (size_t i = 0; i < 2; ++i) teach(fleet.evidence[i], 3000, 10 + i);
   const auto prompt = token_run(1, 2000);  // 2,000 tokens: 400 ms of prefill when uncached
   store_blocks(fleet.kv[0], prompt, 100);
-  // 0 holds it all: 20 + 30 q. 1 holds nothing: 20 + 400 = 420. 0 wins while 30 q < 400.
-  for (uint32_t q = 0; q <= 12; ++q) {
+  // 0 holds it all: 20 + 30 q. 1 holds nothing: its uncached tokens are charged kUncachedWeight
+  // times their prefill, 20 + 16 x 400 = 6,420. 0 wins while 30 q < 6,400, i.e. q <= 213.
+  static_assert(KvCostBalancer::kUncachedWeight == 16);
+  for (uint32_t q : {0u, 13u, 15u, 100u, 180u, 200u}) {
     LoadsFixture loads({q, 0});
     EXPECT_EQ(lb.pick(with_tokens(prompt), loads.view()), 0u) << q;
   }
-  for (uint32_t q = 15; q <= 20; ++q) {
+  for (uint32_t q : {230u, 260u, 400u}) {
     LoadsFixture loads({q, 0});
     EXPECT_EQ(lb.pick(with_tokens(prompt), loads.view()), 1u) << q;
   }
@@ -157,9 +159,10 @@ TEST(KvCostTest, ExplainsEstimates) {
   const std::vector<std::string> labels = {"a", "b"};
   const std::string json = explain.to_json("kv_cost", labels, 0);
   EXPECT_NE(json.find("\"ttft_ms\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"cost_ms\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"uncached_ktokens\":0"), std::string::npos) << json;
   EXPECT_NE(json.find("\"uncached_ktokens\":2"), std::string::npos) << json;
-  EXPECT_NE(json.find("lowest estimated time to first token"), std::string::npos) << json;
+  EXPECT_NE(json.find("lowest cost wins"), std::string::npos) << json;
 }
 
 }  // namespace
