@@ -337,6 +337,11 @@ TEST(LoadConfig, DefaultsApplied) {
   EXPECT_TRUE(c.keys[0].routes.empty());
   EXPECT_TRUE(c.keys[0].providers.empty());
 
+  EXPECT_TRUE(c.shared_state.redis_url.empty());  // nothing shared
+  EXPECT_EQ(c.shared_state.key, "rolter:prefixes");
+  EXPECT_EQ(c.shared_state.max_entries, 10000u);
+  EXPECT_EQ(c.shared_state.replay_entries, 2000u);
+
   EXPECT_FALSE(c.adaptive_routing.enabled);
   EXPECT_EQ(c.adaptive_routing.latency_weight, 1.0);
   EXPECT_EQ(c.adaptive_routing.cost_weight, 0.5);
@@ -679,6 +684,12 @@ TEST(LoadConfig, RangeErrors) {
        "between 100 and 599, got 99"},
       {minimal_plus("[adaptive_routing]\nexploration_ratio = 1.5  # <-\n"),
        "adaptive_routing.exploration_ratio", "between 0 and 1, got 1.5"},
+      {minimal_plus("[shared_state]\nmax_entries = 0  # <-\n"), "shared_state.max_entries",
+       "must be >= 1, got 0"},
+      {minimal_plus("[shared_state]\nredis_url = \"redis://u:pw@cache\"  # <-\n"),
+       "shared_state.redis_url", "credentials do not belong in the URL: use redis_password_env"},
+      {minimal_plus("[shared_state]\nredis_url = \"http://cache\"  # <-\n"),
+       "shared_state.redis_url", "expected redis://host[:port][/db] or unix:///path/to/socket"},
       {weighted_target("-0.5"), "routes[1].targets[0].weight", "must be finite and >= 0, got -0.5"},
       {minimal_plus(R"(
 [[provider_groups]]
