@@ -122,6 +122,7 @@ test('a node started later reads the recent prefixes back from the stream', asyn
 
 test('Redis going away costs the sharing, never a request', async (t) => {
   const redis = await startRedis();
+  t.after(() => redis.stop());  // stopped below; again here should the test fail first
   const { nodes } = await startNodes(t, 2, redis);
   await waitUntil(async () => (await gauge(nodes[0], 'rolter_shared_state_up')) === 1,
     { timeoutMs: 10000, what: 'the node to reach Redis' });

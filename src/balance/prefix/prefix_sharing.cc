@@ -8,10 +8,12 @@ namespace rolter {
 
 bool PrefixSharing::publish(std::string_view tree, std::string_view candidate,
                             std::string_view text) {
+  // The copy is made before the lock, so a request's worker holds it for a move, not a copy.
+  Insert insert{std::string(tree), std::string(candidate), std::string(text)};
   {
     MutexLock lock(outbox_mu_);
     if (outbox_.size() < max_outbox_) {
-      outbox_.push_back(Insert{std::string(tree), std::string(candidate), std::string(text)});
+      outbox_.push_back(std::move(insert));
       published_.fetch_add(1, std::memory_order_relaxed);
       return true;
     }

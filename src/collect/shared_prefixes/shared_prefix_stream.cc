@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/steady_timer.hpp>
 
-#include <atomic>
 #include <cstdlib>
 #include <optional>
 
@@ -72,7 +71,6 @@ struct SharedPrefixStream::Impl {
   std::unique_ptr<RedisClient> client;
   std::string last_id;  // the newest entry read
   FailureRun failures;
-  std::atomic<uint64_t> sent{0}, received{0}, replays{0}, failed{0};
   BackgroundLoop background;  // last
 
   Task<void> run();
@@ -104,7 +102,6 @@ void SharedPrefixStream::Impl::follow_config() {
 }
 
 void SharedPrefixStream::Impl::fail(const std::string& kind, const std::string& why) {
-  ++failed;
   client.reset();
   if (metrics != nullptr) metrics->set_shared_state_up(false);
   hub.take_outbox();  // what could not be sent is dropped: the node routes on its own meanwhile
@@ -151,7 +148,6 @@ size_t SharedPrefixStream::Impl::deliver(const RedisReply& entries, bool skip_ow
     hub.deliver(parsed->insert);
     ++n;
   }
-  received += n;
   if (metrics != nullptr && n > 0) metrics->count_shared_prefixes(0, n);
   return n;
 }
@@ -169,7 +165,6 @@ tl::expected<void, std::string> SharedPrefixStream::Impl::replay() {
   } else if (!newest->elements.empty() && newest->elements.front().elements.size() == 2) {
     last_id = newest->elements.front().elements[0].text;
   }
-  ++replays;
   return {};
 }
 
@@ -184,7 +179,6 @@ tl::expected<void, std::string> SharedPrefixStream::Impl::flush() {
                         insert.tree, "c", insert.candidate, "p", insert.text});
   }
   if (auto sent_all = client->pipeline(commands); !sent_all) return sent_all;
-  sent += outbox.size();
   if (metrics != nullptr) metrics->count_shared_prefixes(outbox.size(), 0);
   return {};
 }
@@ -245,12 +239,5 @@ void SharedPrefixStream::start() {
 }
 
 void SharedPrefixStream::stop() { impl_->background.stop(); }
-
-SharedPrefixStream::Counts SharedPrefixStream::counts() const {
-  return Counts{.sent = impl_->sent.load(),
-                .received = impl_->received.load(),
-                .replays = impl_->replays.load(),
-                .failures = impl_->failed.load()};
-}
 
 }  // namespace rolter

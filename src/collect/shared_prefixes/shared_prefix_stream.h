@@ -30,14 +30,6 @@ class SnapshotStore;
 
 class SharedPrefixStream {
  public:
-  // Counts since construction, for tests and logs.
-  struct Counts {
-    uint64_t sent = 0;      // entries appended to the stream
-    uint64_t received = 0;  // entries read from other nodes (or replayed) and delivered
-    uint64_t replays = 0;   // replays done
-    uint64_t failures = 0;  // connects or commands that failed
-  };
-
   // `store`, `hub` and `random` must outlive the object.
   SharedPrefixStream(SnapshotStore& store, PrefixSharing& hub, Random& random = default_random());
   ~SharedPrefixStream();
@@ -47,8 +39,6 @@ class SharedPrefixStream {
   void start();
   // Stops at the next turn (at most one blocking read, 100 ms, later). Idempotent.
   void stop();
-
-  Counts counts() const;
 
  private:
   struct Impl;
