@@ -22,7 +22,7 @@ namespace rolter {
 namespace {
 
 int run_check(const std::string& path) {
-  auto loaded = load_config_file(path);
+  auto loaded = load_config_file(path, {.local_secrets = true});
   if (!loaded) {
     for (const auto& error : loaded.error()) std::cerr << error.to_string() << "\n";
     std::cerr << path << ": " << loaded.error().size() << " error(s)\n";

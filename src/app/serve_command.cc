@@ -121,7 +121,7 @@ int serve_until_signal(ControlPlane& control, Metrics& metrics, DataPlane& data_
 
 int run_serve(const ServeOptions& options) {
   // The file alone first: its own errors, with file and line, and the [store] it names.
-  auto loaded = load_config_file(options.config_path);
+  auto loaded = load_config_file(options.config_path, {.local_secrets = true});
   if (!loaded) {
     for (const auto& e : loaded.error()) spdlog::error("{}", e.to_string());
     spdlog::error("{}: not starting: {} error(s)", options.config_path, loaded.error().size());
@@ -187,7 +187,7 @@ int run_control_plane(const ControlPlaneOptions& options) {
   bool explicit_store = !store_url.empty();
   TlsConfig tls = options.tls;
   if (!options.config_path.empty()) {
-    auto loaded = load_config_file(options.config_path);
+    auto loaded = load_config_file(options.config_path, {.local_secrets = true});
     if (!loaded) {
       for (const auto& e : loaded.error()) spdlog::error("{}", e.to_string());
       spdlog::error("{}: not starting: {} error(s)", options.config_path, loaded.error().size());

@@ -78,8 +78,14 @@ struct InstanceConfig {
 
 struct ProviderConfig {
   std::string name;
-  std::string kind = "openai";  // openai | anthropic | decision_service
-  std::string api_key_env;      // empty = none
+  std::string kind = "openai";  // openai | anthropic | gemini | decision_service
+  // The provider's key comes from one of these, or neither (no key sent). The file is read at
+  // start and at every reload, its trailing newline trimmed, so a mounted secret rotates without
+  // a restart (SPEC §16).
+  std::string api_key_env;
+  std::string api_key_file;  // relative to the config file's folder
+  // [providers.headers]: fixed headers sent with every request (Azure's api-key, api-version).
+  std::vector<std::pair<std::string, std::string>> headers;
   uint32_t max_loras = 8;
   std::string health_path;  // empty = no active health check
   // Where balancers read an instance's load (SPEC §6.15): "local" = this gateway's in-flight
@@ -138,6 +144,10 @@ struct RouteConfig {
   std::optional<PolicyConfig> policy;
   // [routes.pipeline]: scorer name = weight. Empty = the default stack.
   std::vector<PipelineScorerConfig> pipeline;
+  // Routes tried in order when this one cannot answer (SPEC §16, "Fallbacks"), and on which
+  // failures: unavailable (the default), rate_limited, context_length, content_filter.
+  std::vector<std::string> fallbacks;
+  std::vector<std::string> fallback_on;
 };
 
 struct GroupMemberConfig {
@@ -203,6 +213,12 @@ struct RetryConfig {
   uint32_t max_attempts = 3;
   std::vector<uint32_t> on_status = {429, 500, 502, 503, 504};
   uint64_t park_on_429_max_ms = 60000;
+  uint32_t max_fallbacks = 2;  // route hops a request may make (RouteConfig::fallbacks)
+};
+
+// [anthropic]: what translating to Anthropic's Messages API needs (SPEC §16).
+struct AnthropicConfig {
+  uint32_t default_max_tokens = 4096;  // Messages requires max_tokens; used when a client sets none
 };
 
 struct Config {
@@ -215,6 +231,7 @@ struct Config {
   std::vector<ProviderGroupConfig> provider_groups;
   std::vector<KeyConfig> keys;
   AdaptiveRoutingConfig adaptive_routing;
+  AnthropicConfig anthropic;
   SharedStateConfig shared_state;
   HealthConfig health;
   BreakerConfig breaker;

@@ -28,13 +28,14 @@ std::string ConfigError::to_string() const {
 }
 
 tl::expected<LoadedConfig, ConfigErrors> load_config_text(std::string_view text,
-                                                          std::string source_name) {
+                                                          std::string source_name,
+                                                          LoadOptions options) {
   config_internal::Diagnostics diag(source_name);
   LoadedConfig loaded;
   try {
     toml::table root = toml::parse(text, source_name);
     loaded.config = config_internal::read_config(root, diag);
-    config_internal::validate_config(loaded.config, diag);
+    config_internal::validate_config(loaded.config, diag, options.local_secrets);
   } catch (const toml::parse_error& e) {
     const toml::source_position& begin = e.source().begin;
     return tl::unexpected(
@@ -52,7 +53,8 @@ tl::expected<LoadedConfig, ConfigErrors> load_config_text(std::string_view text,
   return loaded;
 }
 
-tl::expected<LoadedConfig, ConfigErrors> load_config_file(const std::string& path) {
+tl::expected<LoadedConfig, ConfigErrors> load_config_file(const std::string& path,
+                                                          LoadOptions options) {
   auto fail = [&](const char* what) {
     return tl::unexpected(
         ConfigErrors{ConfigError{path, 0, 0, "", what + std::string(std::strerror(errno))}});
@@ -68,7 +70,7 @@ tl::expected<LoadedConfig, ConfigErrors> load_config_file(const std::string& pat
   bool failed = std::ferror(file) != 0;
   std::fclose(file);
   if (failed) return fail("cannot read: ");
-  return load_config_text(text, path);
+  return load_config_text(text, path, options);
 }
 
 }  // namespace rolter

@@ -37,11 +37,20 @@ struct LoadedConfig {
   std::vector<ConfigError> warnings;
 };
 
+struct LoadOptions {
+  // The config runs on this machine (rolter check, rolter serve): the environment variables and
+  // files named for secrets (api_key_env, api_key_file) must exist and hold a value. A control
+  // plane checks configs for nodes whose environment it cannot see, and leaves this false.
+  bool local_secrets = false;
+};
+
 // Reads and validates the file at `path`.
-tl::expected<LoadedConfig, ConfigErrors> load_config_file(const std::string& path);
+tl::expected<LoadedConfig, ConfigErrors> load_config_file(const std::string& path,
+                                                          LoadOptions options = {});
 
 // Parses and validates TOML text; `source_name` is used as the file in errors.
 tl::expected<LoadedConfig, ConfigErrors> load_config_text(std::string_view text,
-                                                          std::string source_name);
+                                                          std::string source_name,
+                                                          LoadOptions options = {});
 
 }  // namespace rolter

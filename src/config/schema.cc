@@ -102,6 +102,17 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   in.read("name", out.name, /*required=*/true);
   in.read("kind", out.kind);
   in.read("api_key_env", out.api_key_env);
+  in.read("api_key_file", out.api_key_file);
+  out.api_key_file = beside_config(out.api_key_file, diag.file());
+  if (const toml::table* t = in.table("headers")) {
+    TableReader headers_in(*t, in.key_path("headers"), diag);
+    for (const auto& [key, node] : *t) {
+      std::string value;
+      headers_in.read(key.str(), value);
+      out.headers.emplace_back(std::string(key.str()), std::move(value));
+    }
+    headers_in.finish();
+  }
   in.read("max_loras", out.max_loras);  // 0 = an engine without LoRA adapters
   in.read("health_path", out.health_path);
   in.read("load_source", out.load_source);
@@ -263,6 +274,8 @@ RouteConfig read_route(TableReader& in, Diagnostics& diag) {
     }
     sub.finish();
   }
+  in.read("fallbacks", out.fallbacks);
+  in.read("fallback_on", out.fallback_on);
   in.finish();
   return out;
 }
@@ -338,6 +351,7 @@ void read_breaker(TableReader& in, BreakerConfig& out) {
 void read_retry(TableReader& in, RetryConfig& out, Diagnostics& diag) {
   in.read("max_attempts", out.max_attempts, kAtLeastOne);
   in.read("park_on_429_max_ms", out.park_on_429_max_ms);  // 0 = never park on a 429
+  in.read("max_fallbacks", out.max_fallbacks);            // 0 = fallbacks off
   if (const toml::array* statuses = in.array("on_status")) {
     std::vector<uint32_t> values;
     bool ok = true;
@@ -393,6 +407,10 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
   in.for_each_table("keys", [&](TableReader& key_in) { config.keys.push_back(read_key(key_in)); });
   section(in, "adaptive_routing", diag,
           [&](TableReader& t) { read_adaptive(t, config.adaptive_routing); });
+  section(in, "anthropic", diag, [&](TableReader& t) {
+    t.read("default_max_tokens", config.anthropic.default_max_tokens, kAtLeastOne);
+    t.finish();
+  });
   section(in, "shared_state", diag,
           [&](TableReader& t) { read_shared_state(t, config.shared_state, diag); });
   section(in, "health", diag, [&](TableReader& t) { read_health(t, config.health); });

@@ -1,6 +1,8 @@
 #include "config/validator.h"
 
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -13,6 +15,7 @@
 #include "balance/strategy_registry.h"
 #include "common/cidr.h"
 #include "common/join.h"
+#include "config/secret_file.h"
 #include "config/url.h"
 
 namespace rolter::config_internal {
@@ -55,6 +58,28 @@ bool is_env_name(std::string_view name) {
     if (!ok) return false;
   }
   return true;
+}
+
+// RFC 9110 token characters.
+bool is_header_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool is_reserved_header(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view reserved :
+       {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
+        "te", "trailer", "proxy-connection", "authorization", "x-api-key", "x-goog-api-key"}) {
+    if (lower == reserved) return true;
+  }
+  return false;
 }
 
 bool is_sha256_hex(std::string_view text) {
@@ -124,7 +149,8 @@ class UniqueNames {
 
 class Validator {
  public:
-  Validator(const Config& config, Diagnostics& diag) : config_(config), diag_(diag) {}
+  Validator(const Config& config, Diagnostics& diag, bool local_secrets)
+      : config_(config), diag_(diag), local_secrets_(local_secrets) {}
 
   void run() {
     check_server();
@@ -132,6 +158,7 @@ class Validator {
     check_store();
     check_providers();
     check_routes();
+    check_fallbacks();
     check_groups();
     check_keys();
   }
@@ -236,14 +263,14 @@ class Validator {
       }
       names.add(p.name, name_path);
       providers_.emplace(p.name, &p);
-      if (p.kind != "openai" && p.kind != "anthropic" && p.kind != "decision_service") {
+      if (p.kind != "openai" && p.kind != "anthropic" && p.kind != "gemini" &&
+          p.kind != "decision_service") {
         diag_.error(child_path(path, "kind"), "unknown kind " + quoted(p.kind) +
-                                                  "; expected openai, anthropic or "
+                                                  "; expected openai, anthropic, gemini or "
                                                   "decision_service");
       }
-      if (!p.api_key_env.empty() && !is_env_name(p.api_key_env)) {
-        diag_.error(child_path(path, "api_key_env"), kNotAnEnvName);
-      }
+      check_provider_key(p, path);
+      check_provider_headers(p, path);
       if (!p.health_path.empty() && p.health_path.front() != '/') {
         diag_.error(child_path(path, "health_path"), "must start with '/'");
       }
@@ -269,6 +296,46 @@ class Validator {
       if (p.tokenize != "none" && p.tokenize != "engine") {
         diag_.error(child_path(path, "tokenize"),
                     "unknown tokenize " + quoted(p.tokenize) + "; expected none or engine");
+      }
+    }
+  }
+
+  void check_provider_key(const ProviderConfig& p, const std::string& path) {
+    const std::string env_path = child_path(path, "api_key_env");
+    const std::string file_path = child_path(path, "api_key_file");
+    if (!p.api_key_env.empty() && !p.api_key_file.empty()) {
+      diag_.error(file_path, "set api_key_env or api_key_file, not both");
+      return;
+    }
+    if (!p.api_key_env.empty()) {
+      if (!is_env_name(p.api_key_env)) {
+        diag_.error(env_path, kNotAnEnvName);
+      } else if (local_secrets_) {
+        const char* value = std::getenv(p.api_key_env.c_str());
+        if (value == nullptr || *value == '\0') {
+          diag_.error(env_path, "environment variable " + p.api_key_env + " is not set or empty");
+        }
+      }
+    }
+    if (diag_.was_read(file_path) && p.api_key_file.empty()) {
+      diag_.error(file_path, "must not be empty");
+    } else if (!p.api_key_file.empty() && local_secrets_) {
+      auto key = read_secret_file(p.api_key_file);
+      if (!key) diag_.error(file_path, key.error());
+    }
+  }
+
+  // Fixed headers may add fields, not replace the proxy's framing or its credentials.
+  void check_provider_headers(const ProviderConfig& p, const std::string& path) {
+    const std::string headers_path = child_path(path, "headers");
+    for (const auto& [name, value] : p.headers) {
+      const std::string at = child_path(headers_path, name);
+      if (!is_header_name(name)) {
+        diag_.error(at, quoted(name) + " is not a header name");
+      } else if (is_reserved_header(name)) {
+        diag_.error(at, quoted(name) + " is set by the gateway itself");
+      } else if (value.find_first_of("\r\n") != std::string::npos) {
+        diag_.error(at, "a header value must be one line");
       }
     }
   }
@@ -332,6 +399,66 @@ class Validator {
       }
     }
     if (!any_positive) diag_.error(pipeline_path, "needs at least one scorer with weight > 0");
+  }
+
+  // fallbacks name other routes, fallback_on known conditions, and the graph has no cycle (a
+  // request could otherwise hop forever, or up to max_fallbacks in a circle).
+  void check_fallbacks() {
+    std::unordered_map<std::string, size_t> index;
+    for (size_t i = 0; i < config_.routes.size(); ++i) index.emplace(config_.routes[i].name, i);
+    for (size_t i = 0; i < config_.routes.size(); ++i) {
+      const RouteConfig& r = config_.routes[i];
+      const std::string path = index_path("routes", i);
+      for (size_t j = 0; j < r.fallbacks.size(); ++j) {
+        const std::string at = index_path(child_path(path, "fallbacks"), j);
+        if (index.count(r.fallbacks[j]) == 0) {
+          diag_.error(at, "unknown route " + quoted(r.fallbacks[j]));
+        } else if (r.fallbacks[j] == r.name) {
+          diag_.error(at, "a route cannot fall back to itself");
+        }
+      }
+      for (size_t j = 0; j < r.fallback_on.size(); ++j) {
+        const std::string& on = r.fallback_on[j];
+        if (on != "unavailable" && on != "rate_limited" && on != "context_length" &&
+            on != "content_filter") {
+          diag_.error(index_path(child_path(path, "fallback_on"), j),
+                      "unknown condition " + quoted(on) +
+                          "; expected unavailable, rate_limited, context_length or "
+                          "content_filter");
+        }
+      }
+      if (!r.fallback_on.empty() && r.fallbacks.empty()) {
+        diag_.warning(child_path(path, "fallback_on"), "has no effect without fallbacks");
+      }
+    }
+    // Depth-first search; a route met again on the current path closes a cycle.
+    std::vector<int> state(config_.routes.size(), 0);  // 0 new, 1 on the path, 2 done
+    std::vector<std::string> trail;
+    auto visit = [&](auto& self, size_t i) -> void {
+      state[i] = 1;
+      trail.push_back(config_.routes[i].name);
+      for (const auto& next : config_.routes[i].fallbacks) {
+        auto it = index.find(next);
+        if (it == index.end() || next == config_.routes[i].name) continue;
+        if (state[it->second] == 1) {
+          std::string cycle;
+          bool in = false;
+          for (const auto& name : trail) {
+            in = in || name == next;
+            if (in) cycle += name + " -> ";
+          }
+          diag_.error(child_path(index_path("routes", i), "fallbacks"),
+                      "fallbacks form a loop: " + cycle + next);
+        } else if (state[it->second] == 0) {
+          self(self, it->second);
+        }
+      }
+      trail.pop_back();
+      state[i] = 2;
+    };
+    for (size_t i = 0; i < config_.routes.size(); ++i) {
+      if (state[i] == 0) visit(visit, i);
+    }
   }
 
   void check_routes() {
@@ -510,11 +637,14 @@ class Validator {
 
   const Config& config_;
   Diagnostics& diag_;
+  const bool local_secrets_;
   std::unordered_map<std::string, const ProviderConfig*> providers_;
 };
 
 }  // namespace
 
-void validate_config(const Config& config, Diagnostics& diag) { Validator(config, diag).run(); }
+void validate_config(const Config& config, Diagnostics& diag, bool local_secrets) {
+  Validator(config, diag, local_secrets).run();
+}
 
 }  // namespace rolter::config_internal

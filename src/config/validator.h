@@ -13,6 +13,9 @@
 
 namespace rolter::config_internal {
 
-void validate_config(const Config& config, Diagnostics& diag);
+// `local_secrets`: the config runs here (rolter check, rolter serve), so the environment variables
+// and files it names for secrets must exist and hold a value. A control plane validates for nodes
+// whose environment it cannot see, and passes false.
+void validate_config(const Config& config, Diagnostics& diag, bool local_secrets = false);
 
 }  // namespace rolter::config_internal

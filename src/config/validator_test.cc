@@ -83,7 +83,7 @@ TEST(Validator, EveryErrorBranch) {
        "duplicate provider name \"a\" " + first_defined_in_minimal("name = \"a\"")},
       // P3
       {provider_plus("kind = \"grpc\"  # <-\nbase_url = \"http://a:1\"\n"), "providers[0].kind",
-       "unknown kind \"grpc\"; expected openai, anthropic or decision_service"},
+       "unknown kind \"grpc\"; expected openai, anthropic, gemini or decision_service"},
       // P4
       {provider_plus("api_key_env = \"MY-KEY\"  # <-\nbase_url = \"http://a:1\"\n"),
        "providers[0].api_key_env", "must name an environment variable"},

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "http/hop_by_hop.h"
+#include "http/upstream_path.h"
 #include "http/tokens.h"
 
 namespace rolter {
@@ -12,10 +13,18 @@ namespace {
 
 // Client fields the proxy replaces or consumes, whatever the Connection header says.
 bool is_replaced(std::string_view name) {
-  static constexpr std::array<std::string_view, 6> kReplaced = {
-      "host", "content-length", "authorization", "x-api-key", "expect", "accept-encoding"};
+  static constexpr std::array<std::string_view, 7> kReplaced = {
+      "host",   "content-length",  "authorization", "x-api-key",
+      "expect", "accept-encoding", "x-goog-api-key"};
   for (auto replaced : kReplaced) {
     if (iequals_ascii(name, replaced)) return true;
+  }
+  return false;
+}
+
+bool is_fixed(const UpstreamHeadSpec& spec, std::string_view name) {
+  for (const auto& field : spec.fixed_fields) {
+    if (iequals_ascii(name, field.first)) return true;
   }
   return false;
 }
@@ -60,24 +69,32 @@ std::string_view via_entry(unsigned version) { return version == 10 ? "1.0 rolte
 
 void append_upstream_head(const UpstreamHeadSpec& spec, const http::fields& client,
                           std::string& out) {
-  out.append(spec.method).append(" ").append(spec.base_path).append(spec.target);
+  out.append(spec.method).append(" ");
+  append_upstream_path(out, spec.base_path, spec.target);
   out.append(" HTTP/1.1\r\n");
   append_field(out, "Host", spec.host_header);
   if (spec.content_length) {
     out.append("Content-Length: ").append(std::to_string(*spec.content_length)).append("\r\n");
   }
   if (!spec.api_key.empty()) {
-    if (spec.anthropic_key) {
-      append_field(out, "x-api-key", spec.api_key);
-    } else {
-      out.append("Authorization: Bearer ").append(spec.api_key).append("\r\n");
+    switch (spec.key_field) {
+      case UpstreamHeadSpec::KeyField::kBearer:
+        out.append("Authorization: Bearer ").append(spec.api_key).append("\r\n");
+        break;
+      case UpstreamHeadSpec::KeyField::kXApiKey:
+        append_field(out, "x-api-key", spec.api_key);
+        break;
+      case UpstreamHeadSpec::KeyField::kGoogApiKey:
+        append_field(out, "x-goog-api-key", spec.api_key);
+        break;
     }
   }
+  for (const auto& [name, value] : spec.fixed_fields) append_field(out, name, value);
   append_field(out, "Accept-Encoding", "identity");
   const auto options = ConnectionOptions::of(client);
   for (const auto& field : client) {
     const std::string_view name = field.name_string();
-    if (options.is_hop_by_hop(name) || is_replaced(name)) continue;
+    if (options.is_hop_by_hop(name) || is_replaced(name) || is_fixed(spec, name)) continue;
     if (spec.forwarded && is_hop_record(name)) continue;
     append_field(out, name, field.value());
   }

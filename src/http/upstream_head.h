@@ -1,12 +1,15 @@
 // The request head the proxy sends upstream, built from the client's head (RFC 9110 §7.6).
 //
 // What changes on the way:
-// - the request line gets the instance's base path, and Host the instance's authority;
+// - the request line gets the instance's base path (http/upstream_path.h), and Host the
+//   instance's authority;
 // - the framing is the proxy's: Content-Length of the (rewritten) body, never the client's
 //   Transfer-Encoding; hop-by-hop fields, and the fields the client's Connection names, are
 //   dropped;
-// - the client's gateway credentials (Authorization, x-api-key) are dropped and the provider's own
-//   key is sent instead, as `Authorization: Bearer` or, for Anthropic providers, `x-api-key`;
+// - the client's gateway credentials (Authorization, x-api-key, x-goog-api-key) are dropped and the
+//   provider's own key is sent instead, as `Authorization: Bearer`, `x-api-key` (Anthropic) or
+//   `x-goog-api-key` (Gemini); the provider's fixed fields ([providers.headers], and
+//   anthropic-version for a translated request) replace a client's field of the same name;
 // - `Accept-Encoding: identity`: the proxy reads what it relays (usage, SSE events), so it asks
 //   for bodies it can read; `Expect` was answered by the proxy;
 // - X-Forwarded-For, X-Forwarded-Proto and Via record the hop. A client's own X-Forwarded-* are
@@ -18,19 +21,25 @@
 #include <boost/beast/http/fields.hpp>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace rolter {
 
 struct UpstreamHeadSpec {
   std::string_view method;
   std::string_view base_path;  // the instance's path prefix, without a trailing '/'
+                               // (joined by http/upstream_path.h's rule)
   std::string_view target;     // the client's request target
   std::string_view host_header;
   std::optional<size_t> content_length;  // nullopt: send none (a GET without a body)
   std::string_view api_key;              // the provider's key; empty = none
-  bool anthropic_key = false;            // send it as x-api-key
+  enum class KeyField { kBearer, kXApiKey, kGoogApiKey };
+  KeyField key_field = KeyField::kBearer;  // how the key is sent
+  // Fields sent as they are, after the key.
+  std::span<const std::pair<std::string, std::string>> fixed_fields;
   // Hop record. forwarded = false passes the client's X-Forwarded-* and Via through unchanged.
   bool forwarded = true;
   bool trusted_peer = false;   // the client is a trusted proxy: extend its X-Forwarded-*

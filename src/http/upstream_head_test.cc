@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <string>
 
 namespace rolter {
@@ -45,23 +47,27 @@ TEST(UpstreamHead, RequestLineHostLengthAndEncoding) {
 struct KeyCase {
   const char* name;
   std::string_view key;
-  bool anthropic;
+  UpstreamHeadSpec::KeyField field;
   const char* expect_line;  // nullptr: no credential line
 };
 
 TEST(UpstreamHead, ProviderKeyNeverTheClients) {
   const KeyCase cases[] = {
-      {"openai kind", "sk-provider", false, "Authorization: Bearer sk-provider\r\n"},
-      {"anthropic kind", "sk-ant", true, "x-api-key: sk-ant\r\n"},
-      {"no provider key", "", false, nullptr},
+      {"openai kind", "sk-provider", UpstreamHeadSpec::KeyField::kBearer,
+       "Authorization: Bearer sk-provider\r\n"},
+      {"anthropic kind", "sk-ant", UpstreamHeadSpec::KeyField::kXApiKey, "x-api-key: sk-ant\r\n"},
+      {"gemini kind", "sk-goog", UpstreamHeadSpec::KeyField::kGoogApiKey,
+       "x-goog-api-key: sk-goog\r\n"},
+      {"no provider key", "", UpstreamHeadSpec::KeyField::kBearer, nullptr},
   };
   http::fields client;
   client.insert("Authorization", "Bearer sk-client");
   client.insert("x-api-key", "sk-client");
+  client.insert("x-goog-api-key", "sk-client");
   for (const auto& c : cases) {
     auto s = spec();
     s.api_key = c.key;
-    s.anthropic_key = c.anthropic;
+    s.key_field = c.field;
     const std::string h = head(s, client);
     EXPECT_EQ(h.find("sk-client"), std::string::npos) << c.name;
     if (c.expect_line != nullptr) {
@@ -69,8 +75,34 @@ TEST(UpstreamHead, ProviderKeyNeverTheClients) {
     } else {
       EXPECT_EQ(h.find("Authorization"), std::string::npos) << c.name;
       EXPECT_EQ(h.find("x-api-key"), std::string::npos) << c.name;
+      EXPECT_EQ(h.find("x-goog-api-key"), std::string::npos) << c.name;
     }
   }
+}
+
+TEST(UpstreamHead, FixedFieldsReplaceTheClientsOfTheSameName) {
+  const std::vector<std::pair<std::string, std::string>> fixed = {
+      {"api-version", "2024-10-21"}, {"anthropic-version", "2023-06-01"}};
+  http::fields client;
+  client.insert("Anthropic-Version", "1999-01-01");
+  client.insert("x-trace", "t1");
+  auto s = spec();
+  s.fixed_fields = fixed;
+  const std::string h = head(s, client);
+  EXPECT_NE(h.find("api-version: 2024-10-21\r\n"), std::string::npos) << h;
+  EXPECT_NE(h.find("anthropic-version: 2023-06-01\r\n"), std::string::npos) << h;
+  EXPECT_EQ(h.find("1999-01-01"), std::string::npos) << h;
+  EXPECT_NE(h.find("x-trace: t1\r\n"), std::string::npos) << h;
+}
+
+TEST(UpstreamHead, TheRequestLineJoinsTheBasePathByItsRule) {
+  http::fields client;
+  auto s = spec();
+  s.base_path = "/v1";
+  s.target = "/v1/chat/completions";
+  EXPECT_EQ(head(s, client).rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0), 0u);
+  s.base_path = "";
+  EXPECT_EQ(head(s, client).rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0), 0u);
 }
 
 TEST(UpstreamHead, HopByHopFieldsStayBehind) {

@@ -43,6 +43,27 @@ bool is_stale_connection_error(const error_code& ec) {
          ec == asio::error::connection_aborted;
 }
 
+// The balancer learns which candidate served the request (observe()) when the answer is committed
+// to the client, not when it ends: a long stream would otherwise hide, for its whole length, where
+// its prefix now lives, and requests sharing that prefix that arrive meanwhile (an agent's
+// parallel calls, a conversation's next turn on another node) would miss it.
+void observe_served(const AttemptParams& p) {
+  const RoutePool& pool = *p.request->route.pool;
+  const auto index = static_cast<size_t>(p.candidate - pool.candidates.data());
+  pool.balancer->observe(index, *p.request->ctx);
+}
+
+UpstreamHeadSpec::KeyField key_field(ProviderKind kind) {
+  switch (kind) {
+    case ProviderKind::kAnthropic:
+      return UpstreamHeadSpec::KeyField::kXApiKey;
+    case ProviderKind::kGemini:
+      return UpstreamHeadSpec::KeyField::kGoogApiKey;
+    default:
+      return UpstreamHeadSpec::KeyField::kBearer;
+  }
+}
+
 std::string build_request_head(const ForwardRequest& request, const Candidate& candidate,
                                size_t body_length) {
   const auto& client = *request.request;
@@ -53,7 +74,8 @@ std::string build_request_head(const ForwardRequest& request, const Candidate& c
       .target = client.target(),
       .host_header = candidate.endpoint->host_header,
       .api_key = candidate.provider->api_key,
-      .anthropic_key = candidate.provider->kind == ProviderKind::kAnthropic,
+      .key_field = key_field(candidate.provider->kind),
+      .fixed_fields = candidate.provider->headers,
       .forwarded = server.forwarded_headers,
       .trusted_peer = request.trusted_peer,
       .client_ip = request.client_ip,
@@ -391,6 +413,7 @@ Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connectio
 
   // From here on the client sees this response: no more retries.
   report.outcome = Outcome::kRelayed;
+  observe_served(p);
   ClientResponse response(*parser, p);
   report.first_byte = std::chrono::steady_clock::now();
   co_await relay_body(upstream, connection, client, *parser, response, p, report);

@@ -347,7 +347,6 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     if (watch.gone()) co_return gone(result);
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
-      pool.balancer->observe(selection->choice.index, *request.ctx);
       record_evidence(report, candidate, *request.ctx, selection->sample, attempt_started);
       log_relayed(pool, candidate, report, result.attempts, started);
       result.client_usable = report.client_usable;

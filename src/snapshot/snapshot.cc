@@ -10,6 +10,7 @@
 #include "common/hex.h"
 #include "balance/strategy_names.h"
 #include "balance/strategy_registry.h"
+#include "config/secret_file.h"
 
 namespace rolter {
 namespace {
@@ -35,6 +36,7 @@ std::optional<double> price_of(const std::optional<CostConfig>& cost) {
 
 ProviderKind parse_kind(const std::string& kind) {
   if (kind == "anthropic") return ProviderKind::kAnthropic;
+  if (kind == "gemini") return ProviderKind::kGemini;
   if (kind == "decision_service") return ProviderKind::kDecisionService;
   return ProviderKind::kOpenAi;
 }
@@ -193,6 +195,7 @@ class SnapshotBuilder {
     adaptive_policy(config.adaptive_routing);
     for (const auto& pc : config.providers) provider(pc);
     for (const auto& rc : config.routes) route(rc);
+    for (const auto& rc : config.routes) fallbacks(rc);
     for (const auto& gc : config.provider_groups) group(gc);
     for (const auto& p : snap_->providers_) pin(*p);
     for (const auto& kc : config.keys) key(kc);
@@ -242,7 +245,15 @@ class SnapshotBuilder {
     if (!pc.api_key_env.empty()) {
       auto key = secret("providers." + pc.name + ".api_key_env", pc.api_key_env);
       if (key) provider->api_key = std::move(*key);
+    } else if (!pc.api_key_file.empty()) {
+      auto key = read_secret_file(pc.api_key_file);
+      if (key) {
+        provider->api_key = std::move(*key);
+      } else {
+        errors_.push_back("providers." + pc.name + ".api_key_file: " + key.error());
+      }
     }
+    provider->headers = pc.headers;
     for (const auto& ic : pc.instances) {
       auto endpoint = parse_endpoint(ic.base_url);
       if (!endpoint) {
@@ -299,6 +310,29 @@ class SnapshotBuilder {
     if (auto* built = finish(std::move(pool), specs, settings)) {
       snap_->routes_.emplace(rc.name, built);
       snap_->model_ids_.push_back(rc.name);
+    }
+  }
+
+  // A route's fallbacks, once every route is built (the config validator refused unknown names
+  // and cycles).
+  void fallbacks(const RouteConfig& rc) {
+    RoutePool* pool = nullptr;
+    for (auto& p : snap_->pools_) {
+      if (p->kind == RoutePool::Kind::kRoute && p->name == rc.name) pool = p.get();
+    }
+    if (pool == nullptr) return;
+    for (const auto& name : rc.fallbacks) {
+      auto it = snap_->routes_.find(name);
+      if (it != snap_->routes_.end()) pool->fallbacks.push_back(it->second);
+    }
+    if (!rc.fallback_on.empty()) {
+      pool->fallback_on = {.unavailable = false};
+      for (const auto& on : rc.fallback_on) {
+        if (on == "unavailable") pool->fallback_on.unavailable = true;
+        if (on == "rate_limited") pool->fallback_on.rate_limited = true;
+        if (on == "context_length") pool->fallback_on.context_length = true;
+        if (on == "content_filter") pool->fallback_on.content_filter = true;
+      }
     }
   }
 

@@ -38,12 +38,16 @@
 
 namespace rolter {
 
-enum class ProviderKind { kOpenAi, kAnthropic, kDecisionService };
+enum class ProviderKind { kOpenAi, kAnthropic, kGemini, kDecisionService };
 
 struct Provider {
   std::string name;
   ProviderKind kind = ProviderKind::kOpenAi;
-  std::string api_key;  // resolved from api_key_env at build time; empty = none. Never logged.
+  // Resolved from api_key_env or api_key_file when the snapshot is built (start, every reload);
+  // empty = none. Never logged.
+  std::string api_key;
+  // [providers.headers], sent with every request to this provider.
+  std::vector<std::pair<std::string, std::string>> headers;
   std::vector<Endpoint> endpoints;
   uint32_t max_loras = 8;
   std::optional<double> price;  // catalog input + output per million tokens, when declared
@@ -107,6 +111,15 @@ struct RoutePool {
   AdaptiveRouteState* adaptive_state = nullptr;
   Metrics::RouteInstruments instruments;
   Metrics::CandidateInstruments no_target;  // answers the gateway gave itself (502, 503, 504)
+  // Routes tried in order when this one cannot answer (RouteConfig::fallbacks), resolved; the
+  // fallback_on conditions as a set.
+  std::vector<const RoutePool*> fallbacks;
+  struct FallbackOn {
+    bool unavailable = true;
+    bool rate_limited = false;
+    bool context_length = false;
+    bool content_filter = false;
+  } fallback_on;
 
   Loads loads() const { return Loads(counters); }
 };

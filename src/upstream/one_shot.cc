@@ -5,6 +5,7 @@
 
 #include <variant>
 
+#include "http/upstream_path.h"
 #include "upstream/upstream_connection.h"
 
 namespace rolter {
@@ -36,7 +37,7 @@ Task<OneShotResult> exchange(Stream& stream, beast::flat_buffer& buffer, OneShot
 
 OneShotRequest one_shot_request(http::verb verb, const Endpoint& endpoint, std::string_view path,
                                 std::string_view user_agent) {
-  OneShotRequest request{verb, endpoint.base_path + std::string(path), 11};
+  OneShotRequest request{verb, upstream_path(endpoint.base_path, path), 11};
   request.set(http::field::host, endpoint.host_header);
   request.set(http::field::user_agent, user_agent);
   request.keep_alive(false);
