@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "sim/float_base64.h"
+#include "sim/gemini_format.h"
 
 namespace rolter::sim {
 namespace {
@@ -28,21 +31,36 @@ Json openai_usage(const Completion& c) {
           {"prompt_tokens_details", {{"cached_tokens", c.cached_tokens}}}};
 }
 
-const char* finish_reason(const Completion& c) { return c.hit_max_tokens ? "length" : "stop"; }
-
 // ---- OpenAI chat and completions ---------------------------------------------------------------
 
 bool is_chat(const Completion& c) { return c.api == ApiKind::kChat; }
 
+// The tool call as message.tool_calls[0] (whole), or as the first streamed delta (arguments "").
+Json openai_tool_call(const ToolCall& call, bool first_delta) {
+  Json out = Json::object();
+  if (first_delta) out["index"] = 0;
+  out["id"] = call.id;
+  out["type"] = "function";
+  out["function"] = {{"name", call.name}, {"arguments", first_delta ? "" : call.arguments}};
+  return out;
+}
+
+Json openai_message(const Completion& c, size_t i) {
+  if (!c.tool_call) return {{"role", "assistant"}, {"content", c.text(i)}};
+  return {{"role", "assistant"},
+          {"content", nullptr},
+          {"tool_calls", Json::array({openai_tool_call(*c.tool_call, false)})}};
+}
+
 Json openai_choice(const Completion& c, size_t i) {
   Json choice = {{"index", i}};
   if (is_chat(c)) {
-    choice["message"] = {{"role", "assistant"}, {"content", c.text(i)}};
+    choice["message"] = openai_message(c, i);
   } else {
     choice["text"] = c.text(i);
   }
   choice["logprobs"] = nullptr;
-  choice["finish_reason"] = finish_reason(c);
+  choice["finish_reason"] = c.finish_reason(i);
   return choice;
 }
 
@@ -67,7 +85,10 @@ Json openai_chunk(const Completion& c, Json choices) {
 Json openai_token_choice(const Completion& c, size_t choice, size_t index) {
   const std::string& piece = c.choices[choice][index];
   Json out = {{"index", choice}};
-  if (is_chat(c)) {
+  if (is_chat(c) && c.tool_call) {
+    out["delta"] = {
+        {"tool_calls", Json::array({{{"index", 0}, {"function", {{"arguments", piece}}}}})}};
+  } else if (is_chat(c)) {
     Json delta = {{"content", piece}};
     if (index == 0) delta["role"] = "assistant";
     out["delta"] = delta;
@@ -82,7 +103,7 @@ Json openai_token_choice(const Completion& c, size_t choice, size_t index) {
 // The finish chunks of every choice, the usage chunk when asked for, and [DONE].
 void openai_epilogue(const Completion& c, std::vector<std::string>& out) {
   for (size_t i = 0; i < c.choices.size(); ++i) {
-    Json choice = {{"index", i}, {"logprobs", nullptr}, {"finish_reason", finish_reason(c)}};
+    Json choice = {{"index", i}, {"logprobs", nullptr}, {"finish_reason", c.finish_reason(i)}};
     if (is_chat(c)) {
       choice["delta"] = Json::object();
     } else {
@@ -158,30 +179,83 @@ constexpr size_t kResponsesPrologueEvents = 4;
 // ---- Anthropic Messages ------------------------------------------------------------------------
 
 Json anthropic_usage(const Completion& c, size_t output_tokens) {
-  return {{"input_tokens", c.prompt_tokens},
+  // Anthropic counts cache reads apart: input_tokens + cache_read_input_tokens is the prompt.
+  const size_t cached = std::min(c.cached_tokens, c.prompt_tokens);
+  return {{"input_tokens", c.prompt_tokens - cached},
           {"output_tokens", output_tokens},
-          {"cache_read_input_tokens", c.cached_tokens},
+          {"cache_read_input_tokens", cached},
           {"cache_creation_input_tokens", 0}};
 }
 
 const char* stop_reason(const Completion& c) {
+  if (c.tool_call) return "tool_use";
+  if (!c.stop_hit().empty()) return "stop_sequence";
   return c.hit_max_tokens ? "max_tokens" : "end_turn";
+}
+
+Json stop_sequence(const Completion& c) {
+  return c.stop_hit().empty() ? Json(nullptr) : Json(c.stop_hit());
+}
+
+// The content block: whole when `done`, else as content_block_start opens it.
+Json anthropic_block(const Completion& c, bool done) {
+  if (!c.tool_call) return {{"type", "text"}, {"text", done ? c.text() : ""}};
+  Json input = Json::object();
+  if (done) input = Json::parse(c.tool_call->arguments, nullptr, false);
+  if (input.is_discarded()) input = Json::object();
+  return {{"type", "tool_use"},
+          {"id", c.tool_call->id},
+          {"name", c.tool_call->name},
+          {"input", std::move(input)}};
 }
 
 Json anthropic_message(const Completion& c, bool done) {
   Json content = Json::array();
-  if (done) content.push_back({{"type", "text"}, {"text", c.text()}});
+  if (done) content.push_back(anthropic_block(c, true));
   return {{"id", c.id},
           {"type", "message"},
           {"role", "assistant"},
           {"model", c.model},
           {"content", content},
           {"stop_reason", done ? Json(stop_reason(c)) : Json(nullptr)},
-          {"stop_sequence", nullptr},
+          {"stop_sequence", done ? stop_sequence(c) : Json(nullptr)},
           {"usage", anthropic_usage(c, done ? c.length() : 0)}};
 }
 
+// The tool call's first delta, sent as soon as the first token is out (as vLLM streams it).
+std::vector<std::string> openai_prologue(const Completion& c) {
+  if (!is_chat(c) || !c.tool_call) return {};
+  Json delta = {{"role", "assistant"},
+                {"content", nullptr},
+                {"tool_calls", Json::array({openai_tool_call(*c.tool_call, true)})}};
+  Json choice = {{"index", 0}, {"delta", delta}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+  return {data_event(openai_chunk(c, Json::array({std::move(choice)})))};
+}
+
 }  // namespace
+
+size_t Completion::length() const {
+  size_t longest = 0;
+  for (const auto& choice : choices) longest = std::max(longest, choice.size());
+  return longest;
+}
+
+size_t Completion::completion_tokens() const {
+  size_t total = 0;
+  for (const auto& choice : choices) total += choice.size();
+  return total;
+}
+
+const std::string& Completion::stop_hit(size_t choice) const {
+  static const std::string kNone;
+  return choice < stop_hits.size() ? stop_hits[choice] : kNone;
+}
+
+const char* Completion::finish_reason(size_t choice) const {
+  if (tool_call) return "tool_calls";
+  if (!stop_hit(choice).empty()) return "stop";
+  return hit_max_tokens ? "length" : "stop";
+}
 
 std::string Completion::text(size_t choice) const {
   std::string out;
@@ -199,8 +273,12 @@ std::string render_response(const Completion& c) {
       return responses_object(c, true).dump();
     case ApiKind::kMessages:
       return anthropic_message(c, true).dump();
+    case ApiKind::kGemini:
+      return gemini_response(c);
     case ApiKind::kEmbeddings:
-      break;  // rendered by render_embeddings()
+    case ApiKind::kGeminiEmbed:
+    case ApiKind::kGeminiBatchEmbed:
+      break;  // rendered by render_embeddings() or gemini_embeddings()
   }
   return "{}";
 }
@@ -234,14 +312,17 @@ std::vector<std::string> render_stream_prologue(const Completion& c) {
                       {{"type", "message_start"}, {"message", anthropic_message(c, false)}}),
           named_event("content_block_start", {{"type", "content_block_start"},
                                               {"index", 0},
-                                              {"content_block", {{"type", "text"}, {"text", ""}}}}),
+                                              {"content_block", anthropic_block(c, false)}}),
       };
+    case ApiKind::kChat:
+      return openai_prologue(c);
     default:
       return {};
   }
 }
 
 std::string render_stream_token(const Completion& c, size_t choice, size_t index) {
+  if (choice >= c.choices.size() || index >= c.choices[choice].size()) return {};
   const std::string& piece = c.choices[choice][index];
   switch (c.api) {
     case ApiKind::kChat:
@@ -255,12 +336,18 @@ std::string render_stream_token(const Completion& c, size_t choice, size_t index
                           {"output_index", 0},
                           {"content_index", 0},
                           {"delta", piece}});
-    case ApiKind::kMessages:
-      return named_event("content_block_delta",
-                         {{"type", "content_block_delta"},
-                          {"index", 0},
-                          {"delta", {{"type", "text_delta"}, {"text", piece}}}});
+    case ApiKind::kMessages: {
+      Json delta = c.tool_call ? Json{{"type", "input_json_delta"}, {"partial_json", piece}}
+                               : Json{{"type", "text_delta"}, {"text", piece}};
+      return named_event(
+          "content_block_delta",
+          {{"type", "content_block_delta"}, {"index", 0}, {"delta", std::move(delta)}});
+    }
+    case ApiKind::kGemini:
+      return gemini_stream_token(c, choice, index);
     case ApiKind::kEmbeddings:
+    case ApiKind::kGeminiEmbed:
+    case ApiKind::kGeminiBatchEmbed:
       break;
   }
   return {};
@@ -303,14 +390,18 @@ std::vector<std::string> render_stream_epilogue(const Completion& c) {
     case ApiKind::kMessages:
       out.push_back(
           named_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}));
-      out.push_back(
-          named_event("message_delta",
-                      {{"type", "message_delta"},
-                       {"delta", {{"stop_reason", stop_reason(c)}, {"stop_sequence", nullptr}}},
-                       {"usage", {{"output_tokens", c.length()}}}}));
+      out.push_back(named_event(
+          "message_delta",
+          {{"type", "message_delta"},
+           {"delta", {{"stop_reason", stop_reason(c)}, {"stop_sequence", stop_sequence(c)}}},
+           {"usage", {{"output_tokens", c.length()}}}}));
       out.push_back(named_event("message_stop", {{"type", "message_stop"}}));
       break;
+    case ApiKind::kGemini:
+      return gemini_stream_epilogue(c);
     case ApiKind::kEmbeddings:
+    case ApiKind::kGeminiEmbed:
+    case ApiKind::kGeminiBatchEmbed:
       break;
   }
   return out;
@@ -331,8 +422,42 @@ std::string render_embeddings(std::string_view model, const std::vector<Embeddin
       .dump();
 }
 
+ErrorShape error_shape(ApiKind api) {
+  if (api == ApiKind::kMessages) return ErrorShape::kAnthropic;
+  return is_gemini(api) ? ErrorShape::kGemini : ErrorShape::kOpenAI;
+}
+
 std::string render_error(bool anthropic, int status, std::string_view message) {
-  if (anthropic) {
+  return render_error(anthropic ? ErrorShape::kAnthropic : ErrorShape::kOpenAI, status, message);
+}
+
+std::string render_context_length_error(ErrorShape shape, size_t max_len, size_t requested) {
+  const std::string m = std::to_string(requested);
+  const std::string n = std::to_string(max_len);
+  switch (shape) {
+    case ErrorShape::kAnthropic:
+      return render_error(shape, 400, "prompt is too long: " + m + " tokens > " + n + " maximum");
+    case ErrorShape::kGemini:
+      return render_error(shape, 400,
+                          "The input token count (" + m +
+                              ") exceeds the maximum number of tokens allowed (" + n + ").");
+    case ErrorShape::kOpenAI:
+      break;
+  }
+  // vLLM's ErrorResponse, as its OpenAI-compatible server sends it.
+  return Json{{"object", "error"},
+              {"message", "This model's maximum context length is " + n +
+                              " tokens. However, you requested " + m +
+                              " tokens in the messages, Please reduce the length of the messages."},
+              {"type", "BadRequestError"},
+              {"param", nullptr},
+              {"code", 400}}
+      .dump();
+}
+
+std::string render_error(ErrorShape shape, int status, std::string_view message) {
+  if (shape == ErrorShape::kGemini) return gemini_error(status, message);
+  if (shape == ErrorShape::kAnthropic) {
     const char* type = status == 400   ? "invalid_request_error"
                        : status == 401 ? "authentication_error"
                        : status == 403 ? "permission_error"

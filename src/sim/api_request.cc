@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/gemini_request.h"
 #include "sim/text_generator.h"
 
 namespace rolter::sim {
@@ -16,9 +17,9 @@ void append_text(std::string& out, std::string_view text) {
 }
 
 // Message content: a string, or an array of parts whose text is in "text" (OpenAI
-// {type:"text"|"input_text"}, Anthropic {type:"text"}); other parts (images, tool calls) add no
-// words.
-void append_content(std::string& out, const Json& content) {
+// {type:"text"|"input_text"}, Anthropic {type:"text"}) or, for an Anthropic tool_result block, in
+// its own content; other parts (images, tool_use) add no words.
+void append_content(std::string& out, const Json& content, int depth = 0) {
   if (content.is_string()) {
     append_text(out, content.get_ref<const std::string&>());
   } else if (content.is_array()) {
@@ -29,6 +30,9 @@ void append_content(std::string& out, const Json& content) {
         auto text = part.find("text");
         if (text != part.end() && text->is_string()) {
           append_text(out, text->get_ref<const std::string&>());
+        } else if (depth == 0 && part.value("type", Json()) == "tool_result") {
+          auto inner = part.find("content");
+          if (inner != part.end()) append_content(out, *inner, depth + 1);
         }
       }
     }
@@ -66,6 +70,31 @@ tl::expected<std::optional<size_t>, std::string> read_max_tokens(
   return std::optional<size_t>();
 }
 
+// Stop sequences under `key`: a string (OpenAI only: `allow_string`) or a list of strings.
+tl::expected<void, std::string> read_stop(const Json& body, const char* key, bool allow_string,
+                                          ApiRequest& req) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return {};
+  if (allow_string && it->is_string()) {
+    req.stop.push_back(it->get<std::string>());
+    return {};
+  }
+  const std::string bad = std::string("'") + key + "' must be " +
+                          (allow_string ? "a string or " : "") + "a list of strings";
+  if (!it->is_array()) return tl::make_unexpected(bad);
+  for (const Json& s : *it) {
+    if (!s.is_string()) return tl::make_unexpected(bad);
+    req.stop.push_back(s.get<std::string>());
+  }
+  return {};
+}
+
+tl::expected<void, std::string> read_tool(ToolPick pick, ApiRequest& req) {
+  if (!pick) return tl::make_unexpected(pick.error());
+  req.tool = std::move(*pick);
+  return {};
+}
+
 tl::expected<void, std::string> read_chat(const Json& body, ApiRequest& req) {
   auto messages = body.find("messages");
   if (messages == body.end() || !messages->is_array()) {
@@ -77,7 +106,8 @@ tl::expected<void, std::string> read_chat(const Json& body, ApiRequest& req) {
     if (content != m.end()) append_content(req.prompt_text, *content);
   }
   req.prompt_tokens = count_words(req.prompt_text);
-  return {};
+  if (auto ok = read_stop(body, "stop", true, req); !ok) return ok;
+  return read_tool(pick_openai_tool(body), req);
 }
 
 // Adds one prompt or embeddings input: a string, or an array of token ids. False when `item` is
@@ -122,7 +152,7 @@ tl::expected<void, std::string> read_completions(const Json& body, ApiRequest& r
     for (const Json& id : *prompt)
       req.prompt_ids.push_back(static_cast<uint32_t>(id.get<int64_t>()));
   }
-  return {};
+  return read_stop(body, "stop", true, req);
 }
 
 // `key` as an integer in [1, max]; nullopt when absent or null.
@@ -191,7 +221,8 @@ tl::expected<void, std::string> read_messages(const Json& body, ApiRequest& req)
     if (content != m.end()) append_content(req.prompt_text, *content);
   }
   req.prompt_tokens = count_words(req.prompt_text);
-  return {};
+  if (auto ok = read_stop(body, "stop_sequences", false, req); !ok) return ok;
+  return read_tool(pick_anthropic_tool(body), req);
 }
 
 tl::expected<void, std::string> read_n(const Json& body, ApiRequest& req) {
@@ -203,12 +234,23 @@ tl::expected<void, std::string> read_n(const Json& body, ApiRequest& req) {
 
 }  // namespace
 
+bool is_gemini(ApiKind api) {
+  return api == ApiKind::kGemini || api == ApiKind::kGeminiEmbed ||
+         api == ApiKind::kGeminiBatchEmbed;
+}
+
+bool is_embeddings(ApiKind api) {
+  return api == ApiKind::kEmbeddings || api == ApiKind::kGeminiEmbed ||
+         api == ApiKind::kGeminiBatchEmbed;
+}
+
 std::optional<ApiKind> api_for_path(std::string_view path) {
   if (path == "/v1/chat/completions") return ApiKind::kChat;
   if (path == "/v1/completions") return ApiKind::kCompletions;
   if (path == "/v1/embeddings") return ApiKind::kEmbeddings;
   if (path == "/v1/responses") return ApiKind::kResponses;
   if (path == "/v1/messages") return ApiKind::kMessages;
+  if (auto gemini = parse_gemini_path(path)) return gemini->api;
   return std::nullopt;
 }
 
@@ -253,10 +295,16 @@ tl::expected<ApiRequest, std::string> read_api_request(ApiKind api, const Json& 
       shape = read_messages(body, req);
       max_tokens = read_max_tokens(body, {"max_tokens"});
       break;
+    case ApiKind::kGemini:
+    case ApiKind::kGeminiEmbed:
+    case ApiKind::kGeminiBatchEmbed:
+      req.stream = false;  // the path says whether to stream
+      shape = read_gemini_request(api, body, req);
+      break;
   }
   if (!shape) return tl::make_unexpected(shape.error());
   if (!max_tokens) return tl::make_unexpected(max_tokens.error());
-  req.max_tokens = *max_tokens;
+  if (*max_tokens) req.max_tokens = *max_tokens;
   return req;
 }
 

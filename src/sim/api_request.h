@@ -1,7 +1,8 @@
 // What a simulated engine needs from an API request body: the model, whether to stream, the
-// prompt (for counting and for seeding the generated text) and how many tokens to produce, for
-// each of the five inference APIs (OpenAI chat, completions, embeddings, responses; Anthropic
-// messages).
+// prompt (for counting and for seeding the generated text), how many tokens to produce, the stop
+// sequences and the tool to call (tool_calls.h), for each of the inference APIs: OpenAI chat,
+// completions, embeddings, responses; Anthropic messages; Gemini generateContent (streaming or
+// not), embedContent and batchEmbedContents (gemini_request.h reads those bodies).
 //
 // Thread-safety: pure functions over values.
 #pragma once
@@ -16,9 +17,25 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/tool_calls.h"
+
 namespace rolter::sim {
 
-enum class ApiKind { kChat, kCompletions, kEmbeddings, kResponses, kMessages };
+enum class ApiKind {
+  kChat,
+  kCompletions,
+  kEmbeddings,
+  kResponses,
+  kMessages,
+  kGemini,            // models/{m}:generateContent and :streamGenerateContent
+  kGeminiEmbed,       // models/{m}:embedContent
+  kGeminiBatchEmbed,  // models/{m}:batchEmbedContents
+};
+
+// Gemini's three methods.
+bool is_gemini(ApiKind api);
+// The APIs answered with vectors (no engine model, no streaming).
+bool is_embeddings(ApiKind api);
 
 // How /v1/embeddings returns each vector (`encoding_format`).
 enum class EmbeddingEncoding { kFloat, kBase64 };
@@ -29,7 +46,8 @@ inline constexpr size_t kMaxChoices = 128;
 // 3072), and a bound on the vector built per input before anything is allocated for it.
 inline constexpr size_t kMaxEmbeddingDims = 1u << 16;
 
-// The API served at `path` ("/v1/chat/completions", ...), or nullopt.
+// The API served at `path` ("/v1/chat/completions", "/v1beta/models/m:generateContent", ...), or
+// nullopt.
 std::optional<ApiKind> api_for_path(std::string_view path);
 
 struct ApiRequest {
@@ -53,6 +71,10 @@ struct ApiRequest {
   // Embeddings: the vector length asked for (`dimensions`), and the wire encoding.
   std::optional<size_t> dimensions;
   EmbeddingEncoding encoding = EmbeddingEncoding::kFloat;
+  // Stop sequences as given (stop_sequences.h); empty strings are ignored there.
+  std::vector<std::string> stop;
+  // Chat-like APIs: the tool the answer calls (tool_calls.h's rule); nullopt = answer with text.
+  std::optional<ToolChoice> tool;
 };
 
 // Reads `body` (already parsed JSON) as a request of `api`. The error is a message for a 400

@@ -13,8 +13,10 @@
 //                                 "stall_first_byte_ms":N,"drop_mid_stream_after_tokens":N|null,
 //                                 "drop_with_reset":bool,"tokenize_stall_ms":N,
 //                                 "decision_stall_ms":N,"decision_status":0|N,
-//                                 "decision_garbage":bool, "kv_...": see faults.h}
-//   DELETE /faults/{i}            clear engine i's faults
+//                                 "decision_garbage":bool,"max_model_len":N (0 = off),
+//                                 "kv_...": see faults.h}
+//   DELETE /faults/{i}            clear engine i's faults (max_model_len from --max-model-len
+//                                 included: it is one of the faults)
 // Changes take effect before the response is sent: once POST /faults/{i} with refuse answers,
 // connects to engine i are refused.
 //

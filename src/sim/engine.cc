@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include "sim/gemini_format.h"
+#include "sim/gemini_request.h"
+#include "sim/stop_sequences.h"
 #include "sim/text_generator.h"
 #include "tokenizer/tokenizer.h"
 
@@ -13,8 +16,12 @@ namespace {
 
 using Json = nlohmann::json;
 
+std::string id_suffix(size_t engine, uint64_t seq) {
+  return "sim" + std::to_string(engine) + "n" + std::to_string(seq);
+}
+
 std::string completion_id(ApiKind api, size_t engine, uint64_t seq) {
-  const std::string suffix = "sim" + std::to_string(engine) + "n" + std::to_string(seq);
+  const std::string suffix = id_suffix(engine, seq);
   switch (api) {
     case ApiKind::kChat:
       return "chatcmpl-" + suffix;
@@ -25,7 +32,11 @@ std::string completion_id(ApiKind api, size_t engine, uint64_t seq) {
     case ApiKind::kMessages:
       return "msg_" + suffix;
     case ApiKind::kEmbeddings:
+    case ApiKind::kGeminiEmbed:
+    case ApiKind::kGeminiBatchEmbed:
       return "embd-" + suffix;
+    case ApiKind::kGemini:
+      return "gen-" + suffix;
   }
   return suffix;
 }
@@ -73,7 +84,8 @@ Json headers_for_stats(const HeaderList& list) {
   return headers;
 }
 
-// vLLM's max_model_len, as /v1/models reports it too.
+// vLLM's max_model_len when the max_model_len fault does not set one (never enforced then), as
+// /v1/models and /tokenize report it.
 constexpr size_t kMaxModelLen = 32768;
 
 }  // namespace
@@ -118,6 +130,11 @@ bool Engine::is_adapter(std::string_view model) const {
   return true;
 }
 
+size_t Engine::max_model_len() const {
+  const int64_t set = options_.faults.max_model_len;
+  return set > 0 ? static_cast<size_t>(set) : kMaxModelLen;
+}
+
 void Engine::note_request(std::string_view path) {
   if (path.rfind("/sim/", 0) == 0) return;
   auto it = by_path_.find(path);
@@ -132,42 +149,42 @@ RequestPlan Engine::begin(ApiKind api, std::string_view path, std::string_view b
   plan.api = api;
   plan.seq = requests_++;
   ++in_flight_;
+  last_path_.assign(path);
   last_body_.assign(body);
   last_headers_ = std::move(headers);
 
-  const bool anthropic = api == ApiKind::kMessages;
-  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) {
-    last_model_.clear();
-    plan.status = 400;
-    plan.body = render_error(anthropic, 400, "the request body is not valid JSON");
-    return plan;
-  }
-  auto request = read_api_request(api, json);
+  const ErrorShape shape = error_shape(api);
+  auto request = read_request(api, path, body);
   if (!request) {
     last_model_.clear();
     plan.status = 400;
-    plan.body = render_error(anthropic, 400, request.error());
+    plan.body = render_error(shape, 400, request.error());
     return plan;
   }
   last_model_ = request->model;
+  // Checked before the faults, as a real server validates a request before it is scheduled.
+  if (options_.faults.max_model_len > 0 && request->prompt_tokens > max_model_len()) {
+    plan.status = 400;
+    plan.body = render_context_length_error(shape, max_model_len(), request->prompt_tokens);
+    return plan;
+  }
 
   plan.fault = decide_faults(options_.faults, options_.seed, options_.index, plan.seq);
   switch (plan.fault.action) {
     case FaultAction::kRateLimit:
       plan.status = 429;
-      plan.body = render_error(anthropic, 429, "simulated rate limit");
+      plan.body = render_error(shape, 429, "simulated rate limit");
       return plan;
     case FaultAction::kError:
       plan.status = plan.fault.status;
-      plan.body = render_error(anthropic, plan.fault.status, "simulated engine error");
+      plan.body = render_error(shape, plan.fault.status, "simulated engine error");
       return plan;
     case FaultAction::kNone:
       break;
   }
 
   const std::string& model = request->model.empty() ? options_.models.front() : request->model;
-  if (api == ApiKind::kEmbeddings) {
+  if (is_embeddings(api)) {
     plan_embeddings(*request, model, plan);
   } else {
     plan_generation(*request, model, plan);
@@ -198,7 +215,7 @@ Engine::TokenizeAnswer Engine::tokenize(std::string_view body, HeaderList header
   auto request = read_api_request(*api, json);
   if (!request) return reject(request.error());
   const std::vector<uint32_t> ids = prompt_token_ids(*request);
-  const Json answer = {{"count", ids.size()}, {"max_model_len", kMaxModelLen}, {"tokens", ids}};
+  const Json answer = {{"count", ids.size()}, {"max_model_len", max_model_len()}, {"tokens", ids}};
   return TokenizeAnswer{200, answer.dump()};
 }
 
@@ -209,26 +226,70 @@ void Engine::plan_embeddings(const ApiRequest& request, const std::string& model
   for (const auto& input : request.inputs) {
     data.push_back({embed_text(options_.seed, input, dims)});
   }
-  plan.body = render_embeddings(model, data, request.prompt_tokens, request.encoding);
+  if (is_gemini(plan.api)) {
+    plan.body = gemini_embeddings(data, plan.api == ApiKind::kGeminiBatchEmbed);
+  } else {
+    plan.body = render_embeddings(model, data, request.prompt_tokens, request.encoding);
+  }
   plan.delay = latency_.embedding_time(request.prompt_tokens);
 }
 
-void Engine::plan_generation(ApiRequest& request, const std::string& model, RequestPlan& plan) {
+tl::expected<ApiRequest, std::string> Engine::read_request(ApiKind api, std::string_view path,
+                                                           std::string_view body) const {
+  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return tl::make_unexpected("the request body is not valid JSON");
+  auto request = read_api_request(api, json);
+  if (!request) return request;
+  // Gemini names the model and the streaming in the path, not the body.
+  if (auto gemini = parse_gemini_path(path)) {
+    request->model = std::move(gemini->model);
+    request->stream = gemini->stream;
+  }
+  return request;
+}
+
+void Engine::plan_text(const ApiRequest& request, Completion& c) const {
   const size_t wanted = request.max_tokens.value_or(options_.max_tokens_default);
   const size_t length = std::min(wanted, options_.max_tokens_cap);
+  // Completions answer each prompt of a batch; the other APIs have the one conversation.
+  const std::vector<std::string> conversation = {request.prompt_text};
+  const auto& prompts = request.inputs.empty() ? conversation : request.inputs;
+  c.choices = generate_choices(options_.seed, prompts, request.n, length);
+  // The text is made up, so only the client's cap or a stop sequence can cut it: a
+  // default-length answer, or one ended by the engine's own --max-tokens-cap below the client's,
+  // "stops" as if at end of text.
+  c.hit_max_tokens = request.max_tokens.has_value() && *request.max_tokens <= length;
+  if (request.stop.empty()) return;
+  c.stop_hits.resize(c.choices.size());
+  for (size_t i = 0; i < c.choices.size(); ++i) {
+    c.stop_hits[i] = cut_at_stop(c.choices[i], request.stop);
+  }
+}
+
+void Engine::plan_tool_call(const ApiRequest& request, Completion& c, uint64_t seq) const {
+  ToolCall call;
+  // Gemini calls carry no id.
+  if (c.api == ApiKind::kMessages) call.id = "toolu_" + id_suffix(options_.index, seq);
+  if (c.api == ApiKind::kChat) call.id = "call_" + id_suffix(options_.index, seq);
+  call.name = request.tool->name;
+  call.arguments = tool_arguments(options_.seed, *request.tool);
+  // The call is emitted whole, whatever the max tokens: its pieces are the argument fragments.
+  c.choices = {split_arguments(call.arguments)};
+  c.tool_call = std::move(call);
+}
+
+void Engine::plan_generation(ApiRequest& request, const std::string& model, RequestPlan& plan) {
   Completion& c = plan.completion;
   c.api = plan.api;
   c.id = completion_id(plan.api, options_.index, plan.seq);
   c.model = model;
   c.created = unix_now();
   c.prompt_tokens = request.prompt_tokens;
-  // Completions answer each prompt of a batch; the other APIs have the one conversation.
-  const std::vector<std::string> conversation = {request.prompt_text};
-  const auto& prompts = request.inputs.empty() ? conversation : request.inputs;
-  c.choices = generate_choices(options_.seed, prompts, request.n, length);
-  // The text is made up, so only the client's cap can cut it: a default-length answer, or one
-  // ended by the engine's own --max-tokens-cap below the client's, "stops" as if at end of text.
-  c.hit_max_tokens = request.max_tokens.has_value() && *request.max_tokens <= length;
+  if (request.tool) {
+    plan_tool_call(request, c, plan.seq);
+  } else {
+    plan_text(request, c);
+  }
   c.include_usage = request.include_usage;
   plan.stream = request.stream;
   // One model sequence paces every choice: n choices and batched prompts cost no extra time or
@@ -236,7 +297,7 @@ void Engine::plan_generation(ApiRequest& request, const std::string& model, Requ
   ModelRequest mr;
   mr.id = next_model_id_++;
   mr.tokens = prompt_token_ids(request);
-  mr.output_tokens = length;
+  mr.output_tokens = c.length();
   if (is_adapter(request.model)) mr.adapter = request.model;
   plan.model_request = std::move(mr);
 }
@@ -277,6 +338,7 @@ Json Engine::stats_json() const {
               {"rejected", rejected_},
               {"in_flight", in_flight_},
               {"last_model", last_model_},
+              {"last_path", last_path_},
               {"last_body", body},
               {"last_headers", headers},
               {"faults", faults_to_json(options_.faults)},
@@ -301,6 +363,7 @@ void Engine::reset_stats() {
   requests_ = completed_ = cancelled_ = faulted_ = dropped_ = rejected_ = 0;
   by_path_.clear();
   last_model_.clear();
+  last_path_.clear();
   last_body_.clear();
   last_headers_.clear();
   tokenize_requests_ = tokenize_rejected_ = 0;
@@ -355,7 +418,7 @@ std::string Engine::models_json() const {
                     {"created", 0},
                     {"owned_by", "rolter-sim"},
                     {"root", m},
-                    {"max_model_len", kMaxModelLen}});
+                    {"max_model_len", max_model_len()}});
   }
   return Json{{"object", "list"}, {"data", data}}.dump();
 }

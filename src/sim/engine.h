@@ -9,7 +9,12 @@
 //
 // Prompt tokens: the shared tokenizer over the conversation text (chat: message contents in
 // order; completions: the prompt text, or a token-id array as is; responses: instructions and
-// input; messages: system then messages), so a client can predict the ids and the KV events.
+// input; messages: system then messages; Gemini: systemInstruction then contents' text parts),
+// so a client can predict the ids and the KV events.
+//
+// The answer is text from text_generator.h cut at the first stop sequence (stop_sequences.h), or
+// one tool call (tool_calls.h's rule), whose argument fragments are its output tokens. A prompt
+// longer than the max_model_len fault (when set) is a 400 context-length error in the API's shape.
 //
 // LoRA rule (as vLLM serves adapters under their own names): a request whose `model` is
 // non-empty and not one of the served --model names addresses the adapter of that name.
@@ -102,6 +107,8 @@ class Engine {
   const Faults& faults() const { return options_.faults; }
   void set_faults(const Faults& faults) { options_.faults = faults; }
   bool is_adapter(std::string_view model) const;
+  // The max_model_len fault when set, else vLLM's usual 32768 (reported, not enforced).
+  size_t max_model_len() const;
 
   // POST /tokenize, as vLLM serves it: a body with `messages` (read as a chat request) or
   // `prompt` (read as a completions request; a token-id array is returned as is) answers
@@ -124,9 +131,10 @@ class Engine {
   void finish(Outcome outcome);
 
   // {"engine":i,"requests":n,"by_path":{...},"cancelled":n,"completed":n,"in_flight":n,
-  //  "faulted":n,"dropped":n,"rejected":n,"last_model":"...","last_body":{...},
-  //  "last_headers":{...},"tokenize":{"requests":n,"rejected":n,"last_body":{...},
-  //  "last_headers":{...}}}.
+  //  "faulted":n,"dropped":n,"rejected":n,"last_model":"...","last_path":"...",
+  //  "last_body":{...},"last_headers":{...} (every header of the last inference request, names
+  //  in lower case: authorization, x-api-key, x-goog-api-key, anthropic-version,
+  //  ...),"tokenize":{"requests":n,"rejected":n,"last_body":{...}, "last_headers":{...}}}.
   // `requests` counts inference requests only; `by_path` every path; `tokenize` the /tokenize
   // calls (last_body and last_headers: the last one's, null and {} when none).
   nlohmann::json stats_json() const;
@@ -143,6 +151,11 @@ class Engine {
   void plan_embeddings(const ApiRequest& request, const std::string& model,
                        RequestPlan& plan) const;
   void plan_generation(ApiRequest& request, const std::string& model, RequestPlan& plan);
+  void plan_text(const ApiRequest& request, Completion& c) const;
+  void plan_tool_call(const ApiRequest& request, Completion& c, uint64_t seq) const;
+  // Parses `body` and reads it as a request of `api`; a Gemini path supplies model and stream.
+  tl::expected<ApiRequest, std::string> read_request(ApiKind api, std::string_view path,
+                                                     std::string_view body) const;
 
   // Forwards the model's KV events to the publisher.
   struct KvForwarder : KvEventSink {
@@ -167,6 +180,7 @@ class Engine {
   uint64_t in_flight_ = 0;
   std::map<std::string, uint64_t, std::less<>> by_path_;
   std::string last_model_;
+  std::string last_path_;
   std::string last_body_;  // raw; parsed when stats are rendered
   HeaderList last_headers_;
   uint64_t tokenize_requests_ = 0;

@@ -318,7 +318,7 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
       if (req.method() != http::verb::post) {
         engine.note_request(path);
         co_return co_await reply(conn, req, http::status::method_not_allowed,
-                                 render_error(false, 405, "use POST"));
+                                 render_error(error_shape(*api), 405, "use POST"));
       }
       co_return co_await serve_inference(conn, req, *api, path, arrival);
     }
@@ -571,9 +571,12 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
           drop(conn, plan.fault.drop_with_reset);
           co_return Outcome::kDropped;
         }
-        // Every choice advances by one token per model step, like vLLM's parallel sequences.
+        // Every choice advances by one token per model step, like vLLM's parallel sequences;
+        // one cut short by a stop sequence has nothing more to send, and a Gemini tool call sends
+        // nothing until its last chunk (an empty chunk would end the chunked body).
         for (size_t choice = 0; choice < c.choices.size(); ++choice) {
           const std::string chunk = render_stream_token(c, choice, sent);
+          if (chunk.empty()) continue;
           if (!co_await send(chunk)) co_return Outcome::kCancelled;
         }
         ++sent;

@@ -1,6 +1,8 @@
 // EngineServer: one simulated engine's HTTP/1.1 keep-alive server on its own port.
 //
-// Routes POST /v1/{chat/completions,completions,embeddings,responses,messages} to the Engine,
+// Routes POST /v1/{chat/completions,completions,embeddings,responses,messages} and Gemini's
+// /v1beta/models/{model}:{generateContent,streamGenerateContent,embedContent,batchEmbedContents}
+// (gemini_request.h) to the Engine,
 // paces answers by its engine model (model time = wall-clock ms since the server was built; a
 // timer fires at the model's next event), cancels the model request when the client leaves, streams
 // SSE one chunk per event, applies the engine's faults (including closing the listening socket for

@@ -51,6 +51,7 @@ tl::expected<void, std::string> validate(const Faults& f) {
   if (f.decision_status != 0 && (f.decision_status < 100 || f.decision_status > 599)) {
     return tl::make_unexpected("decision_status must be 0 (off) or an HTTP status (100..599)");
   }
+  if (f.max_model_len < 0) return tl::make_unexpected("max_model_len must be >= 0");
   if (f.drop_mid_stream_after_tokens && *f.drop_mid_stream_after_tokens < 0) {
     return tl::make_unexpected("drop_mid_stream_after_tokens must be >= 0");
   }
@@ -99,6 +100,7 @@ Json faults_to_json(const Faults& f) {
       {"kv_skip_seq", f.kv_skip_seq},
       {"kv_garbage", f.kv_garbage},
       {"kv_silent", f.kv_silent},
+      {"max_model_len", f.max_model_len},
   };
   if (f.status_429_retry_after_s) json["status_429_retry_after_s"] = *f.status_429_retry_after_s;
   if (f.drop_mid_stream_after_tokens) {
@@ -137,6 +139,10 @@ tl::expected<Faults, std::string> faults_from_json(const Json& json) {
         return tl::make_unexpected("decision_stall_ms must be an integer");
       }
       f.decision_stall_ms = value.get<int64_t>();
+    } else if (key == "max_model_len") {
+      if (!value.is_number_integer())
+        return tl::make_unexpected("max_model_len must be an integer");
+      f.max_model_len = value.get<int64_t>();
     } else if (key == "decision_status") {
       if (!value.is_number_integer()) {
         return tl::make_unexpected("decision_status must be an integer");
@@ -208,6 +214,10 @@ tl::expected<void, std::string> apply_fault_settings(std::string_view settings, 
       auto v = parse_number<int64_t>(value);
       if (!v) return tl::make_unexpected(bad);
       f.decision_stall_ms = *v;
+    } else if (key == "max_model_len") {
+      auto v = parse_number<int64_t>(value);
+      if (!v) return tl::make_unexpected(bad);
+      f.max_model_len = *v;
     } else if (key == "decision_status") {
       auto v = parse_number<int>(value);
       if (!v) return tl::make_unexpected(bad);

@@ -56,6 +56,11 @@ struct Faults {
   bool kv_skip_seq = false;
   bool kv_garbage = false;
   bool kv_silent = false;
+  // When not 0, the engine's context length: an inference request whose prompt has more tokens
+  // (the usage count) is answered 400 with the engine's real context-length error
+  // (render_context_length_error in api_format.h). Also what /v1/models and /tokenize report as
+  // max_model_len. `--max-model-len N` sets it on every engine.
+  int64_t max_model_len = 0;
 
   bool operator==(const Faults&) const = default;
 };
@@ -69,7 +74,8 @@ tl::expected<Faults, std::string> faults_from_json(const nlohmann::json& json);
 
 // Applies comma-separated settings such as "refuse,error_rate=0.5,error_status=503" onto
 // `faults`. Keys are the JSON field names; short aliases: 429=N, stall=MS, drop=N, reset,
-// tokenize_stall=MS, decision_stall=MS. slowdown=F multiplies latencies by F (>= 1).
+// tokenize_stall=MS, decision_stall=MS, max_model_len=N. slowdown=F multiplies latencies by F
+// (>= 1).
 // Returns an error message and leaves `faults` unspecified on failure.
 tl::expected<void, std::string> apply_fault_settings(std::string_view settings, Faults& faults);
 

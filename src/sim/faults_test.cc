@@ -93,6 +93,7 @@ TEST(FaultsTest, JsonRoundTrip) {
   f.decision_garbage = true;
   f.drop_mid_stream_after_tokens = 4;
   f.slowdown = 5;
+  f.max_model_len = 50;
   auto back = faults_from_json(faults_to_json(f));
   ASSERT_TRUE(back.has_value()) << back.error();
   EXPECT_EQ(*back, f);
@@ -122,6 +123,8 @@ TEST(FaultsTest, JsonRejectsBadFields) {
   EXPECT_FALSE(faults_from_json(Json::array()).has_value());
   EXPECT_FALSE(faults_from_json(Json{{"slowdown", 0.5}}).has_value());
   EXPECT_FALSE(faults_from_json(Json{{"slowdown", "5"}}).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"max_model_len", -1}}).has_value());
+  EXPECT_FALSE(faults_from_json(Json{{"max_model_len", "50"}}).has_value());
 }
 
 TEST(FaultsTest, SlowdownFromFlagReachesTheDecision) {
@@ -174,6 +177,10 @@ TEST(FaultsTest, SettingsAliases) {
   EXPECT_EQ(f.decision_status, 500);
   EXPECT_TRUE(f.decision_garbage);
   EXPECT_EQ(f.tokenize_stall_ms, 5);
+  ASSERT_TRUE(apply_fault_settings("max_model_len=64", f).has_value());
+  EXPECT_EQ(f.max_model_len, 64);
+  EXPECT_FALSE(apply_fault_settings("max_model_len=-1", f).has_value());
+  f.max_model_len = 64;
   ASSERT_TRUE(apply_fault_settings("429=off,drop=null,refuse=false", f).has_value());
   EXPECT_FALSE(f.status_429_retry_after_s.has_value());
   EXPECT_FALSE(f.drop_mid_stream_after_tokens.has_value());

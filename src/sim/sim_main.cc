@@ -49,6 +49,7 @@ struct Options {
   size_t max_tokens_default = 16;
   size_t max_tokens_cap = 4096;
   size_t embedding_dims = 16;
+  int64_t max_model_len = 0;
   std::vector<std::string> models = {"sim-model"};
   std::vector<std::string> faults;
   unsigned threads = 1;
@@ -71,6 +72,7 @@ int run(const Options& opt) {
     e.max_tokens_default = opt.max_tokens_default;
     e.max_tokens_cap = opt.max_tokens_cap;
     e.embedding_dims = opt.embedding_dims;
+    e.faults.max_model_len = opt.max_model_len;  // --fault max_model_len=N may override it
     e.latency = {.ttft_ms = opt.ttft_ms, .token_ms = opt.token_ms, .time_scale = opt.time_scale};
     // --ttft-ms and --token-ms are the constant parts of prefill and decode.
     e.model = opt.model;
@@ -241,6 +243,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-tokens-cap", opt.max_tokens_cap, "Upper bound on output tokens");
   app.add_option("--embedding-dims", opt.embedding_dims, "Length of embedding vectors")
       ->check(CLI::Range(1, 65536));
+  app.add_option("--max-model-len", opt.max_model_len,
+                 "Context length of every engine: a prompt of more tokens (usage words) is "
+                 "answered 400 with the real context-length error of its API (vLLM, Anthropic, "
+                 "Gemini); 0 = unlimited. Per engine: --fault \"engine=1,max_model_len=N\"")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--model", opt.models,
                  "Served model name(s) listed by /v1/models; requests may name any model and "
                  "get it echoed back")
@@ -249,7 +256,8 @@ int main(int argc, char** argv) {
                  "Fault injection, repeatable: \"engine=1,refuse\", \"engine=0,error_rate=0.5,"
                  "error_status=503\", \"429=2\", \"stall=300\", \"drop=4\", "
                  "\"tokenize_stall=10000\", \"decision_stall=4000\", \"decision_status=500\", "
-                 "\"decision_garbage\", \"slowdown=5\" (latencies x5) (no engine= means all)")
+                 "\"decision_garbage\", \"slowdown=5\" (latencies x5), \"max_model_len=50\" "
+                 "(no engine= means all)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--threads", opt.threads, "I/O threads (each engine stays on one strand)")
       ->check(CLI::Range(1, 256));
