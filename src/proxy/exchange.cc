@@ -20,9 +20,11 @@
 #include "http/upstream_head.h"
 #include "inspect/model_rewrite.h"
 #include "net/write_now.h"
+#include "proxy/client_response.h"
 #include "proxy/relay_buffer.h"
 #include "proxy/request_log.h"
 #include "proxy/stream_error.h"
+#include "proxy/translated_relay.h"
 
 namespace rolter {
 namespace http = beast::http;
@@ -64,18 +66,21 @@ UpstreamHeadSpec::KeyField key_field(ProviderKind kind) {
   }
 }
 
+// `target`: the request target to send (the client's, or a translated request's path); `fixed`:
+// the provider's fixed fields (with anthropic-version for a translated Anthropic request).
 std::string build_request_head(const ForwardRequest& request, const Candidate& candidate,
-                               size_t body_length) {
+                               size_t body_length, std::string_view target,
+                               std::span<const std::pair<std::string, std::string>> fixed) {
   const auto& client = *request.request;
   const auto& server = request.snapshot->config().server;
   UpstreamHeadSpec spec{
       .method = client.method_string(),
       .base_path = candidate.endpoint->base_path,
-      .target = client.target(),
+      .target = target,
       .host_header = candidate.endpoint->host_header,
       .api_key = candidate.provider->api_key,
       .key_field = key_field(candidate.provider->kind),
-      .fixed_fields = candidate.provider->headers,
+      .fixed_fields = fixed,
       .forwarded = server.forwarded_headers,
       .trusted_peer = request.trusted_peer,
       .client_ip = request.client_ip,
@@ -89,22 +94,20 @@ std::string build_request_head(const ForwardRequest& request, const Candidate& c
   return head;
 }
 
-using ResponseParser = http::response_parser<http::buffer_body>;
+// True when the request went out; else what its failure means for the attempt.
+bool sent_or_failed(const error_code& write_ec, const UpstreamConnection& connection,
+                    AttemptReport& report) {
+  if (!write_ec) return true;
+  report.outcome = connection.reused && is_stale_connection_error(write_ec) ? Outcome::kStale
+                                                                            : Outcome::kFailed;
+  report.error = "send: " + write_ec.message();
+  return false;
+}
 
-// Sends the head and the body (three pieces around the rewritten model: no copy of the body).
+// Writes a request's pieces (head and body), within the deadline.
 template <typename Stream>
-Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, const AttemptParams& p,
-                        AttemptReport& report) {
-  const auto& request = *p.request;
-  auto rewrite = rewrite_model(request.body, *request.facts, p.model);
-  if (!rewrite) {
-    report.error = "model rewrite: " + rewrite.error().message;
-    co_return false;
-  }
-  const std::string head = build_request_head(request, *p.candidate, rewrite->size());
-  const std::array<asio::const_buffer, 4> buffers = {
-      asio::buffer(head), asio::buffer(rewrite->prefix), asio::buffer(rewrite->model_token),
-      asio::buffer(rewrite->suffix)};
+Task<bool> send_buffers(Stream& upstream, UpstreamConnection& connection, const AttemptParams& p,
+                        const std::array<asio::const_buffer, 4>& buffers, AttemptReport& report) {
   // On a plain connection the request usually fits in the send buffer: written at once. The rest,
   // if any (a large body), and everything over TLS, goes asynchronously, within the deadline.
   error_code write_ec;
@@ -117,13 +120,87 @@ Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, const 
     auto [ec, written] = co_await asio::async_write(upstream, rest, kNoThrow);
     write_ec = ec;
   }
-  if (write_ec) {
-    report.outcome = connection.reused && is_stale_connection_error(write_ec) ? Outcome::kStale
-                                                                              : Outcome::kFailed;
-    report.error = "send: " + write_ec.message();
+  co_return sent_or_failed(write_ec, connection, report);
+}
+
+// The client's body has no translation for the picked target: a 400 naming why, as the client's
+// answer (another target would get the same body).
+Task<void> refuse_untranslatable(beast::tcp_stream& client, const AttemptParams& p,
+                                 AttemptReport& report) {
+  const auto& request = *p.request;
+  report.outcome = Outcome::kRelayed;
+  report.untranslatable = true;
+  report.status = 400;
+  report.first_byte = std::chrono::steady_clock::now();
+  report.first_token = report.first_byte;
+  const ApiError error{.status = 400, .type = "invalid_request_error", .message = report.error};
+  const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
+                                       p.attempt_number);
+  report.client_usable = !ec && request.client_keep_alive;
+  report.client_gone = static_cast<bool>(ec);
+}
+
+// Sends the request translated for the target's API (proxy/translated_relay.h), or answers the
+// client's 400 when its body has no translation for this target.
+template <typename Stream>
+Task<bool> send_translated(Stream& upstream, UpstreamConnection& connection,
+                           beast::tcp_stream& client, const AttemptParams& p,
+                           const TranslationPlan& plan, AttemptReport& report) {
+  if (plan.unsupported) {
+    report.error = std::string(api_kind_name(p.request->kind)) + " requests cannot be served by " +
+                   p.candidate->label + " (a " +
+                   std::string(provider_kind_name(p.candidate->provider->kind)) + " target)";
+    co_await refuse_untranslatable(client, p, report);
     co_return false;
   }
-  co_return true;
+  auto translated = translate_attempt(p, *plan.translator);
+  if (!translated) {
+    report.error = std::move(translated.error().message);
+    co_await refuse_untranslatable(client, p, report);
+    co_return false;
+  }
+  const TranslatedRequest& request = translated->request;
+  const std::string head = build_request_head(*p.request, *p.candidate, request.body.size(),
+                                              request.path, translated->fixed_fields);
+  const std::array<asio::const_buffer, 4> buffers = {asio::buffer(head), asio::buffer(request.body),
+                                                     asio::const_buffer(), asio::const_buffer()};
+  co_return co_await send_buffers(upstream, connection, p, buffers, report);
+}
+
+// Sends the head and the body (three pieces around the rewritten model: no copy of the body), or
+// the request translated for a target of another API. False when the attempt ends here (failed,
+// or answered with a 400 when the body has no translation for the target).
+template <typename Stream>
+Task<bool> send_request(Stream& upstream, UpstreamConnection& connection,
+                        beast::tcp_stream& client, const AttemptParams& p, AttemptReport& report) {
+  if (const TranslationPlan plan = plan_translation(p.request->kind, p.candidate->provider->kind);
+      plan.translator != nullptr || plan.unsupported) {
+    co_return co_await send_translated(upstream, connection, client, p, plan, report);
+  }
+  const auto& request = *p.request;
+  auto rewrite = rewrite_model(request.body, *request.facts, p.model);
+  if (!rewrite) {
+    report.error = "model rewrite: " + rewrite.error().message;
+    co_return false;
+  }
+  const std::string head = build_request_head(request, *p.candidate, rewrite->size(),
+                                              request.request->target(),
+                                              p.candidate->provider->headers);
+  const std::array<asio::const_buffer, 4> buffers = {
+      asio::buffer(head), asio::buffer(rewrite->prefix), asio::buffer(rewrite->model_token),
+      asio::buffer(rewrite->suffix)};
+  // Written here rather than through send_buffers(): one coroutine frame less per request.
+  error_code write_ec;
+  beast::buffers_suffix<std::array<asio::const_buffer, 4>> rest(buffers);
+  if constexpr (std::is_same_v<Stream, UpstreamConnection::Plain>) {
+    rest.consume(write_now(upstream.socket(), buffers, write_ec));
+  }
+  if (!write_ec && beast::buffer_bytes(rest) > 0) {
+    connection.tcp().expires_at(p.deadline);
+    auto [ec, written] = co_await asio::async_write(upstream, rest, kNoThrow);
+    write_ec = ec;
+  }
+  co_return sent_or_failed(write_ec, connection, report);
 }
 
 // Reads response heads until the final one: interim 1xx responses (100 Continue, 103 Early
@@ -182,97 +259,6 @@ Task<std::string> read_excerpt(Stream& upstream, UpstreamConnection& connection,
   co_return excerpt;
 }
 
-// The client's response: its head, from the upstream's final head, and the body's framing. The
-// body goes out through write(): the head with the first piece, chunk framing when chunked.
-class ClientResponse {
- public:
-  ClientResponse(const ResponseParser& parser, const AttemptParams& p) {
-    const auto& request = *p.request;
-    const auto& in = parser.get();
-    const unsigned status = in.result_int();
-    ClientHeadSpec spec{
-        .version = request.client_version == 10 ? 10u : 11u,
-        .status = status,
-        .reason = in.reason(),
-        .via = request.snapshot->config().server.forwarded_headers,
-        .target = p.candidate->label,
-        .attempts = p.attempt_number,
-        .decision = p.decision,
-        .keep_alive = request.client_keep_alive,
-    };
-    const bool bodiless = status == 204 || status == 304;
-    if (auto length = parser.content_length(); length && !bodiless) {
-      spec.framing = BodyFraming::kLength;
-      spec.content_length = *length;
-    } else if (!parser.is_done()) {
-      // An HTTP/1.0 client cannot read chunked: the end of its body is the end of the connection.
-      spec.framing = request.client_version == 10 ? BodyFraming::kClose : BodyFraming::kChunked;
-      if (request.client_version == 10) spec.keep_alive = false;
-    } else {
-      spec.framing = bodiless ? BodyFraming::kNone : BodyFraming::kLength;
-    }
-    chunked_ = spec.framing == BodyFraming::kChunked;
-    keep_alive_ = spec.keep_alive;
-    head_.reserve(512);
-    append_client_head(in, spec, head_);
-  }
-
-  bool keep_alive() const { return keep_alive_; }
-
-  // Writes the head (if it has not gone yet) and `data` as the next piece of the body; `last` also
-  // ends the body. False when the client is gone.
-  Task<bool> write(beast::tcp_stream& client, std::string_view data, bool last) {
-    std::array<asio::const_buffer, 5> pieces;
-    size_t n = 0;
-    if (!head_sent_) pieces[n++] = asio::buffer(head_);
-    std::array<char, 20> size_line;
-    if (!data.empty()) {
-      if (chunked_) {
-        const int length =
-            std::snprintf(size_line.data(), size_line.size(), "%zx\r\n", data.size());
-        pieces[n++] = asio::buffer(size_line.data(), static_cast<size_t>(length));
-      }
-      pieces[n++] = asio::buffer(data);
-      if (chunked_) pieces[n++] = asio::buffer("\r\n", 2);
-    }
-    if (last && chunked_) pieces[n++] = asio::buffer("0\r\n\r\n", 5);
-    if (n == 0) co_return true;
-    // Usually the socket takes it all at once; a slow client gets the rest asynchronously (its
-    // stream's timeout bounds the wait).
-    const std::span<const asio::const_buffer> all(pieces.data(), n);
-    error_code ec;
-    beast::buffers_suffix<std::span<const asio::const_buffer>> rest(all);
-    rest.consume(write_now(client.socket(), all, ec));
-    if (!ec && beast::buffer_bytes(rest) > 0) {
-      auto [write_ec, written] = co_await asio::async_write(client, rest, kNoThrow);
-      ec = write_ec;
-    }
-    if (ec) co_return false;
-    head_sent_ = true;
-    co_return true;
-  }
-
-  // Sends the head alone, at once (a stream whose first token is still to come).
-  Task<bool> write_head(beast::tcp_stream& client) {
-    if (head_sent_) co_return true;
-    co_return co_await write(client, {}, false);
-  }
-
- private:
-  std::string head_;
-  bool head_sent_ = false;
-  bool chunked_ = false;
-  bool keep_alive_ = true;
-};
-
-// Whether the exchange left the connection fit for another request: RFC 9112 §9.3 keep-alive and
-// complete framing. 204 and 304 carry no body by definition; one that sent a body anyway left bytes
-// that may still be in flight, so those connections are never reused. (That nothing was read past
-// the response is the pool's check: ConnectionPool::give_back.)
-bool clean_after(const ResponseParser& parser) {
-  const unsigned status = parser.get().result_int();
-  return parser.is_done() && parser.keep_alive() && status != 204 && status != 304;
-}
 
 // Relays the body as it arrives, until the upstream finishes, fails, or the request's deadline
 // passes. The deadline is checked on every chunk, not only by the socket timer: a stream whose
@@ -287,8 +273,13 @@ bool clean_after(const ResponseParser& parser) {
 // arrives in one read leaves in one write.
 template <typename Stream>
 Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
-                      ResponseParser& parser, ClientResponse& response, const AttemptParams& p,
-                      AttemptReport& report) {
+                      ResponseParser& parser, const AttemptParams& p, AttemptReport& report) {
+  if (const TranslationPlan plan = plan_translation(p.request->kind, p.candidate->provider->kind);
+      plan.translator != nullptr) {
+    co_await relay_translated(upstream, connection, client, parser, p, *plan.translator, report);
+    co_return;
+  }
+  ClientResponse response(parser, p);
   const bool is_sse = parser.get()[http::field::content_type].starts_with("text/event-stream");
   if (!is_sse) {
     report.first_token = report.first_byte;
@@ -372,13 +363,14 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   report.reusable = clean_after(parser);
 }
 
+
 }  // namespace
 
 template <typename Stream>
 Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connection,
                                  beast::tcp_stream& client, const AttemptParams& p) {
   AttemptReport report;
-  if (!co_await send_request(upstream, connection, p, report)) co_return report;
+  if (!co_await send_request(upstream, connection, client, p, report)) co_return report;
   std::optional<ResponseParser> parser;
   if (!co_await read_final_head(upstream, connection, parser, p, report)) co_return report;
 
@@ -414,9 +406,8 @@ Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connectio
   // From here on the client sees this response: no more retries.
   report.outcome = Outcome::kRelayed;
   observe_served(p);
-  ClientResponse response(*parser, p);
   report.first_byte = std::chrono::steady_clock::now();
-  co_await relay_body(upstream, connection, client, *parser, response, p, report);
+  co_await relay_body(upstream, connection, client, *parser, p, report);
   co_return report;
 }
 

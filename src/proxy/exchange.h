@@ -38,6 +38,9 @@ struct AttemptReport {
   bool timed_out = false;      // for kFailed: a first-byte timeout
   bool refused = false;        // for kFailed: the connection was refused
   bool auth_rejected = false;  // for kFailed: the upstream refused the gateway's credentials
+  // for kRelayed: the client's body has no translation for the target (SPEC §16); `error` says
+  // why, and the client got a 400 from the gateway
+  bool untranslatable = false;
   bool broken = false;         // for kRelayed: the upstream failed mid-body (or ran out of time)
   bool reusable = false;       // the upstream connection may go back to the pool
   bool client_usable = true;

@@ -34,6 +34,23 @@ std::optional<double> price_of(const std::optional<CostConfig>& cost) {
   return cost->input + cost->output;
 }
 
+}  // namespace
+
+std::string_view provider_kind_name(ProviderKind kind) {
+  switch (kind) {
+    case ProviderKind::kAnthropic:
+      return "anthropic";
+    case ProviderKind::kGemini:
+      return "gemini";
+    case ProviderKind::kDecisionService:
+      return "decision_service";
+    default:
+      return "openai";
+  }
+}
+
+namespace {
+
 ProviderKind parse_kind(const std::string& kind) {
   if (kind == "anthropic") return ProviderKind::kAnthropic;
   if (kind == "gemini") return ProviderKind::kGemini;

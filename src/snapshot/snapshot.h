@@ -39,6 +39,8 @@
 namespace rolter {
 
 enum class ProviderKind { kOpenAi, kAnthropic, kGemini, kDecisionService };
+// "openai", "anthropic", "gemini", "decision_service": as the config spells it.
+std::string_view provider_kind_name(ProviderKind kind);
 
 struct Provider {
   std::string name;

@@ -192,11 +192,11 @@ test('ai-sdk openai(model): an unknown model is an APICallError 404 on /v1/respo
   );
 });
 
-// ---- Vercel AI SDK, Anthropic provider on /v1/messages ------------------------------------------
+// ---- Vercel AI SDK, Anthropic provider on /v1/messages, translated for the OpenAI-compatible engines
 
 test('ai-sdk anthropic: generateText', DEADLINE, async (t) => {
   const { sim, aiAnthropic } = await fleet(t);
-  const { text, usage, response, finishReason } = await servedBy(sim, '/v1/messages', CLAUDE, async () => {
+  const { text, usage, response, finishReason } = await servedBy(sim, '/v1/chat/completions', CLAUDE, async () => {
     const r = await generateText({ model: aiAnthropic('claude-local'), prompt: 'Hello, Claude', maxOutputTokens: 5, maxRetries: 0 });
     return { text: r.text, usage: r.usage, response: r.response, finishReason: r.finishReason, headers: r.response.headers };
   });
@@ -209,7 +209,7 @@ test('ai-sdk anthropic: generateText', DEADLINE, async (t) => {
 
 test('ai-sdk anthropic: streamText', DEADLINE, async (t) => {
   const { sim, aiAnthropic } = await fleet(t);
-  const { deltas, errors, finishReason, text, usage, body } = await servedBy(sim, '/v1/messages', CLAUDE, async () => {
+  const { deltas, errors, finishReason, text, usage, body } = await servedBy(sim, '/v1/chat/completions', CLAUDE, async () => {
     const r = streamText({ model: aiAnthropic('claude-local'), prompt: 'Stream to me', maxOutputTokens: 7, maxRetries: 0 });
     return readStream(r);
   });

@@ -94,6 +94,7 @@ test('embeddings, responses, messages and models', async (t) => {
   assert.equal(msg.json.model, UPSTREAM);
   const stats = await sim.stats(msg.engine);
   assert.equal(stats.last_headers['anthropic-version'], '2023-06-01', 'client headers are forwarded');
+  assert.equal(stats.last_path, '/v1/chat/completions', 'Messages to an OpenAI-compatible engine is translated');
 
   const models = await settle(await fetchWithin(`${rolter.url}/v1/models`));
   assert.equal(models.status, 200, models.text);

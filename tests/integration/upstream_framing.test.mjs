@@ -27,9 +27,12 @@ const clean = (req, ctx) => ctx.write(response({ headers: JSON_HEAD, body: chatA
 
 // One raw upstream behind a rolter with route "m" → engine-0/up. Pool tests use one worker: with
 // two, the next request may land on the other worker's pool and get a new connection for free.
-async function gateway(respond, { workers = 1, server = '', extra = '' } = {}) {
+// `kind`: the provider's kind; an Anthropic Messages upstream is kind "anthropic", so /v1/messages
+// reaches it untranslated.
+async function gateway(respond, { workers = 1, server = '', extra = '', kind } = {}) {
   const up = await startRawUpstream({ respond });
-  const config = configFor({ engines: [up], routes: [{ name: 'm', targets: [{ engine: 0, model: 'up' }] }], extra })
+  const providerFields = kind ? { kind } : {};
+  const config = configFor({ engines: [up], routes: [{ name: 'm', targets: [{ engine: 0, model: 'up' }] }], extra, providerFields })
     .replace('[server]\n', `[server]\n${server}`);
   let rolter;
   try {
@@ -576,7 +579,7 @@ for (const c of ttftCases) {
       ctx.write(chunk(c.content));
       await ctx.sleep(300);
       ctx.write(Buffer.concat([chunk(c.done), LAST_CHUNK]));
-    }, { workers: 2 });
+    }, { workers: 2, kind: c.path === '/v1/messages' ? 'anthropic' : undefined });
     try {
       const mark = g.rolter.log.text.length;
       const ex = await ask(g.rolter, 'ttft', { path: c.path, body: c.body, headers: c.headers ?? {} });
@@ -681,7 +684,7 @@ for (const c of cutCases) {
       ctx.write(Buffer.concat([sseHead(), ...c.events.map((e) => chunk(e))]));
       await ctx.sleep(50);
       ctx.destroy();  // no last chunk: the upstream died
-    }, { workers: 2 });
+    }, { workers: 2, kind: c.path === '/v1/messages' ? 'anthropic' : undefined });
     try {
       const mark = g.rolter.log.text.length;
       const ex = await ask(g.rolter, 'cut', { path: c.path, body: c.body, headers: c.headers ?? {} });
