@@ -58,6 +58,8 @@ void append_client_head(const http::fields& upstream, const ClientHeadSpec& spec
   }
 
   append_field(out, "x-rolter-target", spec.target);
+  if (!spec.route.empty()) append_field(out, "x-rolter-route", spec.route);
+  if (!spec.fallbacks.empty()) append_field(out, "x-rolter-fallbacks", spec.fallbacks);
   out.append("x-rolter-attempts: ");
   append_number(out, spec.attempts);
   out.append("\r\n");

@@ -4,7 +4,8 @@
 // upstream sent none) and the fields, less hop-by-hop fields and those the response's Connection
 // names (http/hop_by_hop.h), and less Content-Length, because the relay frames the body itself.
 // Via gets this hop appended (RFC 9110 §7.6.3) when `via` is set. Then come the gateway's own
-// fields (x-rolter-target, x-rolter-attempts, x-rolter-decision), the framing the relay will use,
+// fields (x-rolter-target, x-rolter-route, x-rolter-fallbacks, x-rolter-attempts,
+// x-rolter-decision), the framing the relay will use,
 // and Connection when the connection's fate differs from the version's default.
 //
 // Thread-safety: pure function.
@@ -32,6 +33,8 @@ struct ClientHeadSpec {
   std::string_view reason;    // the upstream's; empty = the standard phrase
   bool via = true;            // append this hop to Via
   std::string_view target;    // x-rolter-target
+  std::string_view route;     // x-rolter-route when not empty: the route that answered
+  std::string_view fallbacks;  // x-rolter-fallbacks when not empty: routes given up on, "a,b"
   unsigned attempts = 1;      // x-rolter-attempts
   std::string_view decision;  // x-rolter-decision when not empty
   BodyFraming framing = BodyFraming::kLength;

@@ -44,6 +44,18 @@ TEST(ClientHead, DropsHopByHopAndLengthAddsVia) {
   EXPECT_EQ(plain.find("rolter\r\n"), std::string::npos) << plain;
 }
 
+TEST(ClientHead, RouteAndFallbacksWhenSet) {
+  http::fields none;
+  EXPECT_EQ(head_of(none, {.via = false,
+                           .target = "t",
+                           .route = "b",
+                           .fallbacks = "a,c",
+                           .attempts = 3,
+                           .content_length = 0}),
+            "HTTP/1.1 200 OK\r\nx-rolter-target: t\r\nx-rolter-route: b\r\n"
+            "x-rolter-fallbacks: a,c\r\nx-rolter-attempts: 3\r\nContent-Length: 0\r\n\r\n");
+}
+
 TEST(ClientHead, StatusReasonAndFraming) {
   http::fields none;
   EXPECT_EQ(head_of(none, {.status = 429, .target = "t", .content_length = 17}),

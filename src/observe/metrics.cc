@@ -90,6 +90,11 @@ struct Metrics::Families {
                   .Name("rolter_parks_total")
                   .Help("Instances parked, by reason")
                   .Register(r)),
+        fallbacks(prometheus::BuildCounter()
+                      .Name("rolter_fallbacks_total")
+                      .Help("Requests handed from a route that could not answer to its next "
+                            "fallback route, by route and the route they went to")
+                      .Register(r)),
         in_flight(prometheus::BuildGauge()
                       .Name("rolter_in_flight")
                       .Help("Requests in flight to an instance from this node")
@@ -250,6 +255,7 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& retries;
   prometheus::Family<prometheus::Counter>& tokens;
   prometheus::Family<prometheus::Counter>& parks;
+  prometheus::Family<prometheus::Counter>& fallbacks;
   prometheus::Family<prometheus::Gauge>& in_flight;
   prometheus::Family<prometheus::Gauge>& breaker;
   prometheus::Family<prometheus::Gauge>& healthy;
@@ -368,6 +374,10 @@ Metrics::DecisionInstruments Metrics::decision(std::string_view route) {
 void Metrics::park(std::string_view instance, std::string_view reason) {
   families_->parks.Add({{"instance", std::string(instance)}, {"reason", std::string(reason)}})
       .Increment();
+}
+
+void Metrics::fallback(std::string_view route, std::string_view to) {
+  families_->fallbacks.Add({{"route", std::string(route)}, {"to", std::string(to)}}).Increment();
 }
 
 void Metrics::auth_failure(std::string_view reason) {

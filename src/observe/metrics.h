@@ -17,6 +17,8 @@
 //   tokens_total{route,direction}           prompt (in) and generated (out) tokens, as the
 //                                           upstream reported them in its usage (streams too)
 //   parks_total{instance,reason}            instances parked (429, refused)
+//   fallbacks_total{route,to}               requests handed from a route that could not answer
+//                                           to its next fallback route (SPEC §16)
 //   in_flight{instance}, breaker_state{instance} (0 closed, 1 open, 2 half-open),
 //   instance_healthy{instance}, instance_parked{instance}
 //   config_reloads_total{result}, config_version
@@ -166,6 +168,8 @@ class Metrics {
   SnapshotFollowerInstruments snapshot_follower();
 
   void park(std::string_view instance, std::string_view reason);
+  // A request handed from `route` to the fallback route `to` (a label lookup: fallbacks are rare).
+  void fallback(std::string_view route, std::string_view to);
   void auth_failure(std::string_view reason);
   void accept_error(std::string_view reason);
   // +1 when a client connection opens, -1 when it closes.

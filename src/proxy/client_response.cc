@@ -47,6 +47,8 @@ void ClientResponse::build(const http::fields& fields, ClientHeadSpec spec,
   spec.version = request.client_version == 10 ? 10u : 11u;
   spec.via = request.snapshot->config().server.forwarded_headers;
   spec.target = p.candidate->label;
+  spec.route = request.route.pool->name;
+  spec.fallbacks = request.fallbacks;
   spec.attempts = p.attempt_number;
   spec.decision = p.decision;
   spec.keep_alive = request.client_keep_alive;

@@ -397,8 +397,9 @@ Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connectio
     co_return report;
   }
   const auto& retry_statuses = p.request->snapshot->config().retry.on_status;
-  if (p.may_retry &&
-      std::find(retry_statuses.begin(), retry_statuses.end(), status) != retry_statuses.end()) {
+  if ((p.may_retry &&
+       std::find(retry_statuses.begin(), retry_statuses.end(), status) != retry_statuses.end()) ||
+      (status == 429 && p.may_fall_back_on_429)) {
     report.error = "status " + std::to_string(status);
     co_return report;  // not reusable: its body was not read
   }

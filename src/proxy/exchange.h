@@ -58,6 +58,8 @@ struct AttemptParams {
   const Candidate* candidate;
   std::string_view model;  // upstream model to write into the body
   bool may_retry;          // another attempt could follow a retryable status
+  // A 429 is not relayed but fails the attempt: the request may fall back for it (SPEC §16).
+  bool may_fall_back_on_429 = false;
   unsigned attempt_number;
   std::chrono::milliseconds first_byte_timeout;
   std::chrono::steady_clock::time_point deadline;

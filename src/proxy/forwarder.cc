@@ -14,6 +14,7 @@
 #include "balance/explain.h"
 #include "balance/kv_match.h"
 #include "proxy/exchange.h"
+#include "proxy/fallback.h"
 #include "proxy/request_log.h"
 
 namespace rolter {
@@ -133,8 +134,10 @@ void record_evidence(const AttemptReport& report, const Candidate& candidate,
 
 // Metrics and the log line of a relayed response. A client that left before the end is logged and
 // counted as 499, never as the relayed status: it did not get it (nginx's "client closed request").
-void log_relayed(const RoutePool& pool, const Candidate& candidate, const AttemptReport& report,
-                 unsigned attempts, std::chrono::steady_clock::time_point started) {
+void log_relayed(const ForwardRequest& request, const Candidate& candidate,
+                 const AttemptReport& report, unsigned attempts,
+                 std::chrono::steady_clock::time_point started) {
+  const RoutePool& pool = *request.route.pool;
   auto since_start = [&](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(t - started).count();
   };
@@ -152,6 +155,7 @@ void log_relayed(const RoutePool& pool, const Candidate& candidate, const Attemp
   Metrics::count_tokens(pool.instruments, report.usage.input_tokens(),
                         report.usage.output_tokens());
   log_request(RequestLogLine{.route = pool.name,
+                             .fallbacks = request.fallbacks,
                              .target = candidate.label,
                              .attempts = attempts,
                              .status = logged_status,
@@ -163,24 +167,38 @@ void log_relayed(const RoutePool& pool, const Candidate& candidate, const Attemp
                              .complete = !report.broken && !report.client_gone});
 }
 
-// The failed attempts of a request, for its error answer. Targets are named as clients know
-// them; internal URLs stay out of answers.
-struct Failures {
+}  // namespace
+
+// The failed attempts of a request on one route, for its error answer. Targets are named as
+// clients know them; internal URLs stay out of answers.
+struct RouteFailures {
   std::string text;
   bool all_timeouts = true;
   bool all_auth_rejected = true;
+  bool all_rate_limited = true;  // every attempt answered 429 (SPEC §16, rate_limited)
 
   void add(const Candidate& candidate, const AttemptReport& report) {
     all_timeouts = all_timeouts && report.timed_out;
     all_auth_rejected = all_auth_rejected && report.auth_rejected;
+    all_rate_limited = all_rate_limited && report.status == 429;
     if (!text.empty()) text.append("; ");
     text.append(candidate.label).append(": ").append(report.error);
   }
 };
 
+// How a route's attempt loop ended without an answer.
+struct RouteEnd {
+  unsigned route_attempts;  // attempts on this route
+  unsigned attempts;        // attempts on every route so far
+  Clock::TimePoint now;     // for the out reasons of the 503
+  std::chrono::steady_clock::time_point started;  // the request's start
+};
+
+namespace {
+
 // The gateway's own answer when no attempt produced one: 503 naming why each candidate was out
 // when none could be tried, else 504 when every attempt timed out, else 502.
-ApiError no_answer(const ForwardRequest& request, unsigned attempts, const Failures& failures,
+ApiError no_answer(const ForwardRequest& request, unsigned attempts, const RouteFailures& failures,
                    Clock::TimePoint now) {
   const auto& pool = *request.route.pool;
   ApiError error;
@@ -238,19 +256,70 @@ std::optional<Selection> select(const ForwardRequest& request, const Loads& load
   return selection;
 }
 
+// Whether `status` is retried on another candidate (retry.on_status).
+bool retries_status(const Snapshot& snapshot, unsigned status) {
+  const auto& on_status = snapshot.config().retry.on_status;
+  return std::find(on_status.begin(), on_status.end(), status) != on_status.end();
+}
+
+// Whether a 429 on request.route may be given up for a fallback route rather than relayed.
+bool may_fall_back_on_429(const ForwardRequest& request, const FallbackTrail* trail) {
+  if (trail != nullptr) return trail->more_after_this && trail->origin->fallback_on.rate_limited;
+  const RoutePool& pool = *request.route.pool;
+  return pool.fallback_on.rate_limited &&
+         fallback_hops(pool, request.snapshot->config().retry.max_fallbacks) > 0;
+}
+
+// The gateway's own answer to the client, counted on `pool` and logged.
+struct OwnAnswer {
+  const ApiError* error;
+  unsigned attempts;
+  std::string_view fallbacks;  // the routes given up on
+  std::chrono::steady_clock::time_point started;
+};
+
 }  // namespace
 
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
-                             bool keep_alive, unsigned attempts) {
+                             bool keep_alive, unsigned attempts, std::string_view fallbacks) {
   http::response<http::string_body> res{static_cast<http::status>(error.status), 11};
   res.set(http::field::content_type, "application/json");
   if (attempts > 0) res.set("x-rolter-attempts", std::to_string(attempts));
+  if (!fallbacks.empty()) res.set("x-rolter-fallbacks", fallbacks);
   res.body() = error_body(style, error);
   res.keep_alive(keep_alive);
   res.prepare_payload();
   auto [ec, n] = co_await http::async_write(client, res, kNoThrow);
   co_return ec;
 }
+
+namespace {
+
+// Writes the gateway's own answer, counts it on the request's first route, and logs it.
+Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest& request,
+                                const OwnAnswer& answer) {
+  const auto& pool = *request.route.pool;
+  const ApiError& error = *answer.error;
+  Metrics::count_response(pool.no_target, error.status);
+  const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
+                                       answer.attempts, answer.fallbacks);
+  const double duration =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - answer.started).count();
+  Metrics::observe_seconds(pool.instruments.duration, duration);
+  log_request(RequestLogLine{.route = pool.name,
+                             .fallbacks = answer.fallbacks,
+                             .target = "none",
+                             .attempts = answer.attempts,
+                             .status = error.status,
+                             .duration_s = duration});
+  ForwardResult result;
+  result.attempts = answer.attempts;
+  result.status = error.status;
+  result.client_usable = !ec && request.client_keep_alive;
+  co_return result;
+}
+
+}  // namespace
 
 Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& watch,
                                        const ForwardRequest& request) {
@@ -281,16 +350,21 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
 }
 
 Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
-                                            const ForwardRequest& request, ClientWatch& watch) {
+                                            const ForwardRequest& request, ClientWatch& watch,
+                                            FallbackTrail* trail) {
   const auto& snapshot = *request.snapshot;
   const auto& server = snapshot.config().server;
   const BreakerParams& breaker = snapshot.breaker();
   const auto& pool = *request.route.pool;
   const size_t n = pool.candidates.size();
   const Loads loads = pool.loads();
-  const auto started = std::chrono::steady_clock::now();
-  const auto deadline = started + milliseconds(server.upstream_timeout_ms);
+  // A fallback route shares the request's start and deadline, and continues its attempt count.
+  const auto started = trail != nullptr ? trail->started : std::chrono::steady_clock::now();
+  const auto deadline =
+      trail != nullptr ? trail->deadline : started + milliseconds(server.upstream_timeout_ms);
   const unsigned max_attempts = std::max<unsigned>(1, snapshot.config().retry.max_attempts);
+  const unsigned earlier = trail != nullptr ? trail->attempts : 0;  // on earlier routes
+  const bool fall_back_on_429 = may_fall_back_on_429(request, trail);
 
   // `excluded`: tried in this request, or not allowed to the key. Eligible adds availability.
   Excluded excluded(n, false);
@@ -303,12 +377,13 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     return i < n && !excluded[i] &&
            availability(pool.candidates[i].state->health, now, breaker) == OutReason::kNone;
   };
-  Failures failures;
+  RouteFailures failures;
   ForwardResult result;
+  result.attempts = earlier;
 
   // No new attempt once the request's own deadline has passed: it could only time out at once,
   // and would count against an instance that never saw the request.
-  while (result.attempts < max_attempts && std::chrono::steady_clock::now() < deadline) {
+  while (result.attempts - earlier < max_attempts && std::chrono::steady_clock::now() < deadline) {
     if (watch.gone()) co_return gone(result);
     now = clock_.now();
     const std::optional<Selection> selection =
@@ -321,7 +396,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     }
     const unsigned attempt_number = ++result.attempts;
     Metrics::count_pick(candidate.instruments);
-    if (attempt_number > 1) Metrics::count_retry(pool.instruments);
+    if (attempt_number > earlier + 1) Metrics::count_retry(pool.instruments);
     InFlightGuard guard(*candidate.state);
     PrefillTicket prefill(
         *candidate.state,
@@ -331,8 +406,9 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .request = &request,
         .candidate = &candidate,
         .model = request.route.upstream_model(selection->choice.index),
-        .may_retry = attempt_number < max_attempts &&
+        .may_retry = attempt_number - earlier < max_attempts &&
                      std::any_of(excluded.begin(), excluded.end(), [](bool e) { return !e; }),
+        .may_fall_back_on_429 = fall_back_on_429 && failures.all_rate_limited,
         .attempt_number = attempt_number,
         .first_byte_timeout = milliseconds(server.first_byte_timeout_ms),
         .deadline = deadline,
@@ -348,29 +424,86 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
       record_evidence(report, candidate, *request.ctx, selection->sample, attempt_started);
-      log_relayed(pool, candidate, report, result.attempts, started);
+      log_relayed(request, candidate, report, result.attempts, started);
       result.client_usable = report.client_usable;
       result.status = report.status;
       co_return result;
     }
     failures.add(candidate, report);
+    // A 429 kept from the client only to fall back for it: no other candidate of this route.
+    if (report.status == 429 && !retries_status(snapshot, 429)) break;
   }
+  const RouteEnd end{.route_attempts = result.attempts - earlier,
+                     .attempts = result.attempts,
+                     .now = now,
+                     .started = started};
+  co_return co_await route_failed(client, request, watch, failures, end, trail);
+}
 
-  const ApiError error = no_answer(request, result.attempts, failures, now);
-  result.status = error.status;
-  Metrics::count_response(pool.no_target, error.status);
-  const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
-                                       result.attempts);
-  const double duration =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  Metrics::observe_seconds(pool.instruments.duration, duration);
-  log_request(RequestLogLine{.route = pool.name,
-                             .target = "none",
-                             .attempts = result.attempts,
-                             .status = error.status,
-                             .duration_s = duration});
-  result.client_usable = !ec && request.client_keep_alive;
-  co_return result;
+Task<ForwardResult> Forwarder::route_failed(beast::tcp_stream& client,
+                                            const ForwardRequest& request, ClientWatch& watch,
+                                            const RouteFailures& failures, const RouteEnd& end,
+                                            FallbackTrail* trail) {
+  const auto& pool = *request.route.pool;
+  const ApiError error = no_answer(request, end.route_attempts, failures, end.now);
+  const RoutePool& origin = trail != nullptr ? *trail->origin : pool;
+  const FallbackCause cause =
+      fallback_cause(origin.fallback_on, end.route_attempts, failures.all_rate_limited);
+  if (trail != nullptr) {
+    trail->attempts = end.attempts;
+    trail->cause = cause;
+    trail->give_up(pool.name, error, failures.all_timeouts, failures.all_auth_rejected);
+    ForwardResult result;
+    result.attempts = end.attempts;
+    co_return result;  // status 0: fall_back() decides what comes next
+  }
+  if (cause != FallbackCause::kNone &&
+      fallback_hops(pool, request.snapshot->config().retry.max_fallbacks) > 0) {
+    co_return co_await fall_back(client, request, watch, error, failures, end);
+  }
+  co_return co_await answer_self(
+      client, request,
+      OwnAnswer{.error = &error, .attempts = end.attempts, .started = end.started});
+}
+
+Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const ForwardRequest& request,
+                                         ClientWatch& watch, const ApiError& error,
+                                         const RouteFailures& failures, const RouteEnd& end) {
+  const RoutePool& origin = *request.route.pool;
+  const Snapshot& snapshot = *request.snapshot;
+  const size_t hops = fallback_hops(origin, snapshot.config().retry.max_fallbacks);
+  FallbackTrail trail{
+      .origin = &origin,
+      .started = end.started,
+      .deadline = end.started + milliseconds(snapshot.config().server.upstream_timeout_ms),
+      .attempts = end.attempts};
+  trail.give_up(origin.name, error, failures.all_timeouts, failures.all_auth_rejected);
+  // The origin's decision-service verdict named the origin's models: a fallback route's policy
+  // decides without one.
+  RouteContext ctx = *request.ctx;
+  ctx.decision = nullptr;
+  ForwardRequest hop = request;
+  hop.ctx = &ctx;
+  ForwardResult result;
+  result.attempts = end.attempts;
+  for (size_t i = 0; i < hops && std::chrono::steady_clock::now() < trail.deadline; ++i) {
+    const RoutePool& next = *origin.fallbacks[i];
+    if (Metrics* metrics = snapshot.metrics(); metrics != nullptr) {
+      metrics->fallback(i == 0 ? origin.name : origin.fallbacks[i - 1]->name, next.name);
+    }
+    hop.route = ResolvedRoute{.pool = &next, .requested_model = request.route.requested_model};
+    hop.fallbacks = trail.given_up;
+    trail.more_after_this = i + 1 < hops;
+    result = co_await run_attempts(client, hop, watch, &trail);
+    if (result.status != 0 || !result.client_usable) co_return result;  // answered, or gone
+    if (trail.cause == FallbackCause::kNone) break;
+  }
+  const ApiError final_error = trail.final_error();
+  co_return co_await answer_self(client, request,
+                                 OwnAnswer{.error = &final_error,
+                                           .attempts = trail.attempts,
+                                           .fallbacks = trail.given_up,
+                                           .started = trail.started});
 }
 
 Task<AttemptReport> Forwarder::attempt(beast::tcp_stream& client, const AttemptParams& params,

@@ -9,6 +9,9 @@
 // the engine frees its batch slot and KV cache; a client that only half-closes still gets its
 // answer.
 //
+// When the route cannot answer, the request may move to the routes of its `fallbacks` list
+// (proxy/fallback.h has the rule); nothing of that runs unless the first route failed.
+//
 // An upstream connection goes back to the pool only when it is provably clean: the response was
 // final (not 1xx), completely framed, keep-alive, and nothing is left unread (upstream/).
 //
@@ -58,6 +61,8 @@ struct ForwardRequest {
   unsigned client_version = 11;              // 10: never answer chunked; close-delimit instead
   // The client sent `x-rolter-explain: 1`: the relayed response carries `x-rolter-decision`.
   bool explain = false;
+  // The routes given up on before this one, "a,b" (x-rolter-fallbacks); empty on the first route.
+  std::string_view fallbacks;
 };
 
 struct ForwardResult {
@@ -69,6 +74,9 @@ struct ForwardResult {
 
 struct AttemptParams;
 struct AttemptReport;
+struct FallbackTrail;
+struct RouteFailures;
+struct RouteEnd;
 
 class Forwarder {
  public:
@@ -83,8 +91,21 @@ class Forwarder {
                               const ForwardRequest& request);
 
  private:
+  // The attempt loop on request.route. `trail` is null on the request's first route; on a
+  // fallback route it is the request's FallbackTrail, and a route that cannot answer is recorded
+  // there (status 0 returned) instead of answered.
   Task<ForwardResult> run_attempts(beast::tcp_stream& client, const ForwardRequest& request,
-                                   ClientWatch& watch);
+                                   ClientWatch& watch, FallbackTrail* trail = nullptr);
+  // After a route's last attempt failed: the gateway's own answer, the request handed on to the
+  // fallback routes, or (on a fallback route) the failure recorded in `trail`.
+  Task<ForwardResult> route_failed(beast::tcp_stream& client, const ForwardRequest& request,
+                                   ClientWatch& watch, const RouteFailures& failures,
+                                   const RouteEnd& end, FallbackTrail* trail);
+  // The request's first route could not answer (`error` is what it would have answered): tries
+  // the fallback routes in order, then answers with every route's failures.
+  Task<ForwardResult> fall_back(beast::tcp_stream& client, const ForwardRequest& request,
+                                ClientWatch& watch, const ApiError& error,
+                                const RouteFailures& failures, const RouteEnd& end);
   // One attempt on params.candidate: a pooled connection (a stale one replaced once by a fresh
   // one) or a new one, the exchange (proxy/exchange.h), and the connection back to the pool if
   // clean. The watch knows the connection while the exchange runs.
@@ -96,8 +117,10 @@ class Forwarder {
   const Clock& clock_;
 };
 
-// Writes a complete JSON error response to the client.
+// Writes a complete JSON error response to the client. `fallbacks`: x-rolter-fallbacks, the
+// routes given up on, when not empty.
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
-                             bool keep_alive, unsigned attempts = 0);
+                             bool keep_alive, unsigned attempts = 0,
+                             std::string_view fallbacks = {});
 
 }  // namespace rolter

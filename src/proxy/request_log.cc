@@ -71,6 +71,10 @@ void log_request(const RequestLogLine& line) {
   std::string json = line_start("info", "request");
   json.append(R"(,"route":)");
   append_json_string(json, line.route);
+  if (!line.fallbacks.empty()) {
+    json.append(R"(,"fallbacks":)");
+    append_json_string(json, line.fallbacks);
+  }
   json.append(R"(,"target":)");
   append_json_string(json, line.target);
   json.append(R"(,"attempts":)").append(std::to_string(line.attempts));

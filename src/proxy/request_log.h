@@ -1,5 +1,5 @@
 // The per-request log line (SPEC §9): one JSON object at info level per proxied request, with
-// route, target, attempts, status, duration, TTFT and tokens. It never carries a key, a header
+// route, the fallback path, target, attempts, status, duration, TTFT and tokens. It never carries a key, a header
 // value or prompt text.
 //
 // Thread-safety: log_request() may be called from any thread (spdlog's logger is thread-safe).
@@ -12,7 +12,10 @@
 namespace rolter {
 
 struct RequestLogLine {
-  std::string_view route;
+  std::string_view route;  // the route that answered (the request's own when none did)
+  // The routes given up on before it ("a,b"; SPEC §16), or every route tried when none answered;
+  // empty when the request stayed on its route.
+  std::string_view fallbacks;
   std::string_view target;  // "none" when the gateway answered itself
   unsigned attempts = 0;
   unsigned status = 0;           // 499: the client went away before the end of its answer
