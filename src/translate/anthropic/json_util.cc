@@ -3,44 +3,12 @@
 
 #include <cmath>
 
+#include "translate/json_depth.h"
+
 namespace rolter::anthropic {
 
-namespace {
-
-// The deepest nesting of arrays and objects in `text`, counting brackets outside strings. It
-// stops early once past kMaxDepth; on text that is not JSON the count is meaningless but the
-// parser rejects that text anyway.
-size_t nesting_depth(std::string_view text) {
-  size_t depth = 0;
-  size_t deepest = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > kMaxDepth) break;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
-}  // namespace
-
 bool parse_json(std::string_view text, Json& out) {
-  if (nesting_depth(text) > kMaxDepth) return false;
+  if (!json_depth_within(text, kMaxDepth)) return false;
   out = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   return !out.is_discarded();
 }

@@ -1,34 +1,9 @@
 #include "translate/gemini/gemini_json.h"
 
+#include "translate/json_depth.h"
+
 namespace rolter::gemini {
 namespace {
-
-// True when no array or object in `text` nests deeper than `limit`. Brackets inside strings do
-// not count; the scan need not validate, the parser does that after.
-bool depth_within(std::string_view text, size_t limit) {
-  size_t depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return false;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return true;
-}
 
 bool unreserved(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -38,7 +13,7 @@ bool unreserved(unsigned char c) {
 }  // namespace
 
 std::optional<Json> parse_json(std::string_view text) {
-  if (!depth_within(text, kMaxJsonDepth)) return std::nullopt;
+  if (!json_depth_within(text, kMaxJsonDepth)) return std::nullopt;
   Json value = Json::parse(text.begin(), text.end(), nullptr, false);
   if (value.is_discarded()) return std::nullopt;
   return value;
