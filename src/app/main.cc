@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/provider_calls.h"
 #include "balance/policy/policy_thresholds.h"
 #include "config/loader.h"
 #include "proxy/request_log.h"
@@ -42,6 +43,7 @@ int run_check(const std::string& path) {
   std::cout << path << ": OK (" << loaded->config.providers.size() << " providers, "
             << loaded->config.routes.size() << " routes, " << loaded->config.provider_groups.size()
             << " provider groups, " << loaded->config.keys.size() << " keys)\n";
+  for (const auto& line : describe_provider_calls(loaded->config)) std::cout << "  " << line << "\n";
   return 0;
 }
 
