@@ -274,6 +274,12 @@ Task<std::string> read_excerpt(Stream& upstream, UpstreamConnection& connection,
 template <typename Stream>
 Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
                       ResponseParser& parser, const AttemptParams& p, AttemptReport& report) {
+  if (const unsigned status = parser.get().result_int();
+      p.may_fall_back_on_context_length && (status == 400 || status == 413)) {
+    co_await relay_error_or_fall_back(upstream, connection, client, parser, p, report);
+    co_return;
+  }
+  observe_served(p);
   if (const TranslationPlan plan = plan_translation(p.request->kind, p.candidate->provider->kind);
       plan.translator != nullptr) {
     co_await relay_translated(upstream, connection, client, parser, p, *plan.translator, report);
@@ -404,9 +410,9 @@ Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connectio
     co_return report;  // not reusable: its body was not read
   }
 
-  // From here on the client sees this response: no more retries.
+  // From here on the client sees this response: no more retries (but a prompt too long for a route
+  // with a fallback, which relay_body() reads before it relays anything).
   report.outcome = Outcome::kRelayed;
-  observe_served(p);
   report.first_byte = std::chrono::steady_clock::now();
   co_await relay_body(upstream, connection, client, *parser, p, report);
   co_return report;

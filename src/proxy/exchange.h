@@ -41,6 +41,9 @@ struct AttemptReport {
   // for kRelayed: the client's body has no translation for the target (SPEC §16); `error` says
   // why, and the client got a 400 from the gateway
   bool untranslatable = false;
+  // for kFailed: the upstream said the prompt is too long (AttemptParams::
+  // may_fall_back_on_context_length)
+  bool context_length = false;
   bool broken = false;         // for kRelayed: the upstream failed mid-body (or ran out of time)
   bool reusable = false;       // the upstream connection may go back to the pool
   bool client_usable = true;
@@ -60,6 +63,9 @@ struct AttemptParams {
   bool may_retry;          // another attempt could follow a retryable status
   // A 429 is not relayed but fails the attempt: the request may fall back for it (SPEC §16).
   bool may_fall_back_on_429 = false;
+  // A 400 or 413 saying the prompt is too long fails the attempt (for a fallback route) instead
+  // of reaching the client: its body is read first.
+  bool may_fall_back_on_context_length = false;
   unsigned attempt_number;
   std::chrono::milliseconds first_byte_timeout;
   std::chrono::steady_clock::time_point deadline;

@@ -5,12 +5,30 @@
 namespace rolter {
 
 FallbackCause fallback_cause(const RoutePool::FallbackOn& on, unsigned attempts,
-                             bool all_rate_limited) {
+                             bool all_rate_limited, bool all_context_length) {
+  // So is a prompt every target found too long.
+  if (attempts > 0 && all_context_length) {
+    return on.context_length ? FallbackCause::kContextLength : FallbackCause::kNone;
+  }
   // A 429 is an answer: a route whose every target said so is rate limited, not unavailable.
   if (attempts > 0 && all_rate_limited) {
     return on.rate_limited ? FallbackCause::kRateLimited : FallbackCause::kNone;
   }
   return on.unavailable ? FallbackCause::kUnavailable : FallbackCause::kNone;
+}
+
+bool says_context_length(std::string_view error_body) {
+  static constexpr std::string_view kMarkers[] = {
+      "context_length_exceeded",                 // OpenAI's code, and rolter's translated errors
+      "maximum context length",                  // vLLM, SGLang, OpenAI
+      "prompt is too long",                      // Anthropic
+      "exceeds the maximum number of tokens",    // Gemini
+      "longer than the model's context length",  // vLLM's newer wording
+  };
+  for (std::string_view marker : kMarkers) {
+    if (error_body.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
 }
 
 size_t fallback_hops(const RoutePool& origin, uint32_t max_fallbacks) {

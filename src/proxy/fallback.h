@@ -6,10 +6,11 @@
 // the same body, RouteContext and key, under the request's one deadline. The origin's
 // `fallback_on` decides, after every route, whether the request moves on:
 //   unavailable   every candidate was out, or every attempt failed before the first byte;
-//   rate_limited  every tried target answered 429 (the 429 is then not relayed).
+//   rate_limited    every tried target answered 429 (the 429 is then not relayed);
+//   context_length  every tried target said the prompt is too long (a 400 or 413 whose body says
+//                   so, read before anything is relayed: proxy/translated_relay.h).
 // At most `retry.max_fallbacks` hops (0: off). An answer that has begun reaching the client is
-// never moved. `context_length` and `content_filter` are read from the config but not acted on:
-// they need the upstream's error body, which the exchange does not read before committing.
+// never moved. `content_filter` is read from the config but not acted on yet.
 //
 // Thread-safety: pure functions; a FallbackTrail belongs to one request.
 #pragma once
@@ -26,12 +27,17 @@
 namespace rolter {
 
 // Why a route that could not answer hands the request on; kNone: it does not.
-enum class FallbackCause { kNone, kUnavailable, kRateLimited };
+enum class FallbackCause { kNone, kUnavailable, kRateLimited, kContextLength };
 
 // What the failures of one route meet among `on`. `attempts`: attempts made on the route (0 when
-// every candidate was out); `all_rate_limited`: every one of them answered 429.
+// every candidate was out); `all_rate_limited`: every one of them answered 429;
+// `all_context_length`: every one said the prompt is too long.
 FallbackCause fallback_cause(const RoutePool::FallbackOn& on, unsigned attempts,
-                             bool all_rate_limited);
+                             bool all_rate_limited, bool all_context_length = false);
+
+// Whether an upstream's error body says the prompt does not fit the model's context, in the words
+// of vLLM, SGLang, OpenAI, Anthropic or Gemini.
+bool says_context_length(std::string_view error_body);
 
 // How many routes of `origin`'s fallbacks a request may try: the list, capped by max_fallbacks.
 size_t fallback_hops(const RoutePool& origin, uint32_t max_fallbacks);

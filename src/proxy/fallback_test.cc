@@ -36,6 +36,33 @@ TEST(FallbackCause, WhichConditionTheFailuresMeet) {
   }
 }
 
+TEST(FallbackCause, APromptTooLongForEveryTarget) {
+  const On context{.unavailable = false, .context_length = true};
+  const On unavailable{};
+  EXPECT_EQ(fallback_cause(context, 2, false, true), FallbackCause::kContextLength);
+  EXPECT_EQ(fallback_cause(context, 2, false, false), FallbackCause::kNone);
+  EXPECT_EQ(fallback_cause(context, 0, false, true), FallbackCause::kNone) << "no attempt made";
+  EXPECT_EQ(fallback_cause(unavailable, 2, false, true), FallbackCause::kNone)
+      << "an answer, not unavailability, unless asked for";
+}
+
+TEST(SaysContextLength, TheWordsOfEachEngineAndApi) {
+  const std::pair<const char*, bool> cases[] = {
+      {R"({"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens","type":"BadRequestError","code":400})",
+       true},
+      {R"({"error":{"message":"...","type":"invalid_request_error","code":"context_length_exceeded"}})",
+       true},
+      {R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}})",
+       true},
+      {R"({"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}})",
+       true},
+      {R"({"error":{"message":"temperature must be at most 2","type":"invalid_request_error"}})",
+       false},
+      {"", false},
+  };
+  for (const auto& [body, want] : cases) EXPECT_EQ(says_context_length(body), want) << body;
+}
+
 TEST(FallbackHops, TheListCappedByMaxFallbacks) {
   RoutePool b, c, origin;
   origin.fallbacks = {&b, &c};

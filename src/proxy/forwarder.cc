@@ -176,11 +176,13 @@ struct RouteFailures {
   bool all_timeouts = true;
   bool all_auth_rejected = true;
   bool all_rate_limited = true;  // every attempt answered 429 (SPEC §16, rate_limited)
+  bool all_context_length = true;  // every attempt said the prompt is too long
 
   void add(const Candidate& candidate, const AttemptReport& report) {
     all_timeouts = all_timeouts && report.timed_out;
     all_auth_rejected = all_auth_rejected && report.auth_rejected;
     all_rate_limited = all_rate_limited && report.status == 429;
+    all_context_length = all_context_length && report.context_length;
     if (!text.empty()) text.append("; ");
     text.append(candidate.label).append(": ").append(report.error);
   }
@@ -260,6 +262,15 @@ std::optional<Selection> select(const ForwardRequest& request, const Loads& load
 bool retries_status(const Snapshot& snapshot, unsigned status) {
   const auto& on_status = snapshot.config().retry.on_status;
   return std::find(on_status.begin(), on_status.end(), status) != on_status.end();
+}
+
+// Whether a prompt too long for request.route's targets may go to a fallback route rather than
+// the error to the client.
+bool may_fall_back_on_context_length(const ForwardRequest& request, const FallbackTrail* trail) {
+  if (trail != nullptr) return trail->more_after_this && trail->origin->fallback_on.context_length;
+  const RoutePool& pool = *request.route.pool;
+  return pool.fallback_on.context_length &&
+         fallback_hops(pool, request.snapshot->config().retry.max_fallbacks) > 0;
 }
 
 // Whether a 429 on request.route may be given up for a fallback route rather than relayed.
@@ -365,6 +376,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   const unsigned max_attempts = std::max<unsigned>(1, snapshot.config().retry.max_attempts);
   const unsigned earlier = trail != nullptr ? trail->attempts : 0;  // on earlier routes
   const bool fall_back_on_429 = may_fall_back_on_429(request, trail);
+  const bool fall_back_on_context = may_fall_back_on_context_length(request, trail);
 
   // `excluded`: tried in this request, or not allowed to the key. Eligible adds availability.
   Excluded excluded(n, false);
@@ -409,6 +421,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .may_retry = attempt_number - earlier < max_attempts &&
                      std::any_of(excluded.begin(), excluded.end(), [](bool e) { return !e; }),
         .may_fall_back_on_429 = fall_back_on_429 && failures.all_rate_limited,
+        .may_fall_back_on_context_length = fall_back_on_context && failures.all_context_length,
         .attempt_number = attempt_number,
         .first_byte_timeout = milliseconds(server.first_byte_timeout_ms),
         .deadline = deadline,
@@ -448,7 +461,8 @@ Task<ForwardResult> Forwarder::route_failed(beast::tcp_stream& client,
   const ApiError error = no_answer(request, end.route_attempts, failures, end.now);
   const RoutePool& origin = trail != nullptr ? *trail->origin : pool;
   const FallbackCause cause =
-      fallback_cause(origin.fallback_on, end.route_attempts, failures.all_rate_limited);
+      fallback_cause(origin.fallback_on, end.route_attempts, failures.all_rate_limited,
+                     failures.all_context_length);
   if (trail != nullptr) {
     trail->attempts = end.attempts;
     trail->cause = cause;

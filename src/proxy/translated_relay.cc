@@ -7,6 +7,7 @@
 
 #include "http/sse_progress.h"
 #include "proxy/error_response.h"
+#include "proxy/fallback.h"
 #include "translate/anthropic/anthropic_translators.h"
 #include "translate/gemini/gemini_translator.h"
 
@@ -136,6 +137,60 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
 }
 
 }  // namespace
+
+template <typename Stream>
+Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connection,
+                                    beast::tcp_stream& client, ResponseParser& parser,
+                                    const AttemptParams& p, AttemptReport& report) {
+  std::string body;
+  const error_code read_ec = co_await read_whole(upstream, connection, parser, p, body);
+  const unsigned status = parser.get().result_int();
+  if (!read_ec && says_context_length(body)) {
+    report.outcome = Outcome::kFailed;
+    report.context_length = true;
+    report.error = "status " + std::to_string(status) + ": the prompt is too long for this target";
+    report.reusable = clean_after(parser);
+    co_return;
+  }
+  const TranslationPlan plan = plan_translation(p.request->kind, p.candidate->provider->kind);
+  std::string content_type(parser.get()[http::field::content_type]);
+  unsigned out_status = status;
+  std::string out;
+  if (read_ec) {
+    out_status = read_ec == beast::error::timeout ? 504 : 502;
+    content_type = "application/json";
+    out = error_body(p.request->style,
+                     ApiError{.status = out_status,
+                              .type = error_type_for_status(out_status),
+                              .message = "reading " + p.candidate->label +
+                                         "'s answer failed: " + read_ec.message()});
+  } else if (plan.translator != nullptr) {
+    TranslatedError error = plan.translator->error(status, body);
+    out_status = error.status;
+    content_type = "application/json";
+    out = std::move(error.body);
+  } else {
+    out = std::move(body);
+  }
+  report.first_token = report.first_byte;
+  if (p.prefill != nullptr) p.prefill->release();
+  report.status = out_status;
+  ClientResponse response(parser, p, out_status, content_type, out.size());
+  if (!co_await response.write(client, out, true)) {
+    report.client_usable = false;
+    report.client_gone = true;
+    co_return;
+  }
+  report.client_usable = response.keep_alive() && !read_ec;
+  report.reusable = !read_ec && clean_after(parser);
+}
+
+template Task<void> relay_error_or_fall_back(UpstreamConnection::Plain&, UpstreamConnection&,
+                                             beast::tcp_stream&, ResponseParser&,
+                                             const AttemptParams&, AttemptReport&);
+template Task<void> relay_error_or_fall_back(UpstreamConnection::Tls&, UpstreamConnection&,
+                                             beast::tcp_stream&, ResponseParser&,
+                                             const AttemptParams&, AttemptReport&);
 
 TranslationPlan plan_translation(ApiKind client, ProviderKind target) {
   const bool chat = client == ApiKind::kChatCompletions;

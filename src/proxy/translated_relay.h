@@ -60,6 +60,24 @@ Task<void> relay_translated(Stream& upstream, UpstreamConnection& connection,
                             const AttemptParams& p, const Translator& translator,
                             AttemptReport& report);
 
+// An error answer (400 or 413) read whole before anything reaches the client, for a route that
+// falls back on `context_length` (SPEC §16): when its body says the prompt is too long, the
+// attempt fails (report.outcome kFailed, report.context_length) and nothing is written; otherwise
+// it is written to the client as the plain relay would, translated when the target speaks another
+// API.
+template <typename Stream>
+Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connection,
+                                    beast::tcp_stream& client, ResponseParser& parser,
+                                    const AttemptParams& p, AttemptReport& report);
+
+extern template Task<void> relay_error_or_fall_back(UpstreamConnection::Plain&,
+                                                    UpstreamConnection&, beast::tcp_stream&,
+                                                    ResponseParser&, const AttemptParams&,
+                                                    AttemptReport&);
+extern template Task<void> relay_error_or_fall_back(UpstreamConnection::Tls&, UpstreamConnection&,
+                                                    beast::tcp_stream&, ResponseParser&,
+                                                    const AttemptParams&, AttemptReport&);
+
 extern template Task<void> relay_translated(UpstreamConnection::Plain&, UpstreamConnection&,
                                             beast::tcp_stream&, ResponseParser&,
                                             const AttemptParams&, const Translator&,

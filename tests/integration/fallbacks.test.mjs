@@ -33,8 +33,8 @@ function fallbackConfig(engines, routes, { retry = {} } = {}) {
 
 // One chat completion on a fresh connection (Connection: close), read until rolter closes it.
 // Everything the client received must be exactly one complete response.
-async function askOnce(rolter, model, { stream = false } = {}) {
-  const body = { model, messages: [{ role: 'user', content: 'hello' }], max_tokens: 2, ...(stream ? { stream: true } : {}) };
+async function askOnce(rolter, model, { stream = false, content = 'hello' } = {}) {
+  const body = { model, messages: [{ role: 'user', content }], max_tokens: 2, ...(stream ? { stream: true } : {}) };
   const got = await rawExchange(rolter.port, rawPost('/v1/chat/completions', body), { deadlineMs: 10000 });
   assert.equal(got.timedOut, false, `rolter did not close the connection in time: ${got.text}`);
   assert.equal(got.responses.length, 1, `exactly one response on the connection:\n${got.text}`);
@@ -106,6 +106,45 @@ test('every target answers 429: fallback_on = ["rate_limited"] moves the request
   assert.equal(relayed.fallbacks, undefined);
   assert.equal(relayed.attempts, 2);
   assert.deepEqual(await requestsPerEngine(sim), [2, 2, 1], "b's engine saw nothing more");
+});
+
+test('a prompt too long for the route: fallback_on = ["context_length"] moves it, the default answers the 400', async (t) => {
+  const { sim, rolter } = await startFleet(t, {
+    engines: 3,
+    config: (engines) => fallbackConfig(engines, [
+      { name: 'short', engines: [0, 1], fallbacks: ['long'], fallback_on: ['context_length'] },
+      { name: 'plain', engines: [0, 1], fallbacks: ['long'] },
+      { name: 'long', engines: [2] },
+    ]),
+  });
+  // Engines 0 and 1 take prompts of at most 2 tokens; this one has six.
+  const content = 'a prompt of six words here';
+  await sim.setFault(0, { max_model_len: 2 });
+  await sim.setFault(1, { max_model_len: 2 });
+
+  const moved = await askOnce(rolter, 'short', { content });
+  assert.equal(moved.status, 200, moved.text);
+  assert.equal(moved.engine, 2);
+  assert.equal(moved.route, 'long');
+  assert.equal(moved.fallbacks, 'short');
+  assert.equal(moved.attempts, 3, 'a context-length 400 from each short engine, then the long one');
+  assert.deepEqual(await requestsPerEngine(sim), [1, 1, 1]);
+
+  // Without context_length the engine's 400 is the answer, relayed whole, and nothing moves.
+  const relayed = await askOnce(rolter, 'plain', { content });
+  assert.equal(relayed.status, 400, relayed.text);
+  assert.match(relayed.json.message ?? relayed.json.error?.message ?? '', /maximum context length/);
+  assert.equal(relayed.fallbacks, undefined);
+  assert.equal(relayed.attempts, 1);
+  assert.equal((await requestsPerEngine(sim))[2], 1, "the long route's engine saw nothing more");
+
+  // Another 400 (not about the prompt's length) on a context_length route is relayed, not moved.
+  await sim.setFault(0, { max_model_len: 0, error_rate: 1, error_status: 400 });
+  await sim.setFault(1, { max_model_len: 0, error_rate: 1, error_status: 400 });
+  const other = await askOnce(rolter, 'short', { content });
+  assert.equal(other.status, 400, other.text);
+  assert.equal(other.fallbacks, undefined);
+  assert.equal(other.attempts, 1);
 });
 
 test('a stream that began on the route and then breaks is never moved to the fallback route', async (t) => {
