@@ -275,7 +275,8 @@ template <typename Stream>
 Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
                       ResponseParser& parser, const AttemptParams& p, AttemptReport& report) {
   if (const unsigned status = parser.get().result_int();
-      p.may_fall_back_on_context_length && (status == 400 || status == 413)) {
+      (p.may_fall_back_on_context_length || p.may_fall_back_on_content_filter) &&
+      (status == 400 || status == 413)) {
     co_await relay_error_or_fall_back(upstream, connection, client, parser, p, report);
     co_return;
   }

@@ -44,6 +44,8 @@ struct AttemptReport {
   // for kFailed: the upstream said the prompt is too long (AttemptParams::
   // may_fall_back_on_context_length)
   bool context_length = false;
+  // for kFailed: the upstream's content filter refused the request
+  bool content_filter = false;
   bool broken = false;         // for kRelayed: the upstream failed mid-body (or ran out of time)
   bool reusable = false;       // the upstream connection may go back to the pool
   bool client_usable = true;
@@ -66,6 +68,8 @@ struct AttemptParams {
   // A 400 or 413 saying the prompt is too long fails the attempt (for a fallback route) instead
   // of reaching the client: its body is read first.
   bool may_fall_back_on_context_length = false;
+  // The same for a 400 saying the content was refused by the target's filter.
+  bool may_fall_back_on_content_filter = false;
   unsigned attempt_number;
   std::chrono::milliseconds first_byte_timeout;
   std::chrono::steady_clock::time_point deadline;

@@ -5,10 +5,14 @@
 namespace rolter {
 
 FallbackCause fallback_cause(const RoutePool::FallbackOn& on, unsigned attempts,
-                             bool all_rate_limited, bool all_context_length) {
+                             bool all_rate_limited, bool all_context_length,
+                             bool all_content_filter) {
   // So is a prompt every target found too long.
   if (attempts > 0 && all_context_length) {
     return on.context_length ? FallbackCause::kContextLength : FallbackCause::kNone;
+  }
+  if (attempts > 0 && all_content_filter) {
+    return on.content_filter ? FallbackCause::kContentFilter : FallbackCause::kNone;
   }
   // A 429 is an answer: a route whose every target said so is rate limited, not unavailable.
   if (attempts > 0 && all_rate_limited) {
@@ -24,6 +28,18 @@ bool says_context_length(std::string_view error_body) {
       "prompt is too long",                      // Anthropic
       "exceeds the maximum number of tokens",    // Gemini
       "longer than the model's context length",  // vLLM's newer wording
+  };
+  for (std::string_view marker : kMarkers) {
+    if (error_body.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+bool says_content_filter(std::string_view error_body) {
+  static constexpr std::string_view kMarkers[] = {
+      "\"content_filter\"",            // Azure OpenAI's code
+      "content_policy_violation",      // OpenAI's code
+      "content management policy",     // Azure's message
   };
   for (std::string_view marker : kMarkers) {
     if (error_body.find(marker) != std::string_view::npos) return true;

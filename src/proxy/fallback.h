@@ -8,9 +8,11 @@
 //   unavailable   every candidate was out, or every attempt failed before the first byte;
 //   rate_limited    every tried target answered 429 (the 429 is then not relayed);
 //   context_length  every tried target said the prompt is too long (a 400 or 413 whose body says
-//                   so, read before anything is relayed: proxy/translated_relay.h).
+//                   so, read before anything is relayed: proxy/translated_relay.h);
+//   content_filter  every tried target refused the content (a 400 whose body names its content
+//                   filter or policy), read the same way.
 // At most `retry.max_fallbacks` hops (0: off). An answer that has begun reaching the client is
-// never moved. `content_filter` is read from the config but not acted on yet.
+// never moved.
 //
 // Thread-safety: pure functions; a FallbackTrail belongs to one request.
 #pragma once
@@ -27,17 +29,22 @@
 namespace rolter {
 
 // Why a route that could not answer hands the request on; kNone: it does not.
-enum class FallbackCause { kNone, kUnavailable, kRateLimited, kContextLength };
+enum class FallbackCause { kNone, kUnavailable, kRateLimited, kContextLength, kContentFilter };
 
 // What the failures of one route meet among `on`. `attempts`: attempts made on the route (0 when
 // every candidate was out); `all_rate_limited`: every one of them answered 429;
 // `all_context_length`: every one said the prompt is too long.
 FallbackCause fallback_cause(const RoutePool::FallbackOn& on, unsigned attempts,
-                             bool all_rate_limited, bool all_context_length = false);
+                             bool all_rate_limited, bool all_context_length = false,
+                             bool all_content_filter = false);
 
 // Whether an upstream's error body says the prompt does not fit the model's context, in the words
 // of vLLM, SGLang, OpenAI, Anthropic or Gemini.
 bool says_context_length(std::string_view error_body);
+
+// Whether an upstream's error body says its content filter or policy refused the request
+// (OpenAI's and Azure's content_filter and content_policy_violation codes).
+bool says_content_filter(std::string_view error_body);
 
 // How many routes of `origin`'s fallbacks a request may try: the list, capped by max_fallbacks.
 size_t fallback_hops(const RoutePool& origin, uint32_t max_fallbacks);

@@ -46,6 +46,20 @@ TEST(FallbackCause, APromptTooLongForEveryTarget) {
       << "an answer, not unavailability, unless asked for";
 }
 
+TEST(FallbackCause, ContentEveryTargetFiltered) {
+  const On filter{.unavailable = false, .content_filter = true};
+  EXPECT_EQ(fallback_cause(filter, 1, false, false, true), FallbackCause::kContentFilter);
+  EXPECT_EQ(fallback_cause(filter, 1, false, false, false), FallbackCause::kNone);
+  EXPECT_EQ(fallback_cause(On{}, 1, false, false, true), FallbackCause::kNone);
+}
+
+TEST(SaysContentFilter, AzureAndOpenAiCodes) {
+  EXPECT_TRUE(says_content_filter(R"({"error":{"code":"content_filter","status":400}})"));
+  EXPECT_TRUE(says_content_filter(R"({"error":{"code":"content_policy_violation"}})"));
+  EXPECT_FALSE(says_content_filter(R"({"error":{"message":"a content filter word in a prompt"}})"));
+  EXPECT_FALSE(says_content_filter(""));
+}
+
 TEST(SaysContextLength, TheWordsOfEachEngineAndApi) {
   const std::pair<const char*, bool> cases[] = {
       {R"({"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens","type":"BadRequestError","code":400})",

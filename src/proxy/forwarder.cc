@@ -177,12 +177,14 @@ struct RouteFailures {
   bool all_auth_rejected = true;
   bool all_rate_limited = true;  // every attempt answered 429 (SPEC §16, rate_limited)
   bool all_context_length = true;  // every attempt said the prompt is too long
+  bool all_content_filter = true;  // every attempt's content filter refused the request
 
   void add(const Candidate& candidate, const AttemptReport& report) {
     all_timeouts = all_timeouts && report.timed_out;
     all_auth_rejected = all_auth_rejected && report.auth_rejected;
     all_rate_limited = all_rate_limited && report.status == 429;
     all_context_length = all_context_length && report.context_length;
+    all_content_filter = all_content_filter && report.content_filter;
     if (!text.empty()) text.append("; ");
     text.append(candidate.label).append(": ").append(report.error);
   }
@@ -270,6 +272,14 @@ bool may_fall_back_on_context_length(const ForwardRequest& request, const Fallba
   if (trail != nullptr) return trail->more_after_this && trail->origin->fallback_on.context_length;
   const RoutePool& pool = *request.route.pool;
   return pool.fallback_on.context_length &&
+         fallback_hops(pool, request.snapshot->config().retry.max_fallbacks) > 0;
+}
+
+// The same for a request the route's content filters refuse.
+bool may_fall_back_on_content_filter(const ForwardRequest& request, const FallbackTrail* trail) {
+  if (trail != nullptr) return trail->more_after_this && trail->origin->fallback_on.content_filter;
+  const RoutePool& pool = *request.route.pool;
+  return pool.fallback_on.content_filter &&
          fallback_hops(pool, request.snapshot->config().retry.max_fallbacks) > 0;
 }
 
@@ -377,6 +387,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   const unsigned earlier = trail != nullptr ? trail->attempts : 0;  // on earlier routes
   const bool fall_back_on_429 = may_fall_back_on_429(request, trail);
   const bool fall_back_on_context = may_fall_back_on_context_length(request, trail);
+  const bool fall_back_on_filter = may_fall_back_on_content_filter(request, trail);
 
   // `excluded`: tried in this request, or not allowed to the key. Eligible adds availability.
   Excluded excluded(n, false);
@@ -422,6 +433,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
                      std::any_of(excluded.begin(), excluded.end(), [](bool e) { return !e; }),
         .may_fall_back_on_429 = fall_back_on_429 && failures.all_rate_limited,
         .may_fall_back_on_context_length = fall_back_on_context && failures.all_context_length,
+        .may_fall_back_on_content_filter = fall_back_on_filter && failures.all_content_filter,
         .attempt_number = attempt_number,
         .first_byte_timeout = milliseconds(server.first_byte_timeout_ms),
         .deadline = deadline,
@@ -462,7 +474,7 @@ Task<ForwardResult> Forwarder::route_failed(beast::tcp_stream& client,
   const RoutePool& origin = trail != nullptr ? *trail->origin : pool;
   const FallbackCause cause =
       fallback_cause(origin.fallback_on, end.route_attempts, failures.all_rate_limited,
-                     failures.all_context_length);
+                     failures.all_context_length, failures.all_content_filter);
   if (trail != nullptr) {
     trail->attempts = end.attempts;
     trail->cause = cause;

@@ -145,10 +145,14 @@ Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connec
   std::string body;
   const error_code read_ec = co_await read_whole(upstream, connection, parser, p, body);
   const unsigned status = parser.get().result_int();
-  if (!read_ec && says_context_length(body)) {
+  report.context_length =
+      !read_ec && p.may_fall_back_on_context_length && says_context_length(body);
+  report.content_filter = !read_ec && p.may_fall_back_on_content_filter && says_content_filter(body);
+  if (report.context_length || report.content_filter) {
     report.outcome = Outcome::kFailed;
-    report.context_length = true;
-    report.error = "status " + std::to_string(status) + ": the prompt is too long for this target";
+    report.error = "status " + std::to_string(status) +
+                   (report.context_length ? ": the prompt is too long for this target"
+                                          : ": the target's content filter refused the request");
     report.reusable = clean_after(parser);
     co_return;
   }

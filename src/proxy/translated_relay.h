@@ -61,8 +61,9 @@ Task<void> relay_translated(Stream& upstream, UpstreamConnection& connection,
                             AttemptReport& report);
 
 // An error answer (400 or 413) read whole before anything reaches the client, for a route that
-// falls back on `context_length` (SPEC §16): when its body says the prompt is too long, the
-// attempt fails (report.outcome kFailed, report.context_length) and nothing is written; otherwise
+// falls back on `context_length` or `content_filter` (SPEC §16): when its body says the prompt is
+// too long, or the content was refused, the attempt fails (report.outcome kFailed,
+// report.context_length or report.content_filter) and nothing is written; otherwise
 // it is written to the client as the plain relay would, translated when the target speaks another
 // API.
 template <typename Stream>

@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFleet, binDir } from '../lib/rolter.mjs';
+import { startRawUpstream, response } from '../lib/raw_upstream.mjs';
 import { postJson, readAll, fetchWithin } from '../lib/http.mjs';
 import { rawExchange, rawPost } from '../lib/raw_upstream.mjs';
 
@@ -145,6 +146,43 @@ test('a prompt too long for the route: fallback_on = ["context_length"] moves it
   assert.equal(other.status, 400, other.text);
   assert.equal(other.fallbacks, undefined);
   assert.equal(other.attempts, 1);
+});
+
+test('a content filter refusing the request: fallback_on = ["content_filter"] moves it to the next route', async (t) => {
+  // An Azure-style content filter answers 400 with code "content_filter"; the engine behind the
+  // fallback route serves.
+  const filtered = await startRawUpstream({
+    respond(req, ctx) {
+      ctx.write(response({
+        status: 400,
+        reason: 'Bad Request',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ error: { message: 'The response was filtered due to the prompt triggering the content management policy.', type: null, param: 'prompt', code: 'content_filter', status: 400 } }),
+      }));
+    },
+  });
+  t.after(() => filtered.close());
+  const { sim, rolter } = await startFleet(t, {
+    engines: 1,
+    config: (engines) => fallbackConfig([filtered, ...engines], [
+      { name: 'strict', engines: [0], fallbacks: ['open'], fallback_on: ['content_filter'] },
+      { name: 'plain', engines: [0], fallbacks: ['open'] },
+      { name: 'open', engines: [1] },
+    ]),
+  });
+  const moved = await askOnce(rolter, 'strict');
+  assert.equal(moved.status, 200, moved.text);
+  assert.equal(moved.route, 'open');
+  assert.equal(moved.fallbacks, 'strict');
+  assert.equal(moved.attempts, 2);
+  assert.equal(filtered.requests.length, 1);
+  assert.equal((await sim.stats(0)).requests, 1);
+
+  const relayed = await askOnce(rolter, 'plain');
+  assert.equal(relayed.status, 400, relayed.text);
+  assert.equal(relayed.json.error.code, 'content_filter');
+  assert.equal(relayed.fallbacks, undefined);
+  assert.equal((await sim.stats(0)).requests, 1, "the open route's engine saw nothing more");
 });
 
 test('a stream that began on the route and then breaks is never moved to the fallback route', async (t) => {
