@@ -12,6 +12,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startFleet } from '../lib/rolter.mjs';
 
 const CLIENT_OPTIONS = { apiKey: 'sk-client', maxRetries: 0, timeout: 10000 };
+// Two attempts at most: the "mixed" route retries a refused Anthropic target on an OpenAI one.
 const ANTHROPIC_KEY = 'sk-ant-upstream';
 const GEMINI_KEY = 'AIza-upstream';
 const VLLM_KEY = 'sk-vllm-upstream';
@@ -29,7 +30,7 @@ async function fleet(t) {
 listen = "127.0.0.1:0"
 first_byte_timeout_ms = 10000
 [retry]
-max_attempts = 1
+max_attempts = 2
 
 [[providers]]
 name = "claude"
@@ -62,6 +63,16 @@ model = "gemini-sim"
 
 [[routes]]
 name = "local"
+[[routes.targets]]
+provider = "vllm"
+model = "qwen-sim"
+
+[[routes]]
+name = "mixed"
+strategy = "round_robin"
+[[routes.targets]]
+provider = "claude"
+model = "claude-sim"
 [[routes.targets]]
 provider = "vllm"
 model = "qwen-sim"
@@ -332,4 +343,28 @@ test('anthropic SDK → OpenAI-compatible engine: stop sequences, and a dropped 
   const dropped = anthropic.messages.stream({ model: 'local', max_tokens: 20, messages: [{ role: 'user', content: 'Long answer' }] });
   await assert.rejects(dropped.finalMessage(), (err) => err instanceof Anthropic.APIError);
   assert.equal((await sim.stats(2)).dropped, 1);
+});
+
+test('a retry that crosses kinds gets a body made for the new target', async (t) => {
+  const { sim, openai } = await fleet(t);
+  // The Anthropic-speaking engine refuses connections; round_robin starts on it for one of two
+  // requests, whichever it is, and the retry lands on the OpenAI-compatible engine.
+  await sim.setFault(0, { refuse: true });
+  let attempts = 0;
+  for (let i = 0; i < 2; i++) {
+    const { data: completion, response } = await openai.chat.completions.create({
+      model: 'mixed',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 3,
+    }).withResponse();
+    assert.equal(completion.choices[0].message.content.split(' ').length, 3);
+    assert.equal(response.headers.get('x-rolter-target'), 'vllm/qwen-sim');
+    attempts += Number(response.headers.get('x-rolter-attempts'));
+  }
+  assert.equal(attempts, 3, 'one of the two requests was tried on the Anthropic target first');
+  const stats = await sim.stats(2);
+  assert.equal(stats.requests, 2);
+  assert.equal(stats.last_path, '/v1/chat/completions', 'the retried body was made for chat completions');
+  assert.equal(stats.last_headers.authorization, `Bearer ${VLLM_KEY}`);
+  assert.equal((await sim.stats(0)).requests, 0);
 });
