@@ -271,6 +271,9 @@ Task<std::string> read_excerpt(Stream& upstream, UpstreamConnection& connection,
 // Writes are coalesced where that costs no time: a head whose first body bytes are already here
 // goes out with them, and the last piece carries the end of the body, so a small answer that
 // arrives in one read leaves in one write.
+//
+// An answer in another API than the client's goes through relay_translated(), and an error a
+// fallback may take through relay_error_or_fall_back() (proxy/translated_relay.h).
 template <typename Stream>
 Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
                       ResponseParser& parser, const AttemptParams& p, AttemptReport& report) {
@@ -411,8 +414,9 @@ Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connectio
     co_return report;  // not reusable: its body was not read
   }
 
-  // From here on the client sees this response: no more retries (but a prompt too long for a route
-  // with a fallback, which relay_body() reads before it relays anything).
+  // From here on the client sees this response: no more retries. (On a route that falls back on
+  // context_length or content_filter, relay_body() first reads a 400 or 413 whole, and such an
+  // error fails the attempt instead.)
   report.outcome = Outcome::kRelayed;
   report.first_byte = std::chrono::steady_clock::now();
   co_await relay_body(upstream, connection, client, *parser, p, report);
