@@ -12,7 +12,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startFleet } from '../lib/rolter.mjs';
 
 const CLIENT_OPTIONS = { apiKey: 'sk-client', maxRetries: 0, timeout: 10000 };
-// Two attempts at most: the "mixed" route retries a refused Anthropic target on an OpenAI one.
 const ANTHROPIC_KEY = 'sk-ant-upstream';
 const GEMINI_KEY = 'AIza-upstream';
 const VLLM_KEY = 'sk-vllm-upstream';
@@ -30,6 +29,7 @@ async function fleet(t) {
 listen = "127.0.0.1:0"
 first_byte_timeout_ms = 10000
 [retry]
+# Two attempts at most: the "mixed" route retries a refused Anthropic target on an OpenAI one.
 max_attempts = 2
 
 [[providers]]
