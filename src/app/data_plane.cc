@@ -17,9 +17,12 @@
 #include "collect/kv_events/kv_event_service.h"
 #include "collect/lmcache/lmcache_poller.h"
 #include "collect/shared_prefixes/shared_prefix_stream.h"
+#include "collect/usage_flush/usage_flusher.h"
+#include "collect/usage_flush/usage_post_sink.h"
 #include "config/url.h"
 #include "observe/metrics.h"
 #include "server/server.h"
+#include "server/worker_tenancy.h"
 
 namespace rolter {
 namespace {
@@ -59,6 +62,10 @@ struct DataPlane::Parts {
   std::unique_ptr<LmcachePoller> lmcache;
   std::unique_ptr<AdaptiveTelemetry> telemetry;
   std::unique_ptr<SharedPrefixStream> shared_prefixes;
+  // Keys' limits and usage records (SPEC §15): what the workers read, and the ledger's flusher.
+  TenancyServices tenancy;
+  UsageLedger ledger;
+  std::unique_ptr<UsageFlusher> usage_flusher;
 };
 
 DataPlane::DataPlane(SnapshotStore& store, LoadTracker& tracker, Metrics& metrics)
@@ -80,6 +87,8 @@ tl::expected<void, std::string> DataPlane::listen(const std::string& listen_over
   server.state().metrics = &metrics_;
   server.state().tracker = &tracker_;
   server.state().control = control;
+  parts_->tenancy.local = &tracker_.limits();
+  server.state().tenancy = &parts_->tenancy;
   auto port = server.listen(address->host, address->port);
   if (!port) return tl::unexpected(port.error());
   if (!tls.cert.empty()) {
@@ -104,6 +113,7 @@ tl::expected<void, std::string> DataPlane::listen(const std::string& listen_over
 }
 
 void DataPlane::start(bool services, const TelemetryTarget& telemetry) {
+  start_usage(telemetry);
   parts_->server->start();
   if (!services) return;
   parts_->health = std::make_unique<HealthChecker>(store_);
@@ -129,6 +139,23 @@ void DataPlane::start(bool services, const TelemetryTarget& telemetry) {
   }
 }
 
+void DataPlane::start_usage(const TelemetryTarget& telemetry) {
+  UsageFlusher::Sink sink = telemetry.store_usage;
+  if (!sink && !telemetry.control_plane.empty()) {
+    sink = make_usage_post_sink({.control_plane = telemetry.control_plane,
+                                 .node_id = telemetry.node_id.empty() ? host_name()
+                                                                      : telemetry.node_id,
+                                 .node_token = telemetry.node_token,
+                                 .node_version = ROLTER_VERSION});
+  }
+  if (!sink) return;
+  const auto every = std::chrono::seconds(store_.current()->config().usage.flush_secs);
+  parts_->usage_flusher = std::make_unique<UsageFlusher>(parts_->ledger, std::move(sink),
+                                                         UsageFlusher::Options{.interval = every});
+  parts_->usage_flusher->start();
+  parts_->tenancy.ledger = &parts_->ledger;
+}
+
 void DataPlane::stop(std::chrono::milliseconds drain) {
   if (!parts_->server) return;
   const auto left = parts_->server->drain(drain);
@@ -140,6 +167,8 @@ void DataPlane::stop(std::chrono::milliseconds drain) {
   if (parts_->telemetry) parts_->telemetry->stop();
   if (parts_->shared_prefixes) parts_->shared_prefixes->stop();
   parts_->server->stop();
+  // After the drain: the final flush carries the last requests' usage.
+  if (parts_->usage_flusher) parts_->usage_flusher->stop();
 }
 
 int run_until_signal(const std::function<void(const char* why)>& reload,

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "fleet/load_tracker.h"
 #include "snapshot/snapshot_store.h"
+#include "usage/usage_ledger.h"
 
 namespace rolter {
 
@@ -28,6 +29,9 @@ struct TelemetryTarget {
   std::string node_token;
   // Instead of posting: hands each document to the control plane in this process.
   std::function<bool(const std::string& node_id, const std::string& body)> deliver;
+  // Where usage records go (SPEC §15), every [usage] flush_secs: to this function when set (the
+  // control plane in this process), else posted to `control_plane`; neither = not recorded.
+  std::function<bool(std::vector<UsageRow>&& rows)> store_usage;
 };
 
 std::string host_name();
@@ -56,6 +60,8 @@ class DataPlane {
 
  private:
   struct Parts;
+  // With a place to store usage: the ledger the workers add to, flushed in the background.
+  void start_usage(const TelemetryTarget& telemetry);
   SnapshotStore& store_;
   LoadTracker& tracker_;
   Metrics& metrics_;

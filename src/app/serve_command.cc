@@ -172,6 +172,11 @@ int run_serve(const ServeOptions& options) {
                                    .deliver = deliver_to(true)},
         [&control] { return control.version(); });
   }
+  if (telemetry.control_plane.empty()) {
+    telemetry.store_usage = [&api](std::vector<UsageRow>&& rows) {
+      return api.ingest_usage(rows).has_value();
+    };
+  }
   data_plane.start(/*services=*/true, telemetry);
   if (stats) stats->start();
   spdlog::info(

@@ -29,6 +29,9 @@ tl::expected<std::function<void()>, std::vector<std::string>> SnapshotPublisher:
   return [this, shared, version] {
     if (metrics_ != nullptr) metrics_->config_reload(true, version);
     store_.publish(std::move(*shared));
+    // The counters of limits no rule names any more (a deleted key): the snapshots that named
+    // them are gone by the next publication, so each is dropped at most one reload late.
+    tracker_.limits().cells().prune();
   };
 }
 

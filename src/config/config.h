@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "balance/strategy_names.h"
+#include "limits/limit_types.h"
 
 namespace rolter {
 
@@ -53,6 +54,7 @@ struct StoreConfig {
 struct CostConfig {
   double input = 0;   // price per million input tokens
   double output = 0;  // price per million output tokens
+  std::optional<double> cached_input;  // per million cached input tokens; absent = `input`
 };
 
 struct KvEventsConfig {
@@ -162,6 +164,20 @@ struct ProviderGroupConfig {
   std::vector<GroupMemberConfig> members;
 };
 
+// SPEC §15: limits that apply only where the request's route address matches `route` (a glob on
+// route names and group addresses, as in a key's `routes`).
+struct RouteLimitConfig {
+  std::string route;
+  LimitSpec limits;
+};
+
+// [[teams]]: keys that name a team share its limits and budget, on top of their own.
+struct TeamConfig {
+  std::string name;
+  LimitSpec limits;
+  std::vector<RouteLimitConfig> route_limits;
+};
+
 struct KeyConfig {
   std::string name;
   std::string key_env;     // the key's value is read from this environment variable, or
@@ -171,6 +187,31 @@ struct KeyConfig {
   std::string key_salt;
   std::vector<std::string> routes;     // allowed addresses (globs on group addresses); empty = all
   std::vector<std::string> providers;  // allowed providers; empty = all
+  std::string team;                    // a [[teams]] name, or "" for none
+  LimitSpec limits;                    // rpm, burst, tpm, max_in_flight, budget
+  std::vector<RouteLimitConfig> route_limits;
+};
+
+// [limits] (SPEC §15): where the limits of keys and teams are counted.
+struct LimitsConfig {
+  std::string backend = "local";  // "local": exact within this node; "redis": across every node
+  std::string redis_url;            // redis://host[:port][/db] or unix:///path[?db=N]
+  std::string redis_password_env;   // AUTH with this variable's value, or
+  std::string redis_password_file;  // with this file's content; neither = no AUTH
+  uint64_t timeout_ms = 20;  // each Redis round trip; past it the backend counts as away
+  std::string on_backend_error = "open";  // "open": admit and count; "closed": answer 503
+  // The output a request reserves when it names no max_tokens (SPEC §15's estimate).
+  uint64_t default_output_tokens = 1024;
+};
+
+// [usage]: each node's usage records, flushed to the store in one transaction at this period.
+struct UsageConfig {
+  uint64_t flush_secs = 10;
+};
+
+// [metrics]: series whose cardinality the operator chooses.
+struct MetricsConfig {
+  bool per_key = false;  // rolter_key_* series labelled by key name
 };
 
 struct AdaptiveRoutingConfig {
@@ -230,6 +271,10 @@ struct Config {
   std::vector<RouteConfig> routes;
   std::vector<ProviderGroupConfig> provider_groups;
   std::vector<KeyConfig> keys;
+  std::vector<TeamConfig> teams;
+  LimitsConfig limits;
+  UsageConfig usage;
+  MetricsConfig metrics;
   AdaptiveRoutingConfig adaptive_routing;
   AnthropicConfig anthropic;
   SharedStateConfig shared_state;

@@ -92,6 +92,7 @@ std::optional<CostConfig> read_cost(TableReader& in, Diagnostics& diag) {
   CostConfig cost;
   cost_in.read("input", cost.input, NumberRule::kNonNegative);
   cost_in.read("output", cost.output, NumberRule::kNonNegative);
+  cost_in.read("cached_input", cost.cached_input, NumberRule::kNonNegative);
   cost_in.finish();
   return cost;
 }
@@ -296,7 +297,48 @@ ProviderGroupConfig read_group(TableReader& in, Diagnostics& diag) {
   return out;
 }
 
-KeyConfig read_key(TableReader& in) {
+// rpm, burst, tpm, max_in_flight and budget = { usd, period }, where a key, a team or one of their
+// route_limits sets them.
+void read_limit_fields(TableReader& in, LimitSpec& out, Diagnostics& diag) {
+  in.read("rpm", out.rpm);
+  in.read("burst", out.burst);
+  in.read("tpm", out.tpm);
+  in.read("max_in_flight", out.max_in_flight);
+  if (const toml::table* t = in.table("budget")) {
+    TableReader budget_in(*t, in.key_path("budget"), diag);
+    BudgetSpec budget;
+    std::string period = "month";
+    budget_in.read("usd", budget.usd, NumberRule::kNonNegative);
+    budget_in.require("usd");
+    budget_in.read("period", period);
+    budget_in.finish();
+    if (period == "day") {
+      budget.period = BudgetPeriod::kDay;
+    } else if (period == "week") {
+      budget.period = BudgetPeriod::kWeek;
+    } else if (period == "month") {
+      budget.period = BudgetPeriod::kMonth;
+    } else {
+      diag.error(budget_in.key_path("period"),
+                 "must be \"day\", \"week\" or \"month\", got \"" + period + "\"");
+    }
+    out.budget = budget;
+  }
+}
+
+std::vector<RouteLimitConfig> read_route_limits(TableReader& in, Diagnostics& diag) {
+  std::vector<RouteLimitConfig> out;
+  in.for_each_table("route_limits", [&](TableReader& limit_in) {
+    RouteLimitConfig limit;
+    limit_in.read("route", limit.route, /*required=*/true);
+    read_limit_fields(limit_in, limit.limits, diag);
+    limit_in.finish();
+    out.push_back(std::move(limit));
+  });
+  return out;
+}
+
+KeyConfig read_key(TableReader& in, Diagnostics& diag) {
   KeyConfig out;
   in.read("name", out.name, /*required=*/true);
   in.read("key_env", out.key_env);
@@ -304,8 +346,31 @@ KeyConfig read_key(TableReader& in) {
   in.read("key_salt", out.key_salt);
   in.read("routes", out.routes);
   in.read("providers", out.providers);
+  in.read("team", out.team);
+  read_limit_fields(in, out.limits, diag);
+  out.route_limits = read_route_limits(in, diag);
   in.finish();
   return out;
+}
+
+TeamConfig read_team(TableReader& in, Diagnostics& diag) {
+  TeamConfig out;
+  in.read("name", out.name, /*required=*/true);
+  read_limit_fields(in, out.limits, diag);
+  out.route_limits = read_route_limits(in, diag);
+  in.finish();
+  return out;
+}
+
+void read_limits(TableReader& in, LimitsConfig& out) {
+  in.read("backend", out.backend);
+  in.read("redis_url", out.redis_url);
+  in.read("redis_password_env", out.redis_password_env);
+  in.read("redis_password_file", out.redis_password_file);
+  in.read("timeout_ms", out.timeout_ms, kAtLeastOne);
+  in.read("on_backend_error", out.on_backend_error);
+  in.read("default_output_tokens", out.default_output_tokens, kAtLeastOne);
+  in.finish();
 }
 
 void read_adaptive(TableReader& in, AdaptiveRoutingConfig& out) {
@@ -404,7 +469,22 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
   in.for_each_table("provider_groups", [&](TableReader& group_in) {
     config.provider_groups.push_back(read_group(group_in, diag));
   });
-  in.for_each_table("keys", [&](TableReader& key_in) { config.keys.push_back(read_key(key_in)); });
+  in.for_each_table("keys",
+                     [&](TableReader& key_in) { config.keys.push_back(read_key(key_in, diag)); });
+  in.for_each_table("teams",
+                     [&](TableReader& team_in) { config.teams.push_back(read_team(team_in, diag)); });
+  section(in, "limits", diag, [&](TableReader& t) {
+    read_limits(t, config.limits);
+    config.limits.redis_password_file = beside_config(config.limits.redis_password_file, diag.file());
+  });
+  section(in, "usage", diag, [&](TableReader& t) {
+    t.read("flush_secs", config.usage.flush_secs, kAtLeastOne);
+    t.finish();
+  });
+  section(in, "metrics", diag, [&](TableReader& t) {
+    t.read("per_key", config.metrics.per_key);
+    t.finish();
+  });
   section(in, "adaptive_routing", diag,
           [&](TableReader& t) { read_adaptive(t, config.adaptive_routing); });
   section(in, "anthropic", diag, [&](TableReader& t) {

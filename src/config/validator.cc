@@ -1,5 +1,6 @@
 #include "config/validator.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -161,6 +162,8 @@ class Validator {
     check_fallbacks();
     check_groups();
     check_keys();
+    check_teams();
+    check_limits_backend();
   }
 
  private:
@@ -631,6 +634,94 @@ class Validator {
       }
       for (size_t j = 0; j < k.providers.size(); ++j) {
         find_provider(k.providers[j], index_path(child_path(path, "providers"), j));
+      }
+      if (!k.team.empty() && !team_exists(k.team)) {
+        diag_.error(child_path(path, "team"), "no [[teams]] named " + quoted(k.team));
+      }
+      check_limit_fields(k.limits, path);
+      check_route_limits(k.route_limits, path);
+    }
+  }
+
+  bool team_exists(const std::string& name) const {
+    return std::any_of(config_.teams.begin(), config_.teams.end(),
+                       [&](const TeamConfig& t) { return t.name == name; });
+  }
+
+  void check_teams() {
+    UniqueNames names(diag_, "team name");
+    for (size_t i = 0; i < config_.teams.size(); ++i) {
+      const TeamConfig& t = config_.teams[i];
+      const std::string path = index_path("teams", i);
+      const std::string name_path = child_path(path, "name");
+      if (t.name.empty() && diag_.was_read(name_path)) diag_.error(name_path, "must not be empty");
+      names.add(t.name, name_path);
+      check_limit_fields(t.limits, path);
+      check_route_limits(t.route_limits, path);
+    }
+  }
+
+  // A burst means nothing without a rate; a budget of 0 refuses everything, which is allowed
+  // (a frozen key) but worth a word.
+  void check_limit_fields(const LimitSpec& limits, const std::string& path) {
+    if (limits.burst != 0 && limits.rpm == 0) {
+      diag_.error(child_path(path, "burst"), "burst goes with rpm");
+    }
+    if (limits.budget && limits.budget->usd == 0) {
+      diag_.warning(child_path(child_path(path, "budget"), "usd"),
+                    "a budget of 0 refuses every request");
+    }
+  }
+
+  void check_route_limits(const std::vector<RouteLimitConfig>& limits, const std::string& path) {
+    for (size_t j = 0; j < limits.size(); ++j) {
+      const std::string at = index_path(child_path(path, "route_limits"), j);
+      if (limits[j].route.empty() && diag_.was_read(child_path(at, "route"))) {
+        diag_.error(child_path(at, "route"), "must not be empty");
+      }
+      if (limits[j].limits.empty()) {
+        diag_.warning(at, "sets no limit (rpm, tpm, max_in_flight or budget)");
+      }
+      check_limit_fields(limits[j].limits, at);
+    }
+  }
+
+  void check_limits_backend() {
+    const LimitsConfig& l = config_.limits;
+    if (l.backend != "local" && l.backend != "redis") {
+      diag_.error("limits.backend", "must be \"local\" or \"redis\", got " + quoted(l.backend));
+    }
+    if (l.on_backend_error != "open" && l.on_backend_error != "closed") {
+      diag_.error("limits.on_backend_error",
+                  "must be \"open\" or \"closed\", got " + quoted(l.on_backend_error));
+    }
+    if (l.backend == "redis" && l.redis_url.empty()) {
+      diag_.error("limits.redis_url", "backend = \"redis\" needs a redis_url");
+    }
+    if (!l.redis_url.empty()) {
+      if (l.redis_url.starts_with("rediss://")) {
+        diag_.error("limits.redis_url",
+                    "rediss:// (TLS) is not available: the hiredis this build links has no TLS; "
+                    "use redis:// on a private network or a unix:// socket");
+      } else if (auto address = parse_redis_url(l.redis_url); !address) {
+        diag_.error("limits.redis_url", address.error());
+      }
+    }
+    if (!l.redis_password_env.empty() && !l.redis_password_file.empty()) {
+      diag_.error("limits.redis_password_file", "set redis_password_env or redis_password_file, not both");
+    } else if (!l.redis_password_env.empty()) {
+      if (!is_env_name(l.redis_password_env)) {
+        diag_.error("limits.redis_password_env", kNotAnEnvName);
+      } else if (local_secrets_) {
+        const char* value = std::getenv(l.redis_password_env.c_str());
+        if (value == nullptr || *value == '\0') {
+          diag_.error("limits.redis_password_env",
+                      "environment variable " + l.redis_password_env + " is not set or empty");
+        }
+      }
+    } else if (!l.redis_password_file.empty() && local_secrets_) {
+      if (auto secret = read_secret_file(l.redis_password_file); !secret) {
+        diag_.error("limits.redis_password_file", secret.error());
       }
     }
   }

@@ -11,9 +11,11 @@
 #include "common/percent_decode.h"
 #include "config/loader.h"
 #include "control/catalog.h"
+#include "control/usage_query.h"
 #include "http/tokens.h"
 #include "observe/metrics.h"
 #include "ui/embedded_assets.h"
+#include "usage/usage_json.h"
 
 namespace rolter {
 namespace {
@@ -261,6 +263,14 @@ ControlResponse AdminApi::internal(const ControlRequest& request, std::string_vi
   }
   if (request.method != "POST") return fail(405, "POST only");
   if (request.body.size() > kMaxInternalBody) return fail(413, "body too large");
+  if (path == "/internal/v1/usage") {
+    if (json_depth(request.body) > kMaxJsonDepth) return not_an_object();
+    auto rows = parse_usage_rows(request.body);
+    if (!rows) return fail(400, rows.error(), "rows", "invalid_usage");
+    auto accepted = ingest_usage(*rows);
+    if (!accepted) return fail(accepted.error());
+    return answer(200, json{{"accepted", *accepted}});
+  }
   bool ok = false;
   json body = parse_body(request.body, ok);
   if (!ok || !body.is_object()) return not_an_object();
@@ -323,6 +333,15 @@ tl::expected<void, ControlError> AdminApi::ingest_node_stats(const std::string& 
     return tl::unexpected(control_error(500, "the store failed: " + put.error()));
   }
   return {};
+}
+
+tl::expected<size_t, ControlError> AdminApi::ingest_usage(const std::vector<UsageRow>& rows) {
+  Store* store = control_.store();
+  if (store == nullptr) return tl::unexpected(control_error(503, "this control plane has no store"));
+  if (auto added = store->add_usage(rows); !added) {
+    return tl::unexpected(control_error(500, "the store failed: " + added.error()));
+  }
+  return rows.size();
 }
 
 namespace {
@@ -549,6 +568,23 @@ ControlResponse audit(const ApiCall& call) {
   return answer(200, json{{"object", "list"}, {"data", data}});
 }
 
+// /usage: the stored usage, summed (control/usage_query.h); /usage/stats: the writes it cost.
+ControlResponse usage(const ApiCall& call) {
+  if (!call.read()) return fail(405, "GET only");
+  Store* store = call.control.store();
+  if (store == nullptr) return fail(503, "this control plane has no store");
+  if (call.name == "stats") {
+    return answer(200, json{{"store_writes", store->usage_writes()}});
+  }
+  if (!call.name.empty()) return fail(404, "no such endpoint: " + std::string(call.path));
+  auto query = parse_usage_query(
+      [&](std::string_view name) { return query_param(call.query, name); });
+  if (!query) return fail(query.error());
+  auto rows = store->usage(*query);
+  if (!rows) return fail(500, "the store failed: " + rows.error());
+  return answer(200, usage_answer(*query, *rows));
+}
+
 ControlResponse admin_tokens(const ApiCall& call) {
   Store* store = call.control.store();
   if (store == nullptr) return fail(503, "this control plane has no store");
@@ -600,10 +636,12 @@ constexpr ApiRoute kApiRoutes[] = {
     {"routes", Names::kAny, 0, 1, collection<EntityKind::kRoute>},
     {"provider-groups", Names::kAny, 0, 1, collection<EntityKind::kProviderGroup>},
     {"keys", Names::kAny, 0, 1, collection<EntityKind::kKey>},
+    {"teams", Names::kAny, 0, 1, collection<EntityKind::kTeam>},
     {"adaptive-routing-policy", Names::kNone, 2, 2, adaptive_policy},
     {"adaptive-routing-telemetry", Names::kNone, 2, 2, adaptive_telemetry},
     {"cluster", Names::kNodes, 0, 0, cluster_nodes},
     {"audit", Names::kNone, 0, 0, audit},
+    {"usage", Names::kAny, 0, 0, usage},
     {"admin-tokens", Names::kAny, 2, 2, admin_tokens},
 };
 

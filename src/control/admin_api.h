@@ -5,7 +5,7 @@
 //                 only superadmins see or change the adaptive routing policy and its telemetry,
 //                 and manage admin tokens.
 //   /internal/... the node token (Authorization: Bearer) and x-rolter-node-id: snapshot long
-//                 polls, adaptive telemetry and node stats from the gateways.
+//                 polls, adaptive telemetry, node stats and usage batches from the gateways.
 //   /ui/          the dashboard (ui/dashboard.h); it logs in with an admin token and reads the
 //                 API above, including what only it needs: /api/v1/catalog, /api/v1/strategies
 //                 and /api/v1/policy-thresholds (the code of `rolter policy-thresholds`).
@@ -46,6 +46,9 @@ class AdminApi final : public ControlHandler {
                                                                const nlohmann::json& body);
   tl::expected<void, ControlError> ingest_node_stats(const std::string& node_id,
                                                      const nlohmann::json& body);
+  // A node's usage batch (POST /internal/v1/usage), added to the store in one transaction.
+  // Returns the number of rows.
+  tl::expected<size_t, ControlError> ingest_usage(const std::vector<UsageRow>& rows);
   // Records that a node was heard from, serving `snapshot_version`.
   void touch_node(const std::string& node_id, std::string_view node_version,
                   uint64_t snapshot_version);

@@ -8,7 +8,7 @@ namespace rolter {
 namespace {
 
 constexpr EntityKind kKinds[] = {EntityKind::kProvider, EntityKind::kRoute,
-                                 EntityKind::kProviderGroup, EntityKind::kKey};
+                                 EntityKind::kProviderGroup, EntityKind::kKey, EntityKind::kTeam};
 
 // Sections of the control plane's own file that are not the fleet's.
 constexpr std::string_view kLocalSections[] = {"store", "tls"};
@@ -25,6 +25,8 @@ std::string_view entity_array(EntityKind kind) {
       return "provider_groups";
     case EntityKind::kKey:
       return "keys";
+    case EntityKind::kTeam:
+      return "teams";
   }
   return "";
 }

@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "balance/prefix/prefix_sharing.h"
+#include "limits/local_limiter.h"
 #include "balance/adaptive/adaptive_route_state.h"
 #include "balance/evidence/instance_evidence.h"
 #include "balance/lmcache_signal.h"
@@ -80,6 +81,10 @@ class LoadTracker final : public FleetView {
   // it outlives reloads, as the trees' names do.
   PrefixSharing& prefix_sharing() { return prefix_sharing_; }
 
+  // The counters of every key's and team's limits (SPEC §15, the local backend): like the
+  // instances' state, they outlive reloads, so a snapshot's rules point at cells kept here.
+  LocalLimiter& limits() { return limits_; }
+
   // Calls fn(const InstanceState&) for every instance, under the tracker's lock (for scrapes).
   template <typename Fn>
   void for_each(Fn&& fn) const EXCLUDES(mu_) {
@@ -98,6 +103,7 @@ class LoadTracker final : public FleetView {
   std::unordered_map<std::string, InstanceState*> by_identity_ GUARDED_BY(mu_);
   std::deque<AdaptiveRouteState> adaptive_routes_ GUARDED_BY(mu_);  // deque: stable addresses
   PrefixSharing prefix_sharing_;
+  LocalLimiter limits_;
 };
 
 // Counts one request's uncached prompt tokens in the instance's queued prefill work

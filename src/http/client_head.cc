@@ -41,9 +41,15 @@ void append_client_head(const http::fields& upstream, const ClientHeadSpec& spec
   auto relayed = [&](std::string_view name) {
     return !options.is_hop_by_hop(name) && !iequals_ascii(name, "content-length");
   };
+  // The gateway's own rate-limit fields replace an upstream's: the client is limited by its key.
+  auto replaced = [&](std::string_view name) {
+    if (spec.extra_fields.empty()) return false;
+    return iequals_ascii(name, "ratelimit") || iequals_ascii(name, "ratelimit-policy") ||
+           (name.size() > 12 && iequals_ascii(name.substr(0, 12), "x-ratelimit-"));
+  };
   for (const auto& field : upstream) {
     const std::string_view name = field.name_string();
-    if (!relayed(name) || (spec.via && iequals_ascii(name, "via"))) continue;
+    if (!relayed(name) || (spec.via && iequals_ascii(name, "via")) || replaced(name)) continue;
     append_field(out, name, field.value());
   }
   if (spec.via) {
@@ -64,6 +70,7 @@ void append_client_head(const http::fields& upstream, const ClientHeadSpec& spec
   append_number(out, spec.attempts);
   out.append("\r\n");
   if (!spec.decision.empty()) append_field(out, "x-rolter-decision", spec.decision);
+  out.append(spec.extra_fields);
   switch (spec.framing) {
     case BodyFraming::kLength:
       out.append("Content-Length: ");

@@ -5,7 +5,7 @@
 // names (http/hop_by_hop.h), and less Content-Length, because the relay frames the body itself.
 // Via gets this hop appended (RFC 9110 §7.6.3) when `via` is set. Then come the gateway's own
 // fields (x-rolter-target, x-rolter-route, x-rolter-fallbacks, x-rolter-attempts,
-// x-rolter-decision), the framing the relay will use,
+// x-rolter-decision, and the extra fields of a limited key), the framing the relay will use,
 // and Connection when the connection's fate differs from the version's default.
 //
 // Thread-safety: pure function.
@@ -37,6 +37,9 @@ struct ClientHeadSpec {
   std::string_view fallbacks;  // x-rolter-fallbacks when not empty: routes given up on, "a,b"
   unsigned attempts = 1;      // x-rolter-attempts
   std::string_view decision;  // x-rolter-decision when not empty
+  // The gateway's own fields, as whole "Name: value\r\n" lines (a limited key's RateLimit and
+  // x-ratelimit-* fields, which then replace the upstream's fields of those names).
+  std::string_view extra_fields;
   BodyFraming framing = BodyFraming::kLength;
   uint64_t content_length = 0;  // for kLength
   bool keep_alive = true;       // the connection stays open after this response

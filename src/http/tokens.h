@@ -49,4 +49,19 @@ void for_each_token(std::string_view list, Fn&& fn) {
   }
 }
 
+// Calls fn(name, value) for each "Name: value\r\n" line of `lines` (fields the gateway rendered
+// itself); a line without a colon is skipped.
+template <typename Fn>
+void for_each_field_line(std::string_view lines, Fn&& fn) {
+  while (!lines.empty()) {
+    const size_t end = lines.find("\r\n");
+    const std::string_view line = lines.substr(0, end);
+    if (const size_t colon = line.find(':'); colon != std::string_view::npos) {
+      fn(line.substr(0, colon), trim_ows(line.substr(colon + 1)));
+    }
+    if (end == std::string_view::npos) break;
+    lines.remove_prefix(end + 2);
+  }
+}
+
 }  // namespace rolter

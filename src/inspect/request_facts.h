@@ -44,6 +44,11 @@ struct RequestFacts {
 
   // `stream`; false when absent or null.
   bool stream = false;
+  // `stream_options.include_usage` is true: the client asked for the usage chunk of a stream.
+  bool stream_usage = false;
+  // The output the request caps itself at: `max_tokens`, `max_completion_tokens` or
+  // `max_output_tokens`, when a non-negative integer; what a token limit reserves (SPEC §15).
+  std::optional<uint64_t> output_cap;
 
   // The conversation text, bounded to RouteContext::kPromptBound bytes (may end inside a UTF-8
   // sequence: it is a byte prefix for affinity, not text to display).
@@ -75,6 +80,8 @@ struct RequestFacts {
     model_token_offset = 0;
     model_token_length = 0;
     stream = false;
+    stream_usage = false;
+    output_cap.reset();
     prompt.clear();
     prompt_len = 0;
     prompt_digest = 0;

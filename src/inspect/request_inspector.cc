@@ -181,6 +181,21 @@ bool is_json_number(std::string_view token) {
   return i == n;
 }
 
+// A JSON number token that is a plain non-negative integer of at most 18 digits, else nullopt.
+std::optional<uint64_t> unsigned_integer(std::string_view token) {
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||
+                            token.back() == '\t')) {
+    token.remove_suffix(1);
+  }
+  if (token.empty() || token.size() > 18) return std::nullopt;
+  uint64_t n = 0;
+  for (char c : token) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n;
+}
+
 // ---------------------------------------------------------------------------------------------
 // First walk: validation. On-demand parsing is lazy: values nobody asks for are skipped by
 // bracket counting, so "[1,,2]" in an unread field would pass unnoticed. Visiting every value once
@@ -245,6 +260,29 @@ error_code validate_value(od::value& value, size_t depth) {
     }
   }
   return simdjson::TAPE_ERROR;
+}
+
+// `stream_options`: whether it asks for the usage chunk; every value is validated.
+error_code read_stream_options(od::value& options, RequestFacts& facts) {
+  od::object object;
+  INSPECT_TRY(options.get_object().get(object));
+  for (auto field_result : object) {
+    od::field field;
+    INSPECT_TRY(std::move(field_result).get(field));
+    std::string_view key;
+    INSPECT_TRY(field.unescaped_key().get(key));
+    od::value& value = field.value();
+    od::json_type type;
+    INSPECT_TRY(value.type().get(type));
+    if (key == "include_usage" && type == od::json_type::boolean) {
+      bool include = false;
+      INSPECT_TRY(value.get_bool().get(include));
+      facts.stream_usage = include;
+      continue;
+    }
+    INSPECT_TRY(validate_value(value, 3));
+  }
+  return SUCCESS;
 }
 
 // After the root value: anything but the end of input is trailing content.
@@ -346,6 +384,13 @@ tl::expected<void, InspectError> first_walk(od::document& doc, const char* base,
       continue;
     } else if (key == "stream" && type != od::json_type::null) {
       note(InspectErrorCode::kBadStream, "`stream` must be a boolean");
+    } else if (type == od::json_type::number &&
+               (key == "max_tokens" || key == "max_completion_tokens" ||
+                key == "max_output_tokens")) {
+      facts.output_cap = unsigned_integer(value.raw_json_token());
+    } else if (key == "stream_options" && type == od::json_type::object) {
+      if (const error_code e = read_stream_options(value, facts)) return json_error(e);
+      continue;
     }
     if (const error_code e = validate_value(value, 2)) return json_error(e);
   }

@@ -71,6 +71,40 @@ TEST_F(RequestInspectorTest, StreamDefaultsToFalseAndAcceptsNull) {
             InspectErrorCode::kBadStream);
 }
 
+TEST_F(RequestInspectorTest, ReadsOutputCapAndStreamUsage) {
+  struct Case {
+    std::string body;
+    std::optional<uint64_t> cap;
+    bool stream_usage;
+  };
+  const Case cases[] = {
+      {R"({"model":"m","messages":[],"max_tokens":256})", 256, false},
+      {R"({"model":"m","messages":[],"max_completion_tokens": 77 })", 77, false},
+      {R"({"model":"m","input":"x","max_output_tokens":12})", 12, false},
+      {R"({"model":"m","messages":[],"max_tokens":1.5})", std::nullopt, false},
+      {R"({"model":"m","messages":[],"max_tokens":-3})", std::nullopt, false},
+      {R"({"model":"m","messages":[],"max_tokens":null})", std::nullopt, false},
+      {R"({"model":"m","messages":[{"role":"user","content":"\"max_tokens\":9"}]})",
+       std::nullopt, false},
+      {R"({"model":"m","messages":[],"stream":true,"stream_options":{"include_usage":true}})",
+       std::nullopt, true},
+      {R"({"model":"m","messages":[],"stream":true,"stream_options":{"include_usage":false,"x":[1]}})",
+       std::nullopt, false},
+      {R"({"model":"m","messages":[],"stream":true,"stream_options":null})", std::nullopt, false},
+  };
+  for (const auto& c : cases) {
+    ASSERT_TRUE(inspect(c.body, c.body.find("\"input\"") != std::string::npos
+                                    ? ApiKind::kResponses
+                                    : ApiKind::kChatCompletions))
+        << c.body;
+    EXPECT_EQ(facts_.output_cap, c.cap) << c.body;
+    EXPECT_EQ(facts_.stream_usage, c.stream_usage) << c.body;
+  }
+  // Values inside stream_options are still validated.
+  EXPECT_EQ(error_of(R"({"model":"m","messages":[],"stream_options":{"x":[1,,2]}})"),
+            InspectErrorCode::kInvalidJson);
+}
+
 TEST_F(RequestInspectorTest, MissingModelIsAnError) {
   EXPECT_EQ(error_of(R"({"messages":[{"role":"user","content":"hi"}]})"),
             InspectErrorCode::kMissingModel);

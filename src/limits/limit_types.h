@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,9 @@ struct LimitSpec {
   }
 };
 
+// The local backend's state of one scope (limits/local_limiter.h); other backends leave it null.
+struct LimitCell;
+
 // One counted scope. Two rules with the same `id` count in the same state, on every node (the id
 // is the Redis key's suffix), so the id names the scope, never the limits' values: changing a
 // key's rpm keeps what it has used.
@@ -49,6 +53,10 @@ struct LimitRule {
   std::string label;       // for messages and headers: "key 'a'", "team 'b' on 'qwen*'"
   std::string route_glob;  // "" = every route; else the rule applies where the glob matches
   LimitSpec spec;
+  // Set by the snapshot builder from LocalLimiter::cells().cell(id), once per rule and reload, so
+  // admission reaches the scope's state without hashing `id`. Null: LocalLimiter looks `id` up
+  // (slower, still exact); the Redis backend ignores it.
+  std::shared_ptr<LimitCell> cell;
 
   bool applies_to(std::string_view route_address) const;
 };

@@ -129,6 +129,29 @@ struct Metrics::Families {
                           .Name("rolter_auth_failures_total")
                           .Help("Requests refused for a missing or invalid API key, by reason")
                           .Register(r)),
+        limit_refusals(prometheus::BuildCounter()
+                           .Name("rolter_limit_refusals_total")
+                           .Help("Requests refused by their key's limits (rate_limit, budget, "
+                                 "unavailable), or admitted while the backend was away "
+                                 "(backend_open)")
+                           .Register(r)),
+        limit_backend_errors(prometheus::BuildCounter()
+                                 .Name("rolter_limit_backend_errors_total")
+                                 .Help("Admissions and settlements the limits backend failed")
+                                 .Register(r)
+                                 .Add({})),
+        key_requests(prometheus::BuildCounter()
+                         .Name("rolter_key_requests_total")
+                         .Help("Answered requests per key ([metrics] per_key)")
+                         .Register(r)),
+        key_tokens(prometheus::BuildCounter()
+                       .Name("rolter_key_tokens_total")
+                       .Help("Tokens per key and direction ([metrics] per_key)")
+                       .Register(r)),
+        key_spend(prometheus::BuildCounter()
+                      .Name("rolter_key_spend_usd_total")
+                      .Help("Spend per key at catalog prices, USD ([metrics] per_key)")
+                      .Register(r)),
         accept_errors(prometheus::BuildCounter()
                           .Name("rolter_accept_errors_total")
                           .Help("Failed accepts on the listener (emfile, enfile, other)")
@@ -264,6 +287,11 @@ struct Metrics::Families {
   prometheus::Counter& reload_errors;
   prometheus::Gauge& version;
   prometheus::Family<prometheus::Counter>& auth_failures;
+  prometheus::Family<prometheus::Counter>& limit_refusals;
+  prometheus::Counter& limit_backend_errors;
+  prometheus::Family<prometheus::Counter>& key_requests;
+  prometheus::Family<prometheus::Counter>& key_tokens;
+  prometheus::Family<prometheus::Counter>& key_spend;
   prometheus::Family<prometheus::Counter>& accept_errors;
   prometheus::Gauge& connections;
   prometheus::Family<prometheus::Gauge>& engine_load;
@@ -382,6 +410,24 @@ void Metrics::fallback(std::string_view route, std::string_view to) {
 
 void Metrics::auth_failure(std::string_view reason) {
   families_->auth_failures.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::limit_refusal(std::string_view reason) {
+  families_->limit_refusals.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::limit_backend_error() { families_->limit_backend_errors.Increment(); }
+
+void Metrics::key_usage(std::string_view key, std::string_view team, uint64_t input_tokens,
+                        uint64_t output_tokens, double usd) {
+  const std::string k(key);
+  const std::string t(team);
+  families_->key_requests.Add({{"key", k}, {"team", t}}).Increment();
+  families_->key_tokens.Add({{"key", k}, {"team", t}, {"direction", "input"}})
+      .Increment(static_cast<double>(input_tokens));
+  families_->key_tokens.Add({{"key", k}, {"team", t}, {"direction", "output"}})
+      .Increment(static_cast<double>(output_tokens));
+  families_->key_spend.Add({{"key", k}, {"team", t}}).Increment(usd);
 }
 
 void Metrics::accept_error(std::string_view reason) {

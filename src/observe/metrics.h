@@ -23,6 +23,13 @@
 //   instance_healthy{instance}, instance_parked{instance}
 //   config_reloads_total{result}, config_version
 //   auth_failures_total{reason}             requests refused for a missing or invalid key
+//   limit_refusals_total{reason}            requests a key's limits refused (rate_limit,
+//                                           budget, unavailable), and those admitted while the
+//                                           limits backend was away (backend_open)
+//   limit_backend_errors_total              admissions and settlements the backend failed
+//   key_requests_total{key,team}            with [metrics] per_key = true: requests per key,
+//   key_tokens_total{key,team,direction}    tokens per key (input, output), spend per key
+//   key_spend_usd_total{key,team}
 //   accept_errors_total{reason}             failed accepts (emfile, enfile, other): the listener
 //                                           backs off instead of spinning
 //   connections                             open client connections
@@ -171,6 +178,12 @@ class Metrics {
   // A request handed from `route` to the fallback route `to` (a label lookup: fallbacks are rare).
   void fallback(std::string_view route, std::string_view to);
   void auth_failure(std::string_view reason);
+  // SPEC §15: a key's request refused (or admitted open) by its limits, by reason.
+  void limit_refusal(std::string_view reason);
+  void limit_backend_error();
+  // [metrics] per_key: one answered request of `key` (in `team`, "" for none) and what it used.
+  void key_usage(std::string_view key, std::string_view team, uint64_t input_tokens,
+                 uint64_t output_tokens, double usd);
   void accept_error(std::string_view reason);
   // +1 when a client connection opens, -1 when it closes.
   void connections_changed(int delta);

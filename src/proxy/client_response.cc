@@ -51,6 +51,7 @@ void ClientResponse::build(const http::fields& fields, ClientHeadSpec spec,
   spec.fallbacks = request.fallbacks;
   spec.attempts = p.attempt_number;
   spec.decision = p.decision;
+  spec.extra_fields = request.extra_fields;
   spec.keep_alive = request.client_keep_alive;
   // An HTTP/1.0 client cannot read chunked: the end of its body is the end of the connection.
   if (spec.framing == BodyFraming::kChunked && request.client_version == 10) {

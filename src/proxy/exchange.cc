@@ -25,6 +25,7 @@
 #include "proxy/request_log.h"
 #include "proxy/stream_error.h"
 #include "proxy/translated_relay.h"
+#include "proxy/usage_chunk.h"
 
 namespace rolter {
 namespace http = beast::http;
@@ -53,6 +54,14 @@ void observe_served(const AttemptParams& p) {
   const RoutePool& pool = *p.request->route.pool;
   const auto index = static_cast<size_t>(p.candidate - pool.candidates.data());
   pool.balancer->observe(index, *p.request->ctx);
+}
+
+// SPEC §15: an OpenAI chat or completions stream whose client did not ask for usage gets it asked
+// for upstream, and the usage chunk is taken out of what the client receives. (Translated targets
+// report usage in their own events.)
+bool asks_usage_for_client(const ForwardRequest& request) {
+  return (request.kind == ApiKind::kChatCompletions || request.kind == ApiKind::kCompletions) &&
+         request.facts->stream && !request.facts->stream_usage;
 }
 
 UpstreamHeadSpec::KeyField key_field(ProviderKind kind) {
@@ -135,7 +144,7 @@ Task<void> refuse_untranslatable(beast::tcp_stream& client, const AttemptParams&
   report.first_token = report.first_byte;
   const ApiError error{.status = 400, .type = "invalid_request_error", .message = report.error};
   const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
-                                       p.attempt_number);
+                                       p.attempt_number, {}, request.extra_fields);
   report.client_usable = !ec && request.client_keep_alive;
   report.client_gone = static_cast<bool>(ec);
 }
@@ -183,15 +192,28 @@ Task<bool> send_request(Stream& upstream, UpstreamConnection& connection,
     report.error = "model rewrite: " + rewrite.error().message;
     co_return false;
   }
-  const std::string head = build_request_head(request, *p.candidate, rewrite->size(),
+  // The usage request goes before the body's closing brace (the suffix holds it: `model` is inside
+  // the object).
+  std::string_view suffix = rewrite->suffix;
+  std::string_view closing;
+  std::string_view usage_request;
+  if (asks_usage_for_client(request)) {
+    if (const size_t brace = suffix.rfind('}'); brace != std::string_view::npos) {
+      closing = suffix.substr(brace);
+      suffix = suffix.substr(0, brace);
+      usage_request = kUsageRequestSuffix;
+    }
+  }
+  const std::string head = build_request_head(request, *p.candidate,
+                                              rewrite->size() + usage_request.size(),
                                               request.request->target(),
                                               p.candidate->provider->headers);
-  const std::array<asio::const_buffer, 4> buffers = {
-      asio::buffer(head), asio::buffer(rewrite->prefix), asio::buffer(rewrite->model_token),
-      asio::buffer(rewrite->suffix)};
+  const std::array<asio::const_buffer, 6> buffers = {
+      asio::buffer(head),   asio::buffer(rewrite->prefix), asio::buffer(rewrite->model_token),
+      asio::buffer(suffix), asio::buffer(usage_request),   asio::buffer(closing)};
   // Written here rather than through send_buffers(): one coroutine frame less per request.
   error_code write_ec;
-  beast::buffers_suffix<std::array<asio::const_buffer, 4>> rest(buffers);
+  beast::buffers_suffix<std::array<asio::const_buffer, 6>> rest(buffers);
   if constexpr (std::is_same_v<Stream, UpstreamConnection::Plain>) {
     rest.consume(write_now(upstream.socket(), buffers, write_ec));
   }
@@ -291,6 +313,9 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   }
   ClientResponse response(parser, p);
   const bool is_sse = parser.get()[http::field::content_type].starts_with("text/event-stream");
+  // (A stream framed by Content-Length keeps its bytes: the client was promised that length.)
+  const bool drop_usage =
+      is_sse && asks_usage_for_client(*p.request) && !parser.content_length().has_value();
   if (!is_sse) {
     report.first_token = report.first_byte;
     if (p.prefill != nullptr) p.prefill->release();
@@ -336,13 +361,22 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
         report.first_token = std::chrono::steady_clock::now();
         if (p.prefill != nullptr) p.prefill->release();
       }
-      const std::string_view ready(buffer.data(), held + got);
+      std::string_view ready(buffer.data(), held + got);
       size_t send = ready.size();
       if (is_sse && !parser.is_done()) {
         // Hold an incomplete event back, unless it fills the buffer (then it goes as it is), or
         // drop it when the stream broke.
         const size_t whole = complete_events_length(ready);
         if (whole > 0 || ready.size() < buffer.size() || read_ec) send = whole;
+      }
+      if (drop_usage) {
+        // The usage chunk rolter asked for leaves the bytes to send; what is held moves up.
+        const size_t kept = drop_usage_events(buffer.data(), send);
+        if (kept != send) {
+          std::memmove(buffer.data() + kept, buffer.data() + send, ready.size() - send);
+          ready = std::string_view(buffer.data(), ready.size() - (send - kept));
+          send = kept;
+        }
       }
       const bool last = parser.is_done() && !read_ec;
       if (!co_await response.write(client, ready.substr(0, send), last)) {

@@ -13,6 +13,7 @@
 
 #include "balance/explain.h"
 #include "balance/kv_match.h"
+#include "http/tokens.h"
 #include "proxy/exchange.h"
 #include "proxy/fallback.h"
 #include "proxy/request_log.h"
@@ -132,6 +133,31 @@ void record_evidence(const AttemptReport& report, const Candidate& candidate,
   candidate.state->evidence.record_success(sample);
 }
 
+std::string_view key_name(const ForwardRequest& request) {
+  return request.key == nullptr ? std::string_view() : std::string_view(request.key->name);
+}
+
+std::string_view team_name(const ForwardRequest& request) {
+  return request.key == nullptr ? std::string_view() : std::string_view(request.key->team);
+}
+
+// What a relayed answer used, for the caller's settlement and usage record.
+void note_usage(ServedUsage& usage, const RoutePool& pool, const Candidate& candidate,
+                const AttemptReport& report) {
+  usage.served = true;
+  usage.route = pool.name;
+  usage.target = candidate.label;
+  const auto input = report.usage.input_tokens();
+  const auto output = report.usage.output_tokens();
+  usage.reported = input.has_value() || output.has_value();
+  if (!usage.reported) return;
+  usage.input_tokens = input.value_or(0);
+  usage.cached_input_tokens = report.usage.cached_input_tokens();
+  usage.output_tokens = output.value_or(0);
+  usage.usd = candidate.prices.usd(usage.input_tokens, usage.cached_input_tokens,
+                                   usage.output_tokens);
+}
+
 // Metrics and the log line of a relayed response. A client that left before the end is logged and
 // counted as 499, never as the relayed status: it did not get it (nginx's "client closed request").
 void log_relayed(const ForwardRequest& request, const Candidate& candidate,
@@ -154,7 +180,10 @@ void log_relayed(const ForwardRequest& request, const Candidate& candidate,
   Metrics::observe_seconds(candidate.instruments.duration, duration);
   Metrics::count_tokens(pool.instruments, report.usage.input_tokens(),
                         report.usage.output_tokens());
-  log_request(RequestLogLine{.route = pool.name,
+  if (request.usage != nullptr) note_usage(*request.usage, pool, candidate, report);
+  log_request(RequestLogLine{.key = key_name(request),
+                             .team = team_name(request),
+                             .route = pool.name,
                              .fallbacks = request.fallbacks,
                              .target = candidate.label,
                              .attempts = attempts,
@@ -164,7 +193,9 @@ void log_relayed(const ForwardRequest& request, const Candidate& candidate,
                              .ttft_s = ttft,
                              .tokens_in = report.usage.input_tokens(),
                              .tokens_out = report.usage.output_tokens(),
-                             .complete = !report.broken && !report.client_gone});
+                             .complete = !report.broken && !report.client_gone,
+                             .usage_estimated = request.usage != nullptr &&
+                                                !request.usage->reported});
 }
 
 }  // namespace
@@ -302,11 +333,14 @@ struct OwnAnswer {
 }  // namespace
 
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
-                             bool keep_alive, unsigned attempts, std::string_view fallbacks) {
+                             bool keep_alive, unsigned attempts, std::string_view fallbacks,
+                             std::string_view extra_fields) {
   http::response<http::string_body> res{static_cast<http::status>(error.status), 11};
   res.set(http::field::content_type, "application/json");
   if (attempts > 0) res.set("x-rolter-attempts", std::to_string(attempts));
   if (!fallbacks.empty()) res.set("x-rolter-fallbacks", fallbacks);
+  for_each_field_line(extra_fields,
+                      [&](std::string_view name, std::string_view value) { res.set(name, value); });
   res.body() = error_body(style, error);
   res.keep_alive(keep_alive);
   res.prepare_payload();
@@ -323,11 +357,13 @@ Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest&
   const ApiError& error = *answer.error;
   Metrics::count_response(pool.no_target, error.status);
   const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
-                                       answer.attempts, answer.fallbacks);
+                                       answer.attempts, answer.fallbacks, request.extra_fields);
   const double duration =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - answer.started).count();
   Metrics::observe_seconds(pool.instruments.duration, duration);
-  log_request(RequestLogLine{.route = pool.name,
+  log_request(RequestLogLine{.key = key_name(request),
+                             .team = team_name(request),
+                             .route = pool.name,
                              .fallbacks = answer.fallbacks,
                              .target = "none",
                              .attempts = answer.attempts,
@@ -359,6 +395,8 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
   const auto& pool = *request.route.pool;
   Metrics::count_response(pool.no_target, kClientClosedRequest);
   log_request(RequestLogLine{
+      .key = key_name(request),
+      .team = team_name(request),
       .route = pool.name,
       .target = "none",
       .status = kClientClosedRequest,

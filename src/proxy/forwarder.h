@@ -63,6 +63,23 @@ struct ForwardRequest {
   bool explain = false;
   // The routes given up on before this one, "a,b" (x-rolter-fallbacks); empty on the first route.
   std::string_view fallbacks;
+  // Fields every answer carries, as whole "Name: value\r\n" lines: a limited key's rate-limit
+  // fields (SPEC §15). Empty for most requests.
+  std::string_view extra_fields;
+  // When set, filled with what the answer used (SPEC §15's settlement and usage records).
+  struct ServedUsage* usage = nullptr;
+};
+
+// What a request's answer used, for its settlement and its usage record.
+struct ServedUsage {
+  bool served = false;    // an upstream's answer reached the client (whole or in part)
+  bool reported = false;  // the answer carried token usage; else the counts below are 0
+  uint64_t input_tokens = 0;  // every prompt token, cached ones included
+  uint64_t cached_input_tokens = 0;
+  uint64_t output_tokens = 0;
+  double usd = 0;           // at the serving target's catalog prices
+  std::string_view route;   // the route that answered (it may be a fallback)
+  std::string_view target;  // "<provider>/<model>": the candidate that answered
 };
 
 struct ForwardResult {
@@ -119,8 +136,9 @@ class Forwarder {
 
 // Writes a complete JSON error response to the client. `fallbacks`: x-rolter-fallbacks, the
 // routes given up on, when not empty.
+// `extra_fields`: ForwardRequest::extra_fields.
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
                              bool keep_alive, unsigned attempts = 0,
-                             std::string_view fallbacks = {});
+                             std::string_view fallbacks = {}, std::string_view extra_fields = {});
 
 }  // namespace rolter

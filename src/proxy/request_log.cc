@@ -69,6 +69,14 @@ void log_request(const RequestLogLine& line) {
   if (!access_log_on.load(std::memory_order_relaxed)) return;
   if (!spdlog::should_log(spdlog::level::info)) return;
   std::string json = line_start("info", "request");
+  if (!line.key.empty()) {
+    json.append(R"(,"key":)");
+    append_json_string(json, line.key);
+  }
+  if (!line.team.empty()) {
+    json.append(R"(,"team":)");
+    append_json_string(json, line.team);
+  }
   json.append(R"(,"route":)");
   append_json_string(json, line.route);
   if (!line.fallbacks.empty()) {
@@ -87,6 +95,11 @@ void log_request(const RequestLogLine& line) {
   if (line.tokens_in) json.append(R"(,"tokens_in":)").append(std::to_string(*line.tokens_in));
   if (line.tokens_out) json.append(R"(,"tokens_out":)").append(std::to_string(*line.tokens_out));
   if (!line.complete) json.append(R"(,"complete":false)");
+  if (line.usage_estimated) json.append(R"(,"usage_estimated":true)");
+  if (!line.limited.empty()) {
+    json.append(R"(,"limited":)");
+    append_json_string(json, line.limited);
+  }
   json.push_back('}');
   request_logger().info("{}", json);
 }

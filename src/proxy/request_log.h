@@ -1,6 +1,6 @@
 // The per-request log line (SPEC §9): one JSON object at info level per proxied request, with
-// route, the fallback path, target, attempts, status, duration, TTFT and tokens. It never carries a key, a header
-// value or prompt text.
+// the key's name and team, route, the fallback path, target, attempts, status, duration, TTFT and
+// tokens. It never carries a key's secret, a header value or prompt text.
 //
 // Thread-safety: log_request() may be called from any thread (spdlog's logger is thread-safe).
 #pragma once
@@ -12,6 +12,8 @@
 namespace rolter {
 
 struct RequestLogLine {
+  std::string_view key;   // the key's name; empty on an open gateway
+  std::string_view team;  // the key's team; empty for none
   std::string_view route;  // the route that answered (the request's own when none did)
   // The routes given up on before it ("a,b"; SPEC §16), or every route tried when none answered;
   // empty when the request stayed on its route.
@@ -25,6 +27,10 @@ struct RequestLogLine {
   std::optional<uint64_t> tokens_in;
   std::optional<uint64_t> tokens_out;
   bool complete = true;  // false when the relay was cut mid-body
+  // The answer reported no usage, so its reservation stands as the charge (SPEC §15).
+  bool usage_estimated = false;
+  // Refused by the key's limits: "rate_limit", "budget" or "unavailable"; empty otherwise.
+  std::string_view limited;
 };
 
 // Writes the line, unless the access log is off (set_access_log(false)).

@@ -10,14 +10,21 @@ namespace {
 
 struct Field {
   std::string_view key;  // with its quotes
-  bool input;
+  uint8_t counter;       // UsageScanner::Counter
 };
 
-constexpr std::array<Field, 4> kFields = {{
-    {"\"prompt_tokens\"", true},
-    {"\"input_tokens\"", true},
-    {"\"completion_tokens\"", false},
-    {"\"output_tokens\"", false},
+// Counter numbers as in UsageScanner::Counter: input, output, cached within input, cache reads
+// and cache writes (both apart from input).
+constexpr std::array<Field, 7> kFields = {{
+    {"\"prompt_tokens\"", 0},
+    {"\"input_tokens\"", 0},
+    {"\"completion_tokens\"", 1},
+    {"\"output_tokens\"", 1},
+    // OpenAI (prompt_tokens_details, input_tokens_details): part of the input count.
+    {"\"cached_tokens\"", 2},
+    // Anthropic: counted apart from input_tokens.
+    {"\"cache_read_input_tokens\"", 3},
+    {"\"cache_creation_input_tokens\"", 4},
 }};
 
 }  // namespace
@@ -31,13 +38,26 @@ void UsageScanner::scan(std::string_view text) {
     for (const auto& field : kFields) {
       if (end >= field.key.size() &&
           text.substr(end - field.key.size(), field.key.size()) == field.key) {
-        if (auto value = json_peek::number_after(text, end))
-          (field.input ? input_ : output_) = *value;
+        if (auto value = json_peek::number_after(text, end)) {
+          counts_[field.counter] = *value;
+          seen_ |= static_cast<uint8_t>(1u << field.counter);
+        }
         break;
       }
     }
     from = end;
   }
+}
+
+std::optional<uint64_t> UsageScanner::input_tokens() const {
+  constexpr uint8_t kAnyInput = (1u << kInput) | (1u << kCacheRead) | (1u << kCacheWrite);
+  if ((seen_ & kAnyInput) == 0) return std::nullopt;
+  return counts_[kInput] + counts_[kCacheRead] + counts_[kCacheWrite];
+}
+
+uint64_t UsageScanner::cached_input_tokens() const {
+  const uint64_t cached = counts_[kCachedWithin] + counts_[kCacheRead];
+  return std::min(cached, input_tokens().value_or(0));
 }
 
 void UsageScanner::feed(std::string_view chunk) {

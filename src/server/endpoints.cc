@@ -17,6 +17,7 @@
 #include "proxy/forwarder.h"
 #include "proxy/policy_session_key.h"
 #include "proxy/request_log.h"
+#include "proxy/tenancy.h"
 #include "server/control_handler.h"
 #include "server/server_state.h"
 #include "server/worker.h"
@@ -395,6 +396,17 @@ Task<bool> serve_control(Worker& worker, beast::tcp_stream& stream,
   co_return !ec && keep_alive;
 }
 
+// A request whose key has limits, or whose usage is recorded (SPEC §15): admitted, forwarded,
+// settled and recorded. Its own frame keeps what it holds off handle_request's.
+Task<bool> forward_with_tenancy(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
+                                ClientWatch& watch, const ForwardRequest& forward) {
+  const TenancyScope scope = worker.tenancy().scope(*worker.server().tenancy, snapshot,
+                                                    forward.key, worker.server().metrics);
+  const ForwardResult result =
+      co_await forward_accounted(worker.forwarder(), stream, watch, forward, scope);
+  co_return result.client_usable;
+}
+
 }  // namespace
 
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
@@ -444,6 +456,9 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       .client_version = request.version(),
       .explain = wants_explain(request),
   };
+  if (WorkerTenancy::applies(worker.server().tenancy, d.key)) {
+    co_return co_await forward_with_tenancy(worker, snapshot, stream, watch, forward);
+  }
   const ForwardResult result = co_await worker.forwarder().forward(stream, watch, forward);
   co_return result.client_usable;
 }

@@ -11,6 +11,7 @@ namespace rolter {
 class ControlHandler;
 class LoadTracker;
 class Metrics;
+struct TenancyServices;
 
 class ServerState {
  public:
@@ -19,6 +20,8 @@ class ServerState {
   const LoadTracker* tracker = nullptr;
   // The control plane served on the main listener (/api/, /internal/), or null.
   ControlHandler* control = nullptr;
+  // The limits and usage records of keys (server/worker_tenancy.h), or null: none.
+  const TenancyServices* tenancy = nullptr;
 
   bool draining() const { return draining_.load(std::memory_order_acquire); }
   void start_draining() { draining_.store(true, std::memory_order_release); }

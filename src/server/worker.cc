@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "server/server_state.h"
 #include "upstream/upstream_connection.h"
 
 namespace rolter {
@@ -10,11 +11,17 @@ Worker::Worker(unsigned index, ServerState& server)
     : index_(index),
       server_(server),
       tls_(make_client_tls_context()),
-      forwarder_(pool_, tls_, default_clock()) {}
+      forwarder_(pool_, tls_, default_clock()),
+      tenancy_(io_, index) {}
 
 void Worker::set_snapshot(std::shared_ptr<const Snapshot> snapshot) {
-  asio::post(io_,
-             [this, snapshot = std::move(snapshot)]() mutable { snapshot_ = std::move(snapshot); });
+  asio::post(io_, [this, snapshot = std::move(snapshot)]() mutable {
+    snapshot_ = std::move(snapshot);
+    // A Redis limiter connects now, not on the first limited request.
+    if (server_.tenancy != nullptr && snapshot_ != nullptr) {
+      tenancy_.prepare(*server_.tenancy, snapshot_->config().limits);
+    }
+  });
 }
 
 void Worker::close_idle() {

@@ -16,6 +16,7 @@
 #include "inspect/request_inspector.h"
 #include "proxy/decision_cache.h"
 #include "proxy/forwarder.h"
+#include "server/worker_tenancy.h"
 #include "snapshot/snapshot.h"
 #include "upstream/connection_pool.h"
 
@@ -42,6 +43,8 @@ class Worker {
   asio::ssl::context& tls() { return tls_; }
   // Policy mode's decision-service verdicts of this worker's sessions (proxy/decision_cache.h).
   DecisionCache& decision_cache() { return decision_cache_; }
+  // The limiter and request ids of this worker's accounted requests (SPEC §15).
+  WorkerTenancy& tenancy() { return tenancy_; }
 
   // A connection waiting for its next request, linked into its worker's list while it waits (a
   // drain closes those: they carry no request). The link lives with the connection, so marking a
@@ -75,6 +78,7 @@ class Worker {
   Forwarder forwarder_;
   RequestInspector inspector_;
   DecisionCache decision_cache_{default_clock()};
+  WorkerTenancy tenancy_;
   IdleLink idle_;  // the list's head; its `next` is the first idle connection
 };
 

@@ -149,6 +149,7 @@ RequestPlan Engine::begin(ApiKind api, std::string_view path, std::string_view b
   plan.api = api;
   plan.seq = requests_++;
   ++in_flight_;
+  peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
   last_path_.assign(path);
   last_body_.assign(body);
   last_headers_ = std::move(headers);
@@ -188,7 +189,9 @@ RequestPlan Engine::begin(ApiKind api, std::string_view path, std::string_view b
     plan_embeddings(*request, model, plan);
   } else {
     plan_generation(*request, model, plan);
+    answered_completion_tokens_ += plan.completion.completion_tokens();
   }
+  answered_prompt_tokens_ += request->prompt_tokens;
   return plan;
 }
 
@@ -337,6 +340,10 @@ Json Engine::stats_json() const {
               {"dropped", dropped_},
               {"rejected", rejected_},
               {"in_flight", in_flight_},
+              {"peak_in_flight", peak_in_flight_},
+              {"usage",
+               {{"prompt_tokens", answered_prompt_tokens_},
+                {"completion_tokens", answered_completion_tokens_}}},
               {"last_model", last_model_},
               {"last_path", last_path_},
               {"last_body", body},
@@ -361,6 +368,8 @@ Json Engine::stats_json() const {
 void Engine::reset_stats() {
   // in_flight_ is live state, not a counter: requests still running will call finish().
   requests_ = completed_ = cancelled_ = faulted_ = dropped_ = rejected_ = 0;
+  peak_in_flight_ = in_flight_;
+  answered_prompt_tokens_ = answered_completion_tokens_ = 0;
   by_path_.clear();
   last_model_.clear();
   last_path_.clear();

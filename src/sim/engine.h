@@ -178,6 +178,11 @@ class Engine {
   uint64_t dropped_ = 0;
   uint64_t rejected_ = 0;
   uint64_t in_flight_ = 0;
+  uint64_t peak_in_flight_ = 0;  // the most requests in flight at once since the last reset
+  // The usage the answers report, counted when an answer is planned (a request cancelled midway
+  // still counts): what a gateway's usage records must add up to.
+  uint64_t answered_prompt_tokens_ = 0;
+  uint64_t answered_completion_tokens_ = 0;
   std::map<std::string, uint64_t, std::less<>> by_path_;
   std::string last_model_;
   std::string last_path_;

@@ -34,6 +34,39 @@ std::optional<double> price_of(const std::optional<CostConfig>& cost) {
   return cost->input + cost->output;
 }
 
+TokenPrices prices_of(const std::optional<CostConfig>& cost) {
+  if (!cost) return {};
+  return {.input = cost->input,
+          .cached_input = cost->cached_input.value_or(cost->input),
+          .output = cost->output};
+}
+
+// A key's limits (SPEC §15): its own and its route_limits, then its team's. The rule ids name
+// the scope only, so every node and every reload count a scope in the same state.
+std::vector<LimitRule> limit_rules(const KeyConfig& key, const std::vector<TeamConfig>& teams) {
+  std::vector<LimitRule> rules;
+  auto add = [&](std::string id, std::string label, const std::string& glob,
+                 const LimitSpec& spec) {
+    if (spec.empty()) return;
+    if (!glob.empty()) {
+      id += "|route:" + glob;
+      label += " on '" + glob + "'";
+    }
+    rules.push_back({.id = std::move(id), .label = std::move(label), .route_glob = glob,
+                     .spec = spec});
+  };
+  auto add_scope = [&](const std::string& kind, const std::string& name, const LimitSpec& own,
+                       const std::vector<RouteLimitConfig>& by_route) {
+    add(kind + ":" + name, kind + " '" + name + "'", "", own);
+    for (const auto& r : by_route) add(kind + ":" + name, kind + " '" + name + "'", r.route, r.limits);
+  };
+  add_scope("key", key.name, key.limits, key.route_limits);
+  for (const auto& team : teams) {
+    if (team.name == key.team) add_scope("team", team.name, team.limits, team.route_limits);
+  }
+  return rules;
+}
+
 }  // namespace
 
 std::string_view provider_kind_name(ProviderKind kind) {
@@ -62,7 +95,8 @@ ProviderKind parse_kind(const std::string& kind) {
 // the instances (SPEC §4), so scaling a deployment does not change its share.
 void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Provider& provider,
                     const std::string& upstream_model, double target_weight,
-                    std::optional<double> price, size_t target, LoadTracker& tracker) {
+                    const std::optional<CostConfig>& cost, size_t target, LoadTracker& tracker) {
+  const std::optional<double> price = price_of(cost);
   const double per_instance = target_weight / static_cast<double>(provider.endpoints.size());
   for (size_t k = 0; k < provider.endpoints.size(); ++k) {
     const Endpoint& endpoint = provider.endpoints[k];
@@ -73,6 +107,7 @@ void add_candidates(RoutePool& pool, std::vector<CandidateSpec>& specs, const Pr
     c.upstream_model = upstream_model;
     c.label = provider.name + "/" + (upstream_model.empty() ? "*" : upstream_model);
     c.explain_name = provider.endpoints.size() > 1 ? c.label + "#" + std::to_string(k) : c.label;
+    c.prices = prices_of(cost);
     specs.push_back({.identity = c.label + "@" + endpoint.base_url,
                      .model = upstream_model,
                      .target = target,
@@ -215,7 +250,7 @@ class SnapshotBuilder {
     for (const auto& rc : config.routes) fallbacks(rc);
     for (const auto& gc : config.provider_groups) group(gc);
     for (const auto& p : snap_->providers_) pin(*p);
-    for (const auto& kc : config.keys) key(kc);
+    for (const auto& kc : config.keys) key(kc, config.teams);
     for (const auto& network : config.server.trusted_proxies) {
       if (auto cidr = Cidr::parse(network)) snap_->trusted_proxies_.push_back(*cidr);
     }
@@ -254,6 +289,7 @@ class SnapshotBuilder {
     provider->kind = parse_kind(pc.kind);
     provider->max_loras = pc.max_loras;
     provider->price = price_of(pc.cost);
+    provider->cost = pc.cost;
     provider->tokenize_engine = pc.tokenize == "engine";
     provider->tokenize_timeout = std::chrono::milliseconds(pc.tokenize_timeout_ms);
     if (provider->tokenize_engine && metrics_ != nullptr) {
@@ -308,8 +344,8 @@ class SnapshotBuilder {
       const TargetConfig& tc = rc.targets[t];
       const Provider* p = usable(tc.provider);
       if (p == nullptr) continue;
-      const auto price = tc.cost ? price_of(tc.cost) : p->price;
-      add_candidates(*pool, specs, *p, tc.model, tc.weight.value_or(1.0), price, t, tracker_);
+      add_candidates(*pool, specs, *p, tc.model, tc.weight.value_or(1.0), tc.cost ? tc.cost : p->cost,
+                     t, tracker_);
     }
     std::vector<std::pair<std::string, double>> pipeline;
     for (const auto& scorer : rc.pipeline) pipeline.emplace_back(scorer.name, scorer.weight);
@@ -363,7 +399,7 @@ class SnapshotBuilder {
       const GroupMemberConfig& member = gc.members[m];
       const Provider* p = usable(member.provider);
       if (p == nullptr) continue;
-      add_candidates(*pool, specs, *p, member.upstream_model, member.weight, p->price, m,
+      add_candidates(*pool, specs, *p, member.upstream_model, member.weight, p->cost, m,
                      tracker_);
       if (member.upstream_model.empty()) pool->passthrough = true;
     }
@@ -389,7 +425,7 @@ class SnapshotBuilder {
     pool->name = provider.name;
     pool->strategy = strategy::kPowerOfTwo;
     std::vector<CandidateSpec> specs;
-    add_candidates(*pool, specs, provider, "", 1.0, provider.price, 0, tracker_);
+    add_candidates(*pool, specs, provider, "", 1.0, provider.cost, 0, tracker_);
     if (auto* built = finish(std::move(pool), specs)) snap_->pins_.emplace(provider.name, built);
   }
 
@@ -419,11 +455,14 @@ class SnapshotBuilder {
     return snap_->pools_.back().get();
   }
 
-  void key(const KeyConfig& kc) {
+  void key(const KeyConfig& kc, const std::vector<TeamConfig>& teams) {
     ApiKey key;
     key.name = kc.name;
     key.routes = kc.routes;
     key.providers = kc.providers;
+    key.team = kc.team;
+    key.rules = limit_rules(kc, teams);
+    for (LimitRule& rule : key.rules) rule.cell = tracker_.limits().cells().cell(rule.id);
     if (!kc.key_env.empty()) {
       auto value = secret("keys." + kc.name + ".key_env", kc.key_env);
       if (!value) return;

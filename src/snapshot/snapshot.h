@@ -53,6 +53,7 @@ struct Provider {
   std::vector<Endpoint> endpoints;
   uint32_t max_loras = 8;
   std::optional<double> price;  // catalog input + output per million tokens, when declared
+  std::optional<CostConfig> cost;  // its [cost] table, for spend (SPEC §15)
   // tokenize = "engine" (SPEC §6.15): an instance's POST /tokenize may give a request its token
   // ids, within tokenize_timeout; each call lands in tokenize_instruments (null without metrics).
   bool tokenize_engine = false;
@@ -61,6 +62,23 @@ struct Provider {
 };
 
 // One candidate: an instance of a target.
+// Catalog prices per million tokens, what a request's spend is counted in (SPEC §15); zero when
+// neither the target nor its provider declares a [cost].
+struct TokenPrices {
+  double input = 0;
+  double cached_input = 0;
+  double output = 0;
+
+  // The spend of `input` prompt tokens, `cached` of them from the cache, and `output` tokens.
+  double usd(uint64_t input_tokens, uint64_t cached_tokens, uint64_t output_tokens) const {
+    const uint64_t cached = cached_tokens < input_tokens ? cached_tokens : input_tokens;
+    return (static_cast<double>(input_tokens - cached) * input +
+            static_cast<double>(cached) * cached_input +
+            static_cast<double>(output_tokens) * output) /
+           1e6;
+  }
+};
+
 struct Candidate {
   const Provider* provider = nullptr;
   const Endpoint* endpoint = nullptr;
@@ -72,6 +90,7 @@ struct Candidate {
   // The label, with "#<instance>" when the provider has several instances: x-rolter-decision names
   // every candidate without revealing internal URLs.
   std::string explain_name;
+  TokenPrices prices;
   Metrics::CandidateInstruments instruments;
 };
 
@@ -158,6 +177,10 @@ struct ApiKey {
   std::string salt;  // the bytes salt_hex spells
   std::vector<std::string> routes;     // allowed addresses (globs); empty = all
   std::vector<std::string> providers;  // allowed providers; empty = all
+  std::string team;                    // "" = none
+  // Every limit the key answers to (SPEC §15): its own, its team's, and the route globs of each;
+  // empty = an unlimited key, which the request path passes on one test.
+  std::vector<LimitRule> rules;
 
   // Whether the key may address `model` (a route name or a group/provider address).
   bool allows_address(std::string_view model) const;

@@ -61,6 +61,26 @@ const std::vector<Migration>& migrations() {
            "CREATE INDEX telemetry_by_time ON telemetry (at_ms)",
            "CREATE INDEX telemetry_by_series ON telemetry (node_id, route, at_ms)",
        }},
+      {2,
+       {
+           // Usage counters per hour (SPEC §15); nodes add to them, never replace them. Spend is in
+           // nano-dollars so that sums are exact integers on both backends.
+           R"(CREATE TABLE usage_hours (
+                hour_ms BIGINT NOT NULL,
+                key_name TEXT NOT NULL,
+                team TEXT NOT NULL,
+                route TEXT NOT NULL,
+                model TEXT NOT NULL,
+                requests BIGINT NOT NULL,
+                input_tokens BIGINT NOT NULL,
+                cached_input_tokens BIGINT NOT NULL,
+                output_tokens BIGINT NOT NULL,
+                estimated BIGINT NOT NULL,
+                usd_nanos BIGINT NOT NULL,
+                PRIMARY KEY (hour_ms, key_name, team, route, model)))",
+           "CREATE INDEX usage_hours_by_key ON usage_hours (key_name, hour_ms)",
+           "CREATE INDEX usage_hours_by_team ON usage_hours (team, hour_ms)",
+       }},
   };
   return kMigrations;
 }

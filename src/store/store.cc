@@ -17,7 +17,8 @@ namespace rolter {
 namespace {
 
 constexpr std::array kEntityKinds = {EntityKind::kProvider, EntityKind::kRoute,
-                                     EntityKind::kProviderGroup, EntityKind::kKey};
+                                     EntityKind::kProviderGroup, EntityKind::kKey,
+                                     EntityKind::kTeam};
 
 std::optional<EntityKind> entity_kind_from(std::string_view name) {
   for (EntityKind kind : kEntityKinds) {
@@ -69,6 +70,8 @@ std::string_view entity_kind_name(EntityKind kind) {
       return "provider_group";
     case EntityKind::kKey:
       return "key";
+    case EntityKind::kTeam:
+      return "team";
   }
   return "unknown";
 }

@@ -9,6 +9,10 @@
 // either both are stored or neither is. The store does not read the clock; callers pass times.
 // JSON values are stored as given; validating them is the caller's job.
 //
+// Usage (SPEC §15) is stored as counters per (hour, key, team, route, model): add_usage() adds a
+// node's batch to them in one transaction, usage() sums them up over a time range. Spend is kept
+// as whole nano-dollars (a BIGINT on both backends, so sums are exact and alike on both).
+//
 // Usage:
 //   auto store = Store::open("sqlite:/var/lib/rolter/rolter.db");
 //   if (!store) return fail(store.error());
@@ -25,6 +29,8 @@
 #include <tl/expected.hpp>
 
 #include <cstdint>
+#include <atomic>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,12 +38,13 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "usage/usage_ledger.h"
 
 namespace rolter {
 
 class SqlDb;
 
-enum class EntityKind { kProvider, kRoute, kProviderGroup, kKey };
+enum class EntityKind { kProvider, kRoute, kProviderGroup, kKey, kTeam };
 
 // "provider", "route", "provider_group", "key": the name stored in the database.
 std::string_view entity_kind_name(EntityKind kind);
@@ -82,6 +89,22 @@ struct TelemetryRow {
   std::string route;
   int64_t at_ms = 0;
   std::string json;
+};
+
+// What usage() sums by, in the order given (usage_group_name() is each one's query word).
+enum class UsageGroup { kModel, kRoute, kKey, kTeam, kDay, kHour };
+std::string_view usage_group_name(UsageGroup group);
+std::optional<UsageGroup> usage_group_from(std::string_view name);
+
+struct UsageQuery {
+  // The hours counted: those that start at or after the start of the hour holding from_ms, and
+  // before to_ms (unix ms). Usage is kept per hour, so a range is as fine as an hour.
+  int64_t from_ms = 0;
+  int64_t to_ms = std::numeric_limits<int64_t>::max();
+  std::string key;    // "" = every key
+  std::string team;   // "" = every team
+  std::string route;  // "" = every route
+  std::vector<UsageGroup> group_by;  // empty = one total
 };
 
 // The error is a message for an operator, never containing a password from the URL.
@@ -149,6 +172,19 @@ class Store {
   // Deletes the rows with at_ms < before_ms and returns how many there were.
   StoreResult<uint64_t> prune_telemetry(int64_t before_ms);
 
+  // Adds each row's counts to the stored counters of its (hour, key, team, route, model), all in
+  // one transaction: either every row is added or none is. No rows = no transaction.
+  StoreResult<void> add_usage(const std::vector<UsageRow>& rows);
+  // The counters of `query`'s hours and filters, summed per distinct value of its group_by
+  // fields. In each row only the grouped fields are set: key.hour_ms is the start of the UTC day
+  // or hour (0 when neither is grouped by), the names not grouped by are "". Ordered by hour_ms,
+  // then key, team, route, model (bytewise). Without group_by: one row, or none when no hour
+  // matched.
+  StoreResult<std::vector<UsageRow>> usage(const UsageQuery& query);
+  // Transactions add_usage() ran since this Store was opened (failed ones too): the count of
+  // writes usage costs the database.
+  uint64_t usage_writes() const { return usage_writes_.load(std::memory_order_relaxed); }
+
  private:
   Store(std::unique_ptr<SqlDb> db, int schema_version);
 
@@ -156,6 +192,7 @@ class Store {
   const std::unique_ptr<SqlDb> db_ PT_GUARDED_BY(mu_);
   const std::string_view backend_;  // the connection's backend(), a constant
   const int schema_version_;
+  std::atomic<uint64_t> usage_writes_{0};
 };
 
 }  // namespace rolter

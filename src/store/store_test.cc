@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "store/migrations.h"
@@ -399,6 +400,128 @@ TEST_P(StoreTest, KeepsTheNewestTelemetryPerNodeAndRouteAndPrunesOldRows) {
   EXPECT_EQ(*store_->prune_telemetry(2000), 0u);
   EXPECT_EQ(*store_->prune_telemetry(10000), 4u);
   EXPECT_EQ(summary(0), V{});
+}
+
+UsageRow usage_row(int64_t hour_ms, std::string key, std::string team, std::string route,
+                   std::string model, UsageCounts counts) {
+  return UsageRow{{hour_ms, std::move(key), std::move(team), std::move(route), std::move(model)},
+                  counts};
+}
+
+constexpr int64_t kHour = 3'600'000;
+constexpr int64_t kDay = 24 * kHour;
+constexpr int64_t kJan1 = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
+
+TEST_P(StoreTest, AddsUsageToTheStoredCountersOneTransactionPerBatch) {
+  EXPECT_EQ(store_->usage_writes(), 0u);
+  ASSERT_TRUE(store_->add_usage({}));
+  EXPECT_EQ(store_->usage_writes(), 0u);  // nothing to write, no transaction
+
+  const std::vector<UsageRow> batch = {
+      usage_row(kJan1, "ci", "ml", "qwen3", "m1",
+                {.requests = 2, .input_tokens = 100, .cached_input_tokens = 40,
+                 .output_tokens = 10, .estimated = 1, .usd = 0.000123456789}),
+      usage_row(kJan1, "ci", "ml", "qwen3", "m2", {.requests = 1, .input_tokens = 5}),
+  };
+  ASSERT_TRUE(store_->add_usage(batch));
+  ASSERT_TRUE(store_->add_usage({batch[0]}));
+  EXPECT_EQ(store_->usage_writes(), 2u);
+
+  UsageQuery all;
+  all.group_by = {UsageGroup::kHour, UsageGroup::kKey, UsageGroup::kTeam, UsageGroup::kRoute,
+                  UsageGroup::kModel};
+  auto rows = store_->usage(all);
+  ASSERT_TRUE(rows) << rows.error();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].key, batch[0].key);
+  EXPECT_EQ((*rows)[0].counts.requests, 4u);
+  EXPECT_EQ((*rows)[0].counts.input_tokens, 200u);
+  EXPECT_EQ((*rows)[0].counts.cached_input_tokens, 80u);
+  EXPECT_EQ((*rows)[0].counts.output_tokens, 20u);
+  EXPECT_EQ((*rows)[0].counts.estimated, 2u);
+  EXPECT_DOUBLE_EQ((*rows)[0].counts.usd, 0.000246914);  // whole nano-dollars
+  EXPECT_EQ((*rows)[1].key.model, "m2");
+  EXPECT_EQ((*rows)[1].counts.requests, 1u);
+}
+
+TEST_P(StoreTest, ABatchWithARefusedRowAddsNothing) {
+  const std::vector<UsageRow> batch = {
+      usage_row(kJan1, "ci", "", "r", "m", {.requests = 1}),
+      usage_row(kJan1, std::string("bad\0key", 7), "", "r", "m", {.requests = 1}),
+  };
+  EXPECT_FALSE(store_->add_usage(batch));
+  EXPECT_EQ(store_->usage_writes(), 1u);
+  auto rows = store_->usage({});
+  ASSERT_TRUE(rows) << rows.error();
+  EXPECT_TRUE(rows->empty());  // the first row went back with the second
+}
+
+TEST_P(StoreTest, SumsUsageByAnyGroupWithinTheRangeAndFilters) {
+  ASSERT_TRUE(store_->add_usage({
+      usage_row(kJan1, "ci", "ml", "qwen3", "m1", {.requests = 1, .usd = 1}),
+      usage_row(kJan1 + kHour, "ci", "ml", "llama", "m2", {.requests = 2, .usd = 2}),
+      usage_row(kJan1 + kDay, "ci", "ml", "qwen3", "m1", {.requests = 4, .usd = 4}),
+      usage_row(kJan1 + kDay, "ops", "", "qwen3", "m1", {.requests = 8, .usd = 8}),
+      usage_row(kJan1 + 2 * kDay, "web", "apps", "qwen3", "m1", {.requests = 16, .usd = 16}),
+  }));
+  struct Case {
+    std::string name;
+    UsageQuery query;
+    // Each row's grouped fields and requests, in order: "hour_ms key team route model=requests".
+    std::vector<std::string> want;
+  };
+  auto q = [](std::vector<UsageGroup> by, int64_t from = 0,
+              int64_t to = std::numeric_limits<int64_t>::max()) {
+    UsageQuery query;
+    query.group_by = std::move(by);
+    query.from_ms = from;
+    query.to_ms = to;
+    return query;
+  };
+  std::vector<Case> cases = {
+      {"total", q({}), {"0    =31"}},
+      {"nothing in range", q({}, kJan1 + 3 * kDay), {}},
+      {"by day", q({UsageGroup::kDay}),
+       {std::to_string(kJan1) + "    =3", std::to_string(kJan1 + kDay) + "    =12",
+        std::to_string(kJan1 + 2 * kDay) + "    =16"}},
+      {"by hour of one day", q({UsageGroup::kHour}, kJan1, kJan1 + kDay),
+       {std::to_string(kJan1) + "    =1", std::to_string(kJan1 + kHour) + "    =2"}},
+      // `from` inside an hour counts that hour; `to` is exclusive.
+      {"from mid-hour", q({}, kJan1 + kHour + 1, kJan1 + kDay + 1), {"0    =14"}},
+      {"by key", q({UsageGroup::kKey}), {"0 ci   =7", "0 ops   =8", "0 web   =16"}},
+      {"by team", q({UsageGroup::kTeam}), {"0    =8", "0  apps  =16", "0  ml  =7"}},
+      {"by model and route", q({UsageGroup::kModel, UsageGroup::kRoute}),
+       {"0   llama m2=2", "0   qwen3 m1=29"}},
+  };
+  Case by_key = {"key filter", q({UsageGroup::kRoute}), {"0   llama =2", "0   qwen3 =5"}};
+  by_key.query.key = "ci";
+  cases.push_back(by_key);
+  Case by_team = {"team and route filter", q({}), {"0    =4"}};
+  by_team.query.team = "ml";
+  by_team.query.route = "qwen3";
+  by_team.query.from_ms = kJan1 + kDay;
+  cases.push_back(by_team);
+  for (const Case& c : cases) {
+    auto rows = store_->usage(c.query);
+    ASSERT_TRUE(rows) << c.name << ": " << rows.error();
+    std::vector<std::string> got;
+    for (const auto& r : *rows) {
+      got.push_back(std::to_string(r.key.hour_ms) + " " + r.key.key + " " + r.key.team + " " +
+                    r.key.route + " " + r.key.model + "=" + std::to_string(r.counts.requests));
+    }
+    EXPECT_EQ(got, c.want) << c.name;
+  }
+  auto spend = store_->usage(q({UsageGroup::kKey}));
+  ASSERT_TRUE(spend);
+  EXPECT_DOUBLE_EQ((*spend)[0].counts.usd, 7.0);
+}
+
+TEST(UsageGroupTest, NamesRoundTrip) {
+  for (UsageGroup g : {UsageGroup::kModel, UsageGroup::kRoute, UsageGroup::kKey,
+                       UsageGroup::kTeam, UsageGroup::kDay, UsageGroup::kHour}) {
+    EXPECT_EQ(usage_group_from(usage_group_name(g)), g);
+  }
+  EXPECT_EQ(usage_group_from("week"), std::nullopt);
 }
 
 TEST_P(StoreTest, KeepsEverythingAcrossCloseAndReopen) {

@@ -171,9 +171,15 @@ test('the telemetry sender posts every adaptive route to the control plane with 
     env: { ROLTER_NODE_TOKEN: 'node-secret' },
   });
   await send(rolter, 30);
-  // The product's period is 15 s: the first post comes 15 s after the start.
-  await waitUntil(() => posts.length > 0, { timeoutMs: 20000, intervalMs: 100, what: 'a telemetry post' });
-  const post = posts[0];
+  // The product's period is 15 s: the first post comes 15 s after the start. (The node's usage
+  // records go to the same control plane, on their own path.)
+  const telemetry = () => posts.filter((p) => p.url === '/internal/adaptive-telemetry');
+  await waitUntil(() => telemetry().length > 0, { timeoutMs: 20000, intervalMs: 100, what: 'a telemetry post' });
+  const post = telemetry()[0];
+  for (const usage of posts.filter((p) => p.url !== '/internal/adaptive-telemetry')) {
+    assert.equal(usage.url, '/internal/v1/usage');
+    assert.equal(usage.headers.authorization, 'Bearer node-secret');
+  }
   t.diagnostic(`first post ${post.at - started} ms after the start`);
   assert.equal(post.method, 'POST');
   assert.equal(post.url, '/internal/adaptive-telemetry');

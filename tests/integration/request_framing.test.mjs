@@ -288,7 +288,8 @@ for (const c of forwarding) {
 }
 
 const http10 = [
-  { name: 'an SSE stream', body: chatBody('s', { stream: true }), expected: sseText(chatChunks('up')), reply: null },
+  // The client asks for usage, so the upstream's stream reaches it whole (usage chunk included).
+  { name: 'an SSE stream', body: chatBody('s', { stream: true, stream_options: { include_usage: true } }), expected: sseText(chatChunks('up')), reply: null },
   { name: 'a chunked JSON answer', body: chatBody('c'), expected: JSON.stringify(chatCompletion('up')), reply: { chunked: true } },
 ];
 
@@ -320,7 +321,8 @@ for (const stream of [false, true]) {
     const { up, rolter: open } = await fleet(t);
     const from = up.requests.length;
     const logFrom = open.log.text.length;
-    const got = await exchange(open.port, rawRequest({ body: chatBody('half-close', { stream }) }),
+    const usage = stream ? { stream_options: { include_usage: true } } : {};  // the whole stream
+    const got = await exchange(open.port, rawRequest({ body: chatBody('half-close', { stream, ...usage }) }),
       { halfClose: true, deadlineMs: 5000 });
     assert.equal(got.closedByPeer, true, got.text);
     assert.equal(got.responses.length, 1, `exactly one response:\n${got.text}`);

@@ -20,9 +20,11 @@ export function redisCli(redis, ...args) {
   return out.stdout.trim();
 }
 
-export async function startRedis({ startTimeoutMs = 10000 } = {}) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-redis-'));
+// `dir`: the directory (and so the socket path) of a server started before, to restart it there.
+export async function startRedis({ startTimeoutMs = 10000, dir: reuse } = {}) {
+  const dir = reuse ?? mkdtempSync(path.join(tmpdir(), 'rolter-redis-'));
   const socket = path.join(dir, 'redis.sock');
+  rmSync(socket, { force: true });  // a killed server's socket file: not a sign of the new one
   const child = spawn(redisServerBinary(), ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700',
     '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -39,14 +41,16 @@ export async function startRedis({ startTimeoutMs = 10000 } = {}) {
   }
   return {
     socket,
+    dir,
     url: `unix://${socket}`,
     running,
-    async stop() {
+    // keepDir: the socket's directory stays, for a restart in it.
+    async stop({ keepDir = false } = {}) {
       if (running()) {
         child.kill('SIGKILL');
         await withDeadline(exited, 5000, 'redis-server to exit');
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (!keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

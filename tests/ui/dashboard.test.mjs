@@ -48,7 +48,7 @@ describe('dashboard', { timeout: 280000 }, () => {
     assert.match(who, /ROLTER_ADMIN_TOKEN/);
     assert.match(who, /superadmin/);
     const nav = await page.$$eval('#nav a', (links) => links.map((a) => a.dataset.path));
-    assert.deepEqual(nav, ['catalog', 'providers', 'routes', 'groups', 'policy', 'adaptive', 'traffic', 'keys', 'audit', 'cluster', 'tokens']);
+    assert.deepEqual(nav, ['catalog', 'providers', 'routes', 'groups', 'policy', 'adaptive', 'traffic', 'keys', 'usage', 'audit', 'cluster', 'tokens']);
     // The login screen, for the docs: a fresh tab has no token.
     const fresh = await browser.createBrowserContext();
     const loginPage = await fresh.newPage();

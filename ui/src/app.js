@@ -11,6 +11,7 @@ import adaptive from './views/adaptive.js';
 import policy from './views/policy.js';
 import traffic from './views/traffic.js';
 import keys from './views/keys.js';
+import usage from './views/usage.js';
 import audit from './views/audit.js';
 import cluster from './views/cluster.js';
 import tokens from './views/tokens.js';
@@ -27,6 +28,7 @@ const VIEWS = [
   { path: 'adaptive', label: 'Adaptive routing', view: adaptive, rank: 2 },
   { path: 'traffic', label: 'Live traffic', view: traffic, rank: 0 },
   { path: 'keys', label: 'Keys', view: keys, rank: 0 },
+  { path: 'usage', label: 'Usage', view: usage, rank: 0 },
   { path: 'audit', label: 'Audit log', view: audit, rank: 0 },
   { path: 'cluster', label: 'Cluster', view: cluster, rank: 0 },
   { path: 'tokens', label: 'Admin tokens', view: tokens, rank: 2 },

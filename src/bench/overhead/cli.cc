@@ -68,6 +68,11 @@ CLI::App* add_overhead_command(CLI::App& app, OverheadOptions& o) {
   cmd->add_option("--peer-header", o.peer_headers,
                   "NAME:HEADER=VALUE: a header sent to peer NAME only; {upstream} in VALUE is "
                   "replaced by the upstream's base URL (repeatable)");
+  cmd->add_option("--limits", o.limits,
+                  "local|redis: also measure rolter with every request on a key with rpm, tpm "
+                  "and max_in_flight limits that never refuse, counted in this process or in a "
+                  "redis-server the bench starts (repeatable)")
+      ->check(CLI::IsMember({"local", "redis"}));
   cmd->add_option("--json", o.json_path, "Write the JSON report here");
   cmd->add_option("--markdown", o.markdown_path, "Write the Markdown report here (also printed)");
   cmd->add_option("--svg", o.svg_path, "Write an SVG chart here");

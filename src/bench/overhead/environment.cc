@@ -47,6 +47,12 @@ tl::expected<std::unique_ptr<Environment>, std::string> Environment::start(
     auto added = env->add_owned("rolter", "rolter", std::move(*rolter), std::to_string(o.workers));
     if (!added) return tl::unexpected(added.error());
   }
+  for (const std::string& backend : o.limits) {
+    if (rolter_path.empty()) break;
+    if (auto added = env->add_limited_rolter(o, rolter_path, backend); !added) {
+      return tl::unexpected(added.error());
+    }
+  }
   if (!nginx_path.empty()) {
     const uint16_t upstream_port = env->paths_.front().target.port;
     auto proxy = start_nginx(nginx_path, "nginx", env->dir_, o.workers, [&](const NginxCommon& c) {
@@ -109,6 +115,25 @@ tl::expected<void, std::string> Environment::add_owned(const std::string& name,
   p.result.idle_rss_mb = rss_mb(p.result.pids);
   processes_.push_back(std::move(launched.process));
   paths_.push_back(std::move(p));
+  return {};
+}
+
+tl::expected<void, std::string> Environment::add_limited_rolter(const OverheadOptions& o,
+                                                                const std::string& rolter_path,
+                                                                const std::string& backend) {
+  std::string socket;
+  if (backend == "redis") {
+    auto redis = start_redis(dir_, socket);
+    if (!redis) return tl::unexpected(redis.error());
+    processes_.push_back(std::move(redis->process));
+  }
+  const std::string name = "rolter-limits-" + backend;
+  auto rolter = start_rolter(rolter_path, dir_, upstream_url_, o.workers, name,
+                             limited_key_toml(socket));
+  if (!rolter) return tl::unexpected(rolter.error());
+  auto added = add_owned(name, "rolter", std::move(*rolter), std::to_string(o.workers));
+  if (!added) return added;
+  paths_.back().target.headers.emplace_back("Authorization", std::string("Bearer ") + kLimitedKey);
   return {};
 }
 

@@ -1,5 +1,6 @@
 // The processes of one run and the paths through them: the upstream (the canned nginx, started
-// here, or --upstream), then direct, rolter, the nginx proxy and every --peer, in that order,
+// here, or --upstream), then direct, rolter, rolter with a limited key per --limits backend, the
+// nginx proxy and every --peer, in that order,
 // which is the order of every round. Stopping (the destructor) ends every process the bench
 // started and removes the private directory.
 //
@@ -51,6 +52,10 @@ class Environment {
   tl::expected<void, std::string> add_owned(const std::string& name, const std::string& kind,
                                             Launched launched, const std::string& workers);
   tl::expected<void, std::string> add_peer(const PeerSpec& peer);
+  // rolter with every request on a limited key (--limits `backend`), and its redis-server.
+  tl::expected<void, std::string> add_limited_rolter(const OverheadOptions& o,
+                                                     const std::string& rolter_path,
+                                                     const std::string& backend);
 
   std::string dir_;
   std::vector<std::unique_ptr<ChildProcess>> processes_;  // stopped in reverse order

@@ -1,5 +1,6 @@
 #include "bench/overhead/launchers.h"
 
+#include <openssl/sha.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -108,17 +109,59 @@ std::string rolter_toml(const std::string& upstream_url, int workers) {
          "[[routes.targets]]\nprovider = \"upstream\"\nmodel = \"bench\"\n";
 }
 
+std::string limited_key_toml(const std::string& redis_socket) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  const std::string key = kLimitedKey;
+  SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), digest);
+  char hex[2 * SHA256_DIGEST_LENGTH + 1];
+  for (size_t i = 0; i < SHA256_DIGEST_LENGTH; ++i) {
+    std::snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+  }
+  std::string toml = "\n[[keys]]\nname = \"bench\"\nkey_sha256 = \"" + std::string(hex) +
+                     "\"\n# Far above what the bench sends: counted, never refused.\n"
+                     "rpm = 1000000000\nburst = 1000000000\ntpm = 1000000000000\n"
+                     "max_in_flight = 1000000\n";
+  if (!redis_socket.empty()) {
+    toml += "\n[limits]\nbackend = \"redis\"\nredis_url = \"unix://" + redis_socket + "\"\n";
+  }
+  return toml;
+}
+
+tl::expected<Launched, std::string> start_redis(const std::string& parent_dir,
+                                                std::string& socket_path) {
+  socket_path = parent_dir + "/redis.sock";
+  const std::vector<std::string> args = {"--port",        "0",  "--unixsocket", socket_path,
+                                         "--save",        "",   "--appendonly", "no",
+                                         "--dir",         parent_dir};
+  auto child = ChildProcess::start("redis", "redis-server", args, parent_dir);
+  if (!child) return tl::unexpected(child.error());
+  Launched l{std::move(*child), "", {}, "", false};
+  const auto deadline = Clock::now() + kStartDeadline;
+  while (!std::filesystem::exists(socket_path)) {
+    if (!l.process->running()) {
+      return tl::unexpected("redis-server exited before it listened (install redis-server):\n" +
+                            l.process->log_tail());
+    }
+    if (Clock::now() > deadline) return tl::unexpected(std::string("redis-server did not listen"));
+    std::this_thread::sleep_for(kPoll);
+  }
+  l.pids = {l.process->pid()};
+  return l;
+}
+
 tl::expected<Launched, std::string> start_rolter(const std::string& rolter_path,
                                                  const std::string& parent_dir,
-                                                 const std::string& upstream_url, int workers) {
-  const std::string config = parent_dir + "/rolter.toml";
-  if (!write_text(config, rolter_toml(upstream_url, workers))) {
+                                                 const std::string& upstream_url, int workers,
+                                                 const std::string& name,
+                                                 const std::string& extra_toml) {
+  const std::string config = parent_dir + "/" + name + ".toml";
+  if (!write_text(config, rolter_toml(upstream_url, workers) + extra_toml)) {
     return tl::unexpected("cannot write " + config);
   }
   std::vector<std::string> args = {"serve", "--config", config};
   const bool quiet = rolter_has_no_access_log(rolter_path);
   if (quiet) args.push_back("--no-access-log");
-  auto child = ChildProcess::start("rolter", rolter_path, args, parent_dir);
+  auto child = ChildProcess::start(name, rolter_path, args, parent_dir);
   if (!child) return tl::unexpected(child.error());
   Launched l{std::move(*child), "", {}, config, quiet};
   static const std::regex kListening(R"(listening on (http://127\.0\.0\.1:\d+))");

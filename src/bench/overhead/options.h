@@ -31,6 +31,8 @@ struct OverheadOptions {
   std::string wrk_path = "wrk";
   std::string upstream_url;  // "" = start the canned nginx upstream
   std::vector<std::string> peers;
+  // Also measure rolter with a limited key (SPEC §15), per backend: "local" and/or "redis".
+  std::vector<std::string> limits;
   std::vector<std::string> peer_headers;
   std::string json_path, markdown_path, svg_path;
 };

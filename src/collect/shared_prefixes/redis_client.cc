@@ -14,27 +14,27 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
-RedisReply convert(const redisReply* r) {
-  RedisReply out;
+BlockingRedisReply convert(const redisReply* r) {
+  BlockingRedisReply out;
   switch (r->type) {
     case REDIS_REPLY_NIL:
-      out.kind = RedisReply::Kind::kNil;
+      out.kind = BlockingRedisReply::Kind::kNil;
       break;
     case REDIS_REPLY_ARRAY:
-      out.kind = RedisReply::Kind::kArray;
+      out.kind = BlockingRedisReply::Kind::kArray;
       out.elements.reserve(r->elements);
       for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
       break;
     case REDIS_REPLY_INTEGER:
-      out.kind = RedisReply::Kind::kString;
+      out.kind = BlockingRedisReply::Kind::kString;
       out.text = std::to_string(r->integer);
       break;
     case REDIS_REPLY_ERROR:
-      out.kind = RedisReply::Kind::kError;
+      out.kind = BlockingRedisReply::Kind::kError;
       out.text.assign(r->str, r->len);
       break;
     default:
-      out.kind = RedisReply::Kind::kString;
+      out.kind = BlockingRedisReply::Kind::kString;
       if (r->str != nullptr) out.text.assign(r->str, r->len);
       break;
   }
@@ -48,7 +48,7 @@ using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
 }  // namespace
 
-struct RedisClient::Context {
+struct BlockingRedisClient::Context {
   redisContext* c = nullptr;
   ~Context() {
     if (c != nullptr) redisFree(c);
@@ -67,20 +67,20 @@ struct RedisClient::Context {
     }
     redisAppendCommandArgv(c, static_cast<int>(args.size()), argv.data(), lengths.data());
   }
-  tl::expected<RedisReply, std::string> read() {
+  tl::expected<BlockingRedisReply, std::string> read() {
     void* raw = nullptr;
     if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) return tl::unexpected(error());
     ReplyPtr reply(static_cast<redisReply*>(raw));
-    RedisReply out = convert(reply.get());
-    if (out.kind == RedisReply::Kind::kError) return tl::unexpected("redis: " + out.text);
+    BlockingRedisReply out = convert(reply.get());
+    if (out.kind == BlockingRedisReply::Kind::kError) return tl::unexpected("redis: " + out.text);
     return out;
   }
 };
 
-RedisClient::RedisClient(std::unique_ptr<Context> context) : context_(std::move(context)) {}
-RedisClient::~RedisClient() = default;
+BlockingRedisClient::BlockingRedisClient(std::unique_ptr<Context> context) : context_(std::move(context)) {}
+BlockingRedisClient::~BlockingRedisClient() = default;
 
-tl::expected<std::unique_ptr<RedisClient>, std::string> RedisClient::connect(
+tl::expected<std::unique_ptr<BlockingRedisClient>, std::string> BlockingRedisClient::connect(
     const RedisAddress& address, const std::string& password, std::chrono::milliseconds timeout) {
   auto context = std::make_unique<Context>();
   const timeval tv = to_timeval(timeout);
@@ -91,7 +91,7 @@ tl::expected<std::unique_ptr<RedisClient>, std::string> RedisClient::connect(
     return tl::unexpected("connecting: " + context->error());
   }
   redisSetTimeout(context->c, tv);
-  std::unique_ptr<RedisClient> client(new RedisClient(std::move(context)));
+  std::unique_ptr<BlockingRedisClient> client(new BlockingRedisClient(std::move(context)));
   if (!password.empty()) {
     if (auto r = client->command({"AUTH", password}); !r)
       return tl::unexpected("AUTH: " + r.error());
@@ -103,12 +103,12 @@ tl::expected<std::unique_ptr<RedisClient>, std::string> RedisClient::connect(
   return client;
 }
 
-tl::expected<RedisReply, std::string> RedisClient::command(const Args& args) {
+tl::expected<BlockingRedisReply, std::string> BlockingRedisClient::command(const Args& args) {
   context_->append(args);
   return context_->read();
 }
 
-tl::expected<void, std::string> RedisClient::pipeline(const std::vector<Args>& commands) {
+tl::expected<void, std::string> BlockingRedisClient::pipeline(const std::vector<Args>& commands) {
   for (const Args& args : commands) context_->append(args);
   std::string first_error;
   for (size_t i = 0; i < commands.size(); ++i) {

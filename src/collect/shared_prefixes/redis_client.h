@@ -1,8 +1,9 @@
-// RedisClient: one blocking connection to a Redis server (hiredis), for a background service's
-// own thread. Commands are argument vectors, so binary values (prompts) need no escaping;
-// several may be sent in one round trip.
+// BlockingRedisClient: one blocking connection to a Redis server (hiredis), for a background
+// service's own thread. Commands are argument vectors, so binary values (prompts) need no
+// escaping; several may be sent in one round trip. (The request path's client is asynchronous:
+// limits/redis/redis_client.h.)
 //
-//   auto client = RedisClient::connect(address, password, timeout);
+//   auto client = BlockingRedisClient::connect(address, password, timeout);
 //   if (!client) ... client.error() says why ...
 //   auto reply = client->command({"XADD", key, "*", "f", value});
 //
@@ -26,33 +27,33 @@ namespace rolter {
 
 // A reply, as far as a stream reader needs: a string (status, bulk, integer as text), nil or an
 // array.
-struct RedisReply {
+struct BlockingRedisReply {
   enum class Kind { kNil, kString, kArray, kError };
   Kind kind = Kind::kNil;
   std::string text;
-  std::vector<RedisReply> elements;
+  std::vector<BlockingRedisReply> elements;
 };
 
-class RedisClient {
+class BlockingRedisClient {
  public:
   using Args = std::vector<std::string_view>;
 
   // Connects (and sends AUTH and SELECT when asked). `timeout` bounds the connect and each
   // command's round trip.
-  static tl::expected<std::unique_ptr<RedisClient>, std::string> connect(
+  static tl::expected<std::unique_ptr<BlockingRedisClient>, std::string> connect(
       const RedisAddress& address, const std::string& password, std::chrono::milliseconds timeout);
-  ~RedisClient();
-  RedisClient(const RedisClient&) = delete;
-  RedisClient& operator=(const RedisClient&) = delete;
+  ~BlockingRedisClient();
+  BlockingRedisClient(const BlockingRedisClient&) = delete;
+  BlockingRedisClient& operator=(const BlockingRedisClient&) = delete;
 
   // One command; a Redis error reply is an error here too.
-  tl::expected<RedisReply, std::string> command(const Args& args);
+  tl::expected<BlockingRedisReply, std::string> command(const Args& args);
   // Several commands in one round trip; the error of the first that failed.
   tl::expected<void, std::string> pipeline(const std::vector<Args>& commands);
 
  private:
   struct Context;
-  explicit RedisClient(std::unique_ptr<Context> context);
+  explicit BlockingRedisClient(std::unique_ptr<Context> context);
   std::unique_ptr<Context> context_;
 };
 

@@ -32,7 +32,7 @@ struct Entry {
   std::string node;
   PrefixSharing::Insert insert;
 };
-std::optional<Entry> parse_entry(const RedisReply& fields) {
+std::optional<Entry> parse_entry(const BlockingRedisReply& fields) {
   Entry e;
   for (size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
     const std::string& name = fields.elements[i].text;
@@ -68,7 +68,7 @@ struct SharedPrefixStream::Impl {
   std::string node_id;  // tells this process's entries from the others'
   std::optional<SharedStateConfig> config;
   Metrics* metrics = nullptr;  // the current snapshot's
-  std::unique_ptr<RedisClient> client;
+  std::unique_ptr<BlockingRedisClient> client;
   std::string last_id;  // the newest entry read
   FailureRun failures;
   BackgroundLoop background;  // last
@@ -80,7 +80,7 @@ struct SharedPrefixStream::Impl {
   tl::expected<void, std::string> replay();
   tl::expected<void, std::string> flush();
   tl::expected<void, std::string> read_new();
-  size_t deliver(const RedisReply& entries, bool skip_own);
+  size_t deliver(const BlockingRedisReply& entries, bool skip_own);
   void fail(const std::string& kind, const std::string& why);
 };
 
@@ -119,7 +119,7 @@ bool SharedPrefixStream::Impl::connect() {
     const char* value = std::getenv(config->redis_password_env.c_str());
     password = value != nullptr ? value : "";
   }
-  auto connected = RedisClient::connect(*address, password, kTimeout);
+  auto connected = BlockingRedisClient::connect(*address, password, kTimeout);
   if (!connected) {
     fail("connect", connected.error());
     return false;
@@ -138,9 +138,9 @@ bool SharedPrefixStream::Impl::connect() {
   return true;
 }
 
-size_t SharedPrefixStream::Impl::deliver(const RedisReply& entries, bool skip_own) {
+size_t SharedPrefixStream::Impl::deliver(const BlockingRedisReply& entries, bool skip_own) {
   size_t n = 0;
-  for (const RedisReply& entry : entries.elements) {
+  for (const BlockingRedisReply& entry : entries.elements) {
     if (entry.elements.size() != 2) continue;
     last_id = entry.elements[0].text;
     auto parsed = parse_entry(entry.elements[1]);
@@ -159,7 +159,7 @@ tl::expected<void, std::string> SharedPrefixStream::Impl::replay() {
   if (!newest) return tl::unexpected(newest.error());
   last_id = "0-0";
   if (config->replay_entries > 0) {
-    RedisReply oldest_first;
+    BlockingRedisReply oldest_first;
     oldest_first.elements.assign(newest->elements.rbegin(), newest->elements.rend());
     deliver(oldest_first, /*skip_own=*/false);
   } else if (!newest->elements.empty() && newest->elements.front().elements.size() == 2) {
@@ -172,7 +172,7 @@ tl::expected<void, std::string> SharedPrefixStream::Impl::flush() {
   const auto outbox = hub.take_outbox();
   if (outbox.empty()) return {};
   const std::string max = std::to_string(config->max_entries);
-  std::vector<RedisClient::Args> commands;
+  std::vector<BlockingRedisClient::Args> commands;
   commands.reserve(outbox.size());
   for (const auto& insert : outbox) {
     commands.push_back({"XADD", config->key, "MAXLEN", "~", max, "*", "n", node_id, "t",
@@ -189,7 +189,7 @@ tl::expected<void, std::string> SharedPrefixStream::Impl::read_new() {
   auto reply =
       client->command({"XREAD", "COUNT", count, "BLOCK", block, "STREAMS", config->key, last_id});
   if (!reply) return tl::unexpected(reply.error());
-  for (const RedisReply& stream : reply->elements) {  // nil (timed out) has none
+  for (const BlockingRedisReply& stream : reply->elements) {  // nil (timed out) has none
     if (stream.elements.size() == 2) deliver(stream.elements[1], /*skip_own=*/true);
   }
   return {};

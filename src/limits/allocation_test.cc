@@ -1,0 +1,127 @@
+// Proves that admission and settlement allocate nothing once every rule's cell exists (the
+// message of a refusal may), and that the rate-limit headers are visited without allocating.
+// Global operator new/delete are replaced in this binary only, with versions that count while a
+// test has counting switched on.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string_view>
+
+#include "limits/local_limiter.h"
+#include "limits/rate_limit_headers.h"
+
+namespace {
+
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+
+void* counted_alloc(std::size_t size, std::size_t alignment) {
+  if (g_counting.load(std::memory_order_relaxed)) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (size == 0) size = 1;
+  return alignment > alignof(std::max_align_t)
+             ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
+             : std::malloc(size);
+}
+
+// Out of line: once operator delete is inlined into a caller, GCC sees free() applied to the
+// result of operator new and warns (-Wmismatched-new-delete), though here both sides are ours.
+[[gnu::noinline]] void counted_free(void* p) noexcept { std::free(p); }
+
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (void* p = counted_alloc(size, 0)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  if (void* p = counted_alloc(size, 0)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_alloc(size, 0);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_alloc(size, 0);
+}
+void* operator new(std::size_t size, std::align_val_t alignment) {
+  if (void* p = counted_alloc(size, static_cast<std::size_t>(alignment))) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) {
+  if (void* p = counted_alloc(size, static_cast<std::size_t>(alignment))) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { counted_free(p); }
+void operator delete[](void* p) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
+
+namespace rolter {
+namespace {
+
+constexpr int64_t kT0 = 1'796'396'400'000;
+
+class Counting {
+ public:
+  Counting() {
+    g_allocations.store(0);
+    g_counting.store(true);
+  }
+  ~Counting() { g_counting.store(false); }
+  long allocations() const { return g_allocations.load(); }
+};
+
+TEST(LimitsAllocation, AdmitAndSettleAllocateNothing) {
+  LocalLimiter limiter([] { return kT0; });
+  LimitRule key, team, route;
+  key.id = "key:a";
+  key.label = "key 'a'";
+  key.spec.rpm = 6'000'000;
+  key.spec.burst = 1'000'000;
+  key.spec.tpm = 1'000'000'000'000;
+  key.spec.max_in_flight = 100;
+  team.id = "team:t";
+  team.label = "team 't'";
+  team.spec.tpm = 1'000'000'000'000;
+  team.spec.budget = BudgetSpec{1e6, BudgetPeriod::kMonth};
+  route.id = "key:a|route:qwen*";
+  route.label = "key 'a' on 'qwen*'";
+  route.route_glob = "qwen*";
+  route.spec.rpm = 6'000'000;
+  route.spec.burst = 1'000'000;
+  for (LimitRule* r : {&key, &team, &route}) r->cell = limiter.cells().cell(r->id);
+  const LimitRule* rules[] = {&key, &team, &route};
+  Demand demand;
+  demand.tokens = 2'000;
+  demand.usd = 0.002;
+
+  long allocations = 0;
+  int admitted = 0;
+  std::string headers;
+  headers.reserve(4096);
+  {
+    Counting counting;
+    for (int i = 0; i < 1'000; ++i) {
+      const Admission a = limiter.admit_now(rules, demand, kT0 + i);
+      if (!a.admitted()) continue;
+      ++admitted;
+      headers.clear();
+      append_rate_limit_headers(a, headers);
+      limiter.settle_now(rules, demand, a, Settlement{1'500, 0.001, false}, kT0 + i + 5);
+    }
+    allocations = counting.allocations();
+  }
+  EXPECT_EQ(admitted, 1'000);
+  EXPECT_EQ(allocations, 0);
+}
+
+}  // namespace
+}  // namespace rolter

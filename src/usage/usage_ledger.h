@@ -1,0 +1,75 @@
+// UsageLedger: what each key, team, route and target model used, summed per UTC hour in a node's
+// memory (SPEC §15), until a flusher drains it into the store. Never a store write per request:
+// the request path only adds to a map; collect/usage_flush/ writes the sums, one transaction per
+// flush interval.
+//
+//   UsageLedger ledger;
+//   ledger.add({.hour_ms = usage_hour(now_ms), .key = "ci", .team = "ml", .route = "qwen3",
+//               .model = "Qwen/Qwen3-8B"},
+//              {.requests = 1, .input_tokens = 812, .output_tokens = 64, .usd = 0.00012});
+//   std::vector<UsageRow> rows = ledger.drain();  // everything since the last drain; now empty
+//
+// Thread-safety: add(), drain() and size() may be called from any thread at once; one mutex
+// guards the map, held only for a hash lookup and a few additions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/mutex.h"
+
+namespace rolter {
+
+// One ledger line: an hour (unix ms at the start of the UTC hour) and who used what through
+// which route and model. Names, never secrets: `key` is a key's name, "" when the gateway is open.
+struct UsageKey {
+  int64_t hour_ms = 0;
+  std::string key;
+  std::string team;   // "" when the key has none
+  std::string route;
+  std::string model;  // the target model that answered
+  bool operator==(const UsageKey&) const = default;
+};
+
+struct UsageCounts {
+  uint64_t requests = 0;
+  uint64_t input_tokens = 0;
+  uint64_t cached_input_tokens = 0;  // part of input_tokens
+  uint64_t output_tokens = 0;
+  uint64_t estimated = 0;  // requests whose usage was estimated: the answer reported none
+  double usd = 0;          // spend at the catalog's prices
+  UsageCounts& operator+=(const UsageCounts& other);
+  bool operator==(const UsageCounts&) const = default;
+};
+
+struct UsageRow {
+  UsageKey key;
+  UsageCounts counts;
+  bool operator==(const UsageRow&) const = default;
+};
+
+// The start of the UTC hour holding `unix_ms` (hours before 1970 round down too).
+int64_t usage_hour(int64_t unix_ms);
+
+struct UsageKeyHash {
+  size_t operator()(const UsageKey& key) const;
+};
+
+class UsageLedger {
+ public:
+  // Adds `counts` to the line of `key`.
+  void add(const UsageKey& key, const UsageCounts& counts) EXCLUDES(mu_);
+  // Takes every line added since the last drain (in no particular order) and empties the ledger.
+  std::vector<UsageRow> drain() EXCLUDES(mu_);
+  // Lines held now.
+  size_t size() const EXCLUDES(mu_);
+
+ private:
+  mutable Mutex mu_;
+  std::unordered_map<UsageKey, UsageCounts, UsageKeyHash> lines_ GUARDED_BY(mu_);
+};
+
+}  // namespace rolter

@@ -1,0 +1,92 @@
+#include "usage/usage_ledger.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace rolter {
+namespace {
+
+UsageKey key_of(std::string key, std::string model, int64_t hour_ms = 3'600'000) {
+  return UsageKey{hour_ms, std::move(key), "ml", "qwen3", std::move(model)};
+}
+
+TEST(UsageHourTest, RoundsDownToTheUtcHour) {
+  const struct {
+    int64_t at_ms;
+    int64_t want;
+  } kCases[] = {
+      {0, 0},
+      {3'599'999, 0},
+      {3'600'000, 3'600'000},
+      {1'767'229'199'999, 1'767'225'600'000},  // 2026-01-01 00:59:59.999Z
+      {-1, -3'600'000},
+  };
+  for (const auto& c : kCases) EXPECT_EQ(usage_hour(c.at_ms), c.want) << c.at_ms;
+}
+
+TEST(UsageLedgerTest, SumsEachLineAndDrainsEverythingOnce) {
+  UsageLedger ledger;
+  ledger.add(key_of("ci", "a"), {.requests = 1, .input_tokens = 10, .output_tokens = 2, .usd = 0.5});
+  ledger.add(key_of("ci", "a"),
+             {.requests = 2, .input_tokens = 5, .cached_input_tokens = 4, .output_tokens = 1,
+              .estimated = 1, .usd = 0.25});
+  ledger.add(key_of("ci", "b"), {.requests = 1});
+  ledger.add(key_of("ci", "a", 7'200'000), {.requests = 1});  // another hour, another line
+  EXPECT_EQ(ledger.size(), 3u);
+
+  auto rows = ledger.drain();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(ledger.size(), 0u);
+  EXPECT_TRUE(ledger.drain().empty());
+  const auto a = std::find_if(rows.begin(), rows.end(),
+                              [](const UsageRow& r) { return r.key == key_of("ci", "a"); });
+  ASSERT_NE(a, rows.end());
+  EXPECT_EQ(a->counts, (UsageCounts{.requests = 3, .input_tokens = 15, .cached_input_tokens = 4,
+                                    .output_tokens = 3, .estimated = 1, .usd = 0.75}));
+}
+
+TEST(UsageLedgerTest, KeysDifferingInAnyNameAreDifferentLines) {
+  UsageLedger ledger;
+  const UsageKey base = key_of("ci", "m");
+  ledger.add(base, {.requests = 1});
+  for (int field = 0; field < 4; ++field) {
+    UsageKey other = base;
+    std::string* names[] = {&other.key, &other.team, &other.route, &other.model};
+    *names[field] += "x";
+    ledger.add(other, {.requests = 1});
+  }
+  EXPECT_EQ(ledger.size(), 5u);
+}
+
+// Workers add while a flusher drains: nothing is lost and nothing is counted twice.
+TEST(UsageLedgerTest, AddsFromManyThreadsWhileDraining) {
+  UsageLedger ledger;
+  constexpr int kThreads = 4;
+  constexpr int kAdds = 20'000;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&ledger, t] {
+      for (int i = 0; i < kAdds; ++i) {
+        ledger.add(key_of("k" + std::to_string(t), "m"), {.requests = 1, .input_tokens = 2});
+      }
+    });
+  }
+  uint64_t requests = 0;
+  uint64_t input = 0;
+  auto take = [&] {
+    for (const auto& row : ledger.drain()) {
+      requests += row.counts.requests;
+      input += row.counts.input_tokens;
+    }
+  };
+  for (int i = 0; i < 100; ++i) take();
+  for (auto& w : workers) w.join();
+  take();
+  EXPECT_EQ(requests, uint64_t{kThreads} * kAdds);
+  EXPECT_EQ(input, 2 * uint64_t{kThreads} * kAdds);
+}
+
+}  // namespace
+}  // namespace rolter
