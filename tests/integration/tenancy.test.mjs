@@ -362,3 +362,56 @@ ${keys}`;
   assert.ok(writes >= 1 && writes <= 2 * (Math.ceil(elapsedS) + 2), `${writes} writes in ${elapsedS} s`);
   t.diagnostic(`2,000 requests over 2 nodes in ${elapsedS.toFixed(1)} s; ${writes} store writes`);
 });
+
+test('limits and budgets set through the API apply on a gateway node, and are audited', { timeout: 120000 }, async (t) => {
+  const sim = await startSimFor(t, { args: ['--time-scale', '0'] });
+  const config = `
+[[providers]]
+name = "engine-0"
+base_url = "${sim.engines[0].url}"
+[[routes]]
+name = "m"
+[[routes.targets]]
+provider = "engine-0"
+model = "sim-model"
+[metrics]
+per_key = true
+`;
+  const env = { ROLTER_ADMIN_TOKEN: ADMIN, ROLTER_NODE_TOKEN: NODE };
+  const cp = await startControlPlane({ config, env });
+  t.after(() => cp.stop());
+  const api = adminClient(cp.url, ADMIN);
+  const gw = await startGateway({ controlPlane: cp.url, nodeId: 'api-node', env });
+  t.after(() => gw.stop());
+
+  const team = await api.post('/teams', { name: 'ops', rpm: 120, burst: 2 });
+  assert.equal(team.status, 201, JSON.stringify(team.body));
+  // A team that does not exist is refused at its field.
+  const orphan = await api.post('/keys', { name: 'orphan', team: 'nobody' });
+  assert.equal(orphan.status, 400);
+  assert.match(orphan.body.error.message, /no \[\[teams\]\] named "nobody"/);
+  const created = await api.post('/keys', { name: 'svc', team: 'ops' });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const key = created.body.key;
+  await waitUntil(async () => (await ask(gw.url, key)).status !== 401,
+    { timeoutMs: 5000, what: 'the gateway to take the new key' });
+  // The team's burst of 2 was partly used by the wait above; what is left runs out at once.
+  const burst = await Promise.all(Array.from({ length: 4 }, () => ask(gw.url, key)));
+  const refused = burst.filter((r) => r.status === 429);
+  assert.ok(refused.length >= 2, burst.map((r) => r.status).join());
+  assert.match(refused[0].json.error.message, /team 'ops': 120 requests per minute/);
+
+  // A wider burst through the API: the same counters, the new values.
+  const widened = await api.put('/teams/ops', { name: 'ops', rpm: 6000, burst: 1000 });
+  assert.equal(widened.status, 200, JSON.stringify(widened.body));
+  await waitUntil(async () => (await ask(gw.url, key)).status === 200,
+    { timeoutMs: 5000, what: 'the wider burst to apply' });
+  assert.equal(count(await Promise.all(Array.from({ length: 5 }, () => ask(gw.url, key))), 200), 5);
+
+  const audit = await api.get('/audit?q=team/ops');
+  assert.deepEqual(audit.body.data.map((a) => a.action), ['team.update', 'team.create']);
+  assert.match(JSON.stringify(audit.body.data[0].after), /"burst":1000/);
+  // [metrics] per_key: the key's own series.
+  const metrics = await scrapeMetrics(gw, key);
+  assert.match(metrics, /rolter_key_requests_total\{key="svc",team="ops"\} \d+/);
+});

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bench/overhead/proc_stats.h"
+#include "bench/overhead/wrk_runner.h"
 #include "bench/spawn.h"
 
 namespace rolter::bench::overhead {
@@ -133,7 +134,11 @@ tl::expected<Launched, std::string> start_redis(const std::string& parent_dir,
   const std::vector<std::string> args = {"--port",        "0",  "--unixsocket", socket_path,
                                          "--save",        "",   "--appendonly", "no",
                                          "--dir",         parent_dir};
-  auto child = ChildProcess::start("redis", "redis-server", args, parent_dir);
+  const std::string redis_server = find_executable("redis-server");
+  if (redis_server.empty()) {
+    return tl::unexpected(std::string("redis-server was not found: install redis-server"));
+  }
+  auto child = ChildProcess::start("redis", redis_server, args, parent_dir);
   if (!child) return tl::unexpected(child.error());
   Launched l{std::move(*child), "", {}, "", false};
   const auto deadline = Clock::now() + kStartDeadline;
