@@ -80,6 +80,22 @@ test('openai SDK: a stream without include_usage gets no usage chunk, and its us
   assert.equal(totals.estimated, 0);
 });
 
+test('openai SDK: a Responses stream\'s usage is read from its final event and recorded', async (t) => {
+  const { rolter, api } = await usageFleet(t);
+  const client = new OpenAI({ ...CLIENT_OPTIONS, apiKey: 'sk-sdk', baseURL: `${rolter.url}/v1` });
+  const stream = await client.responses.create({ model: 'm', input: 'four words, please', max_output_tokens: 4, stream: true });
+  let usage;
+  // response.completed, or response.incomplete when max_output_tokens cut the answer.
+  for await (const event of stream) {
+    if (event.type === 'response.completed' || event.type === 'response.incomplete') usage = event.response.usage;
+  }
+  assert.ok(usage, 'no final event with usage');
+  const totals = await recorded(api, 'sdk', 1);
+  assert.equal(totals.output_tokens, usage.output_tokens);
+  assert.equal(totals.input_tokens, usage.input_tokens);
+  assert.equal(totals.estimated, 0);
+});
+
 test('@anthropic-ai/sdk: a translated stream\'s usage is read from its events and recorded', async (t) => {
   const { rolter, api } = await usageFleet(t);
   const client = new Anthropic({ ...CLIENT_OPTIONS, apiKey: 'sk-claude', baseURL: rolter.url });
@@ -124,4 +140,42 @@ test('the client\'s stream is the upstream\'s bytes less exactly the usage event
   const asked = await postJson(`${rolter.url}/v1/chat/completions`, askedBody);
   assert.equal(await asked.text(), content + finish + usage + done);
   assert.equal(up.requests[1].body.toString(), JSON.stringify({ ...askedBody, model: 'up' }));
+});
+
+test('a stream that ends without usage is charged its reservation and flagged usage_estimated', async (t) => {
+  const finish = sse({ id: 'c2', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'no usage here' }, finish_reason: 'stop' }] });
+  // An upstream that ignores include_usage.
+  const up = await startRawUpstream({
+    respond(req, ctx) { ctx.write(Buffer.concat([sseHead(), chunk(finish + 'data: [DONE]\n\n'), LAST_CHUNK])); },
+  });
+  t.after(() => up.close());
+  const rolter = await startRolter({
+    config: `${configFor({ engines: [up], routes: [{ name: 'm', targets: [{ engine: 0, model: 'up' }] }] })}
+[usage]
+flush_secs = 1
+[[keys]]
+name = "metered"
+key_env = "K_METERED"
+tpm = 100000
+`,
+    env: { K_METERED: 'sk-metered', ROLTER_ADMIN_TOKEN: ADMIN },
+  });
+  t.after(() => rolter.stop());
+  const body = { model: 'm', stream: true, max_tokens: 30, messages: [{ role: 'user', content: 'hi' }] };
+  const res = await postJson(`${rolter.url}/v1/chat/completions`, body, { headers: { authorization: 'Bearer sk-metered' } });
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), finish + 'data: [DONE]\n\n');
+  // The reservation (ceil(body bytes / 4) + max_tokens) stands as the charge, in the next answer's
+  // remaining tokens and in the usage records.
+  const estimate = Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 4) + 30;
+  const next = await postJson(`${rolter.url}/v1/chat/completions`, { ...body, stream: false }, { headers: { authorization: 'Bearer sk-metered' } });
+  await next.text();
+  assert.equal(Number(next.headers.get('x-ratelimit-remaining-tokens')),
+    100000 - estimate - (Math.ceil(Buffer.byteLength(JSON.stringify({ ...body, stream: false })) / 4) + 30));
+  const api = adminClient(rolter.url, ADMIN);
+  const totals = await recorded(api, 'metered', 2);
+  assert.equal(totals.estimated, 2);
+  assert.equal(totals.output_tokens, 60);
+  await waitUntil(() => /"key":"metered".*"usage_estimated":true/.test(rolter.log.text),
+    { timeoutMs: 5000, what: 'the access log to flag the estimate' });
 });

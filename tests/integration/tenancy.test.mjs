@@ -5,6 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { startFleet, startRolter } from '../lib/rolter.mjs';
 import { startSimFor } from '../lib/sim.mjs';
 import { startRedis, redisCli } from '../lib/redis.mjs';
@@ -414,4 +417,33 @@ per_key = true
   // [metrics] per_key: the key's own series.
   const metrics = await scrapeMetrics(gw, key);
   assert.match(metrics, /rolter_key_requests_total\{key="svc",team="ops"\} \d+/);
+});
+
+test('a Redis that requires a password: AUTH from redis_password_file, and a wrong one is a backend error', { timeout: 60000 }, async (t) => {
+  const redis = await startRedis({ password: 'redis-secret-0123' });
+  t.after(() => redis.stop());
+  const sim = await startSimFor(t, { args: ['--time-scale', '0'] });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rolter-redis-pw-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.writeFileSync(path.join(dir, 'right'), 'redis-secret-0123\n');
+  fs.writeFileSync(path.join(dir, 'wrong'), 'not-the-password\n');
+  const node = async (file) => {
+    const rolter = await startRolter({
+      config: fleetConfig(sim.engines, {
+        keys: '[[keys]]\nname = "a"\nkey_env = "K_A"\nrpm = 600\nburst = 2\n',
+        extra: `[limits]\nbackend = "redis"\nredis_url = "${redis.url}"\nredis_password_file = "${path.join(dir, file)}"\non_backend_error = "closed"\n`,
+      }),
+      env: { K_A: 'sk-a' },
+    });
+    t.after(() => rolter.stop());
+    return rolter;
+  };
+  const right = await node('right');
+  const wrong = await node('wrong');
+  const answers = await Promise.all(Array.from({ length: 4 }, () => ask(right.url, 'sk-a')));
+  assert.equal(count(answers, 200), 2, answers.map((r) => r.status).join());
+  assert.equal(count(answers, 429), 2);
+  const refused = await ask(wrong.url, 'sk-a');
+  assert.equal(refused.status, 503, refused.text);
+  assert.equal(refused.json.error.code, 'limits_unavailable');
 });

@@ -21,12 +21,14 @@ export function redisCli(redis, ...args) {
 }
 
 // `dir`: the directory (and so the socket path) of a server started before, to restart it there.
-export async function startRedis({ startTimeoutMs = 10000, dir: reuse } = {}) {
+// `password`: clients must AUTH with it (requirepass).
+export async function startRedis({ startTimeoutMs = 10000, dir: reuse, password } = {}) {
   const dir = reuse ?? mkdtempSync(path.join(tmpdir(), 'rolter-redis-'));
   const socket = path.join(dir, 'redis.sock');
   rmSync(socket, { force: true });  // a killed server's socket file: not a sign of the new one
   const child = spawn(redisServerBinary(), ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700',
-    '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    '--save', '', '--appendonly', 'no', '--dir', dir, ...(password ? ['--requirepass', password] : [])],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
   const exited = new Promise((resolve) => child.on('exit', resolve));
