@@ -195,9 +195,11 @@ struct KeyConfig {
 // [limits] (SPEC §15): where the limits of keys and teams are counted.
 struct LimitsConfig {
   std::string backend = "local";  // "local": exact within this node; "redis": across every node
-  std::string redis_url;            // redis://host[:port][/db] or unix:///path[?db=N]
+  std::string redis_url;  // redis://host[:port][/db], rediss:// (TLS) or unix:///path[?db=N]
   std::string redis_password_env;   // AUTH with this variable's value, or
   std::string redis_password_file;  // with this file's content; neither = no AUTH
+  // rediss://: a PEM CA bundle trusted besides the system store (a private CA); "" = system only.
+  std::string redis_ca_file;
   uint64_t timeout_ms = 20;  // each Redis round trip; past it the backend counts as away
   std::string on_backend_error = "open";  // "open": admit and count; "closed": answer 503
   // The output a request reserves when it names no max_tokens (SPEC §15's estimate).

@@ -689,7 +689,7 @@ TEST(LoadConfig, RangeErrors) {
       {minimal_plus("[shared_state]\nredis_url = \"redis://u:pw@cache\"  # <-\n"),
        "shared_state.redis_url", "credentials do not belong in the URL: use redis_password_env"},
       {minimal_plus("[shared_state]\nredis_url = \"http://cache\"  # <-\n"),
-       "shared_state.redis_url", "expected redis://host[:port][/db] or unix:///path/to/socket"},
+       "shared_state.redis_url", "expected redis://host[:port][/db], rediss://"},
       {weighted_target("-0.5"), "routes[1].targets[0].weight", "must be finite and >= 0, got -0.5"},
       {minimal_plus(R"(
 [[provider_groups]]

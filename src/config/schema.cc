@@ -367,6 +367,7 @@ void read_limits(TableReader& in, LimitsConfig& out) {
   in.read("redis_url", out.redis_url);
   in.read("redis_password_env", out.redis_password_env);
   in.read("redis_password_file", out.redis_password_file);
+  in.read("redis_ca_file", out.redis_ca_file);
   in.read("timeout_ms", out.timeout_ms, kAtLeastOne);
   in.read("on_backend_error", out.on_backend_error);
   in.read("default_output_tokens", out.default_output_tokens, kAtLeastOne);
@@ -393,6 +394,8 @@ void read_shared_state(TableReader& in, SharedStateConfig& out, Diagnostics& dia
   if (!out.redis_url.empty()) {
     if (auto address = parse_redis_url(out.redis_url); !address) {
       diag.error("shared_state.redis_url", address.error());
+    } else if (address->tls) {
+      diag.error("shared_state.redis_url", "TLS is supported for [limits], not [shared_state]");
     }
   }
   if (out.key.empty()) diag.error("shared_state.key", "must not be empty");
@@ -476,6 +479,7 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
   section(in, "limits", diag, [&](TableReader& t) {
     read_limits(t, config.limits);
     config.limits.redis_password_file = beside_config(config.limits.redis_password_file, diag.file());
+    config.limits.redis_ca_file = beside_config(config.limits.redis_ca_file, diag.file());
   });
   section(in, "usage", diag, [&](TableReader& t) {
     t.read("flush_secs", config.usage.flush_secs, kAtLeastOne);

@@ -69,6 +69,36 @@ per_key = true
   EXPECT_TRUE(c.metrics.per_key);
 }
 
+TEST(TenancyConfig, ReadsRedissWithACaFile) {
+  // Any readable PEM file will do for the check; the system bundle is one.
+  auto loaded = load(minimal_plus(R"([limits]
+backend = "redis"
+redis_url = "rediss://redis.internal:6380/1"
+redis_ca_file = "/etc/ssl/certs/ca-certificates.crt"
+)"));
+  ASSERT_TRUE(loaded) << dump(loaded.error());
+  EXPECT_EQ(loaded->config.limits.redis_url, "rediss://redis.internal:6380/1");
+  EXPECT_EQ(loaded->config.limits.redis_ca_file, "/etc/ssl/certs/ca-certificates.crt");
+  // Without a CA file, the system store alone is trusted.
+  loaded = load(minimal_plus("[limits]\nbackend = \"redis\"\nredis_url = \"rediss://h\"\n"));
+  ASSERT_TRUE(loaded) << dump(loaded.error());
+}
+
+TEST(TenancyConfig, CaFileMustBeReadableWhereTheGatewayRuns) {
+  const std::string text = minimal_plus(
+      "[limits]\nredis_url = \"rediss://h\"\nredis_ca_file = \"/nonexistent/ca.pem\"\n");
+  // Secrets are not local (a control plane): the file is not looked at.
+  EXPECT_TRUE(load(text));
+  auto loaded = load_config_text(without_leading_newline(text), "test.toml",
+                                 LoadOptions{.local_secrets = true});
+  ASSERT_FALSE(loaded);
+  bool found = false;
+  for (const auto& e : loaded.error()) {
+    found = found || e.to_string().find("limits.redis_ca_file") != std::string::npos;
+  }
+  EXPECT_TRUE(found) << dump(loaded.error());
+}
+
 TEST(TenancyConfig, DefaultsAreLocalAndOpen) {
   auto loaded = load(kMinimal);
   ASSERT_TRUE(loaded) << dump(loaded.error());
@@ -100,8 +130,10 @@ TEST(TenancyConfig, ErrorsNameTheKey) {
       // An absent key is reported at its table.
       {minimal_plus("[limits]  # <-\nbackend = \"redis\"\n"), "limits.redis_url",
        "needs a redis_url"},
-      {minimal_plus("[limits]\nredis_url = \"rediss://h:6380\"  # <-\n"), "limits.redis_url",
-       "TLS"},
+      {minimal_plus("[limits]\nredis_url = \"redis://h\"\nredis_ca_file = \"/ca.pem\"  # <-\n"),
+       "limits.redis_ca_file", "rediss:// redis_url only"},
+      {minimal_plus("[shared_state]\nredis_url = \"rediss://h:6380\"  # <-\n"),
+       "shared_state.redis_url", "TLS is supported for [limits], not [shared_state]"},
       {minimal_plus("[limits]\nredis_url = \"http://h\"  # <-\n"), "limits.redis_url",
        "expected redis://"},
       {minimal_plus("[limits]\non_backend_error = \"maybe\"  # <-\n"), "limits.on_backend_error",

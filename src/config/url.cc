@@ -169,11 +169,13 @@ tl::expected<RedisAddress, std::string> parse_redis_url(std::string_view text) {
     address.socket_path = std::string(rest);
     return address;
   }
-  if (text.substr(0, kRedis.size()) != kRedis) {
-    return tl::unexpected(
-        std::string("expected redis://host[:port][/db] or unix:///path/to/socket"));
+  constexpr std::string_view kRediss = "rediss://";
+  address.tls = text.substr(0, kRediss.size()) == kRediss;
+  if (!address.tls && text.substr(0, kRedis.size()) != kRedis) {
+    return tl::unexpected(std::string(
+        "expected redis://host[:port][/db], rediss://host[:port][/db] or unix:///path/to/socket"));
   }
-  std::string_view rest = text.substr(kRedis.size());
+  std::string_view rest = text.substr(address.tls ? kRediss.size() : kRedis.size());
   if (rest.find('@') != std::string_view::npos) {
     return tl::unexpected(
         std::string("credentials do not belong in the URL: use redis_password_env"));

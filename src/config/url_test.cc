@@ -113,6 +113,17 @@ TEST(ParseRedisUrl, AcceptsTcpAndUnixSockets) {
   auto v6 = parse_redis_url("redis://[::1]");
   ASSERT_TRUE(v6) << v6.error();
   EXPECT_EQ(v6->port, 6379);
+  EXPECT_FALSE(plain->tls);
+  auto tls = parse_redis_url("rediss://cache.internal/4");
+  ASSERT_TRUE(tls) << tls.error();
+  EXPECT_TRUE(tls->tls);
+  EXPECT_EQ(tls->host, "cache.internal");
+  EXPECT_EQ(tls->port, 6379);
+  EXPECT_EQ(tls->db, 4u);
+  auto tls_port = parse_redis_url("rediss://10.0.0.5:6380");
+  ASSERT_TRUE(tls_port) << tls_port.error();
+  EXPECT_TRUE(tls_port->tls);
+  EXPECT_EQ(tls_port->port, 6380);
   auto unix_socket = parse_redis_url("unix:///run/redis/redis.sock?db=2");
   ASSERT_TRUE(unix_socket) << unix_socket.error();
   EXPECT_EQ(unix_socket->socket_path, "/run/redis/redis.sock");
@@ -126,6 +137,9 @@ TEST(ParseRedisUrl, RejectsWhatItCannotDial) {
   EXPECT_FALSE(parse_redis_url("redis://cache:6379/db"));
   EXPECT_FALSE(parse_redis_url("redis://cache:70000"));
   EXPECT_FALSE(parse_redis_url("redis://"));
+  EXPECT_FALSE(parse_redis_url("rediss://"));
+  EXPECT_FALSE(parse_redis_url("rediss://user:secret@cache:6380"));
+  EXPECT_FALSE(parse_redis_url("redisss://cache"));
   EXPECT_FALSE(parse_redis_url("unix://relative.sock"));
   EXPECT_FALSE(parse_redis_url("unix:///run/redis.sock?timeout=1"));
 }

@@ -698,15 +698,7 @@ class Validator {
     if (l.backend == "redis" && l.redis_url.empty()) {
       diag_.error("limits.redis_url", "backend = \"redis\" needs a redis_url");
     }
-    if (!l.redis_url.empty()) {
-      if (l.redis_url.starts_with("rediss://")) {
-        diag_.error("limits.redis_url",
-                    "rediss:// (TLS) is not available: the hiredis this build links has no TLS; "
-                    "use redis:// on a private network or a unix:// socket");
-      } else if (auto address = parse_redis_url(l.redis_url); !address) {
-        diag_.error("limits.redis_url", address.error());
-      }
-    }
+    check_limits_redis_address(l);
     if (!l.redis_password_env.empty() && !l.redis_password_file.empty()) {
       diag_.error("limits.redis_password_file", "set redis_password_env or redis_password_file, not both");
     } else if (!l.redis_password_env.empty()) {
@@ -724,6 +716,24 @@ class Validator {
         diag_.error("limits.redis_password_file", secret.error());
       }
     }
+  }
+
+  void check_limits_redis_address(const LimitsConfig& l) {
+    bool tls = false;
+    if (!l.redis_url.empty()) {
+      auto address = parse_redis_url(l.redis_url);
+      if (!address) {
+        diag_.error("limits.redis_url", address.error());
+      } else {
+        tls = address->tls;
+      }
+    }
+    if (l.redis_ca_file.empty()) return;
+    if (!tls && !l.redis_url.empty()) {
+      diag_.error("limits.redis_ca_file", "applies to a rediss:// redis_url only");
+    }
+    // Read when the gateway runs where the file is: another machine's paths cannot be checked.
+    check_readable_file(l.redis_ca_file, local_secrets_, "limits.redis_ca_file");
   }
 
   const Config& config_;

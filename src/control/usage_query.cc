@@ -52,7 +52,7 @@ std::string utc_text(int64_t ms, bool with_time) {
   unsigned d = 0;
   civil_from_days(days, y, m, d);
   const int64_t in_day = (ms - days * kMsPerDay) / 1000;
-  char out[40];
+  char out[96];  // room for any 64-bit year; real dates take 20 bytes
   if (with_time) {
     std::snprintf(out, sizeof out, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ",
                   static_cast<long long>(y), m, d, static_cast<long long>(in_day / 3600),

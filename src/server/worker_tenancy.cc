@@ -17,7 +17,7 @@ namespace {
 // What a RedisLimiter is made from: a change of any of these makes a new one.
 std::string redis_settings(const LimitsConfig& l) {
   return l.redis_url + '\n' + l.redis_password_env + '\n' + l.redis_password_file + '\n' +
-         std::to_string(l.timeout_ms) + '\n' + l.on_backend_error;
+         l.redis_ca_file + '\n' + std::to_string(l.timeout_ms) + '\n' + l.on_backend_error;
 }
 
 std::string redis_password(const LimitsConfig& l) {
@@ -55,6 +55,9 @@ Limiter* WorkerTenancy::limiter_for(const TenancyServices& services,
   options.connection.host = address->host;
   options.connection.port = address->port;
   options.connection.unix_path = address->socket_path;
+  options.connection.tls = address->tls;
+  options.connection.ca_file = limits.redis_ca_file;
+  options.connection.server_name = address->host;  // SNI and the name the certificate must bear
   options.connection.db = static_cast<int>(address->db);
   options.connection.password = redis_password(limits);
   options.connection.command_timeout = std::chrono::milliseconds(limits.timeout_ms);

@@ -446,4 +446,7 @@ test('a Redis that requires a password: AUTH from redis_password_file, and a wro
   const refused = await ask(wrong.url, 'sk-a');
   assert.equal(refused.status, 503, refused.text);
   assert.equal(refused.json.error.code, 'limits_unavailable');
+  // The operator is told why, once.
+  await waitUntil(() => /redis unix:\/\/\S+: cannot connect: .*(WRONGPASS|invalid|password)/i.test(wrong.log.text),
+    { timeoutMs: 5000, what: 'the node to log the refused AUTH' });
 });

@@ -113,7 +113,7 @@ void SharedPrefixStream::Impl::fail(const std::string& kind, const std::string& 
 
 bool SharedPrefixStream::Impl::connect() {
   const auto address = parse_redis_url(config->redis_url);  // checked by the config reader
-  if (!address) return false;
+  if (!address || address->tls) return false;  // the blocking client has no TLS (refused at load)
   std::string password;
   if (!config->redis_password_env.empty()) {
     const char* value = std::getenv(config->redis_password_env.c_str());

@@ -1,23 +1,36 @@
 #include "limits/redis/redis_client.h"
 
-#include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <openssl/evp.h>
-#include <poll.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <deque>
+#include <optional>
+#include <variant>
 
 namespace rolter {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
+using Tcp = asio::ip::tcp;
+using Unix = asio::local::stream_protocol;
+using TlsStream = asio::ssl::stream<Tcp::socket>;
+
+// Bytes asked of each read: many pipelined replies at once.
+constexpr size_t kReadChunk = 16 * 1024;
 
 RedisReply copy_reply(const redisReply& r) {
   RedisReply out;
@@ -49,97 +62,248 @@ RedisReply copy_reply(const redisReply& r) {
   return out;
 }
 
-// One command on the wire. Two owners: hiredis's callback and the waiting coroutine; whichever
-// lets go last frees it, so a reply that outlives its waiter lands safely.
+// One command on the wire, shared by the waiting coroutine and the connection's FIFO, so a reply
+// that outlives its waiter lands safely.
 struct Pending {
   explicit Pending(const asio::any_io_executor& executor) : timer(executor) {}
   asio::steady_timer timer;  // the waiter sleeps on it; the reply cancels it
   RedisReply reply;
-  bool answered = false;   // hiredis ran the callback
-  bool replied = false;    // ... with a reply (not the flush of a lost connection)
+  bool answered = false;   // a reply arrived, or the connection was lost
+  bool replied = false;    // ... a reply
   bool abandoned = false;  // the waiter timed out and left
-  int refs = 2;
 };
 
-void release(Pending* pending) {
-  if (--pending->refs == 0) delete pending;
-}
-
-// Watch: hiredis's event hooks, served by an Asio descriptor on the client's io_context.
-//
-// hiredis expects level-triggered readiness, Asio's reactor is edge-triggered: a wait started
-// after the edge would sleep forever. So before each wait the socket is polled (poll(2), zero
-// timeout) and, when already ready, the handler is posted instead. The descriptor never owns the
-// fd: hiredis closes it after the cleanup hook has released it from Asio.
-class Watch : public std::enable_shared_from_this<Watch> {
+// One connection: the stream, the commands awaiting their replies (in order: Redis answers in
+// command order), and the bytes waiting to be written. One read loop runs while it is open and
+// one write loop while bytes are queued. hiredis only formats commands and parses replies.
+class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Watch(const asio::any_io_executor& executor, redisAsyncContext* context)
-      : descriptor_(executor), context_(context) {}
+  using Stream = std::variant<Tcp::socket, Unix::socket, TlsStream>;
 
-  bool attach() {
-    error_code ec;
-    descriptor_.assign(context_->c.fd, ec);
-    if (ec) return false;
-    self_ = shared_from_this();
-    context_->ev.data = this;
-    context_->ev.addRead = [](void* w) { static_cast<Watch*>(w)->want(kRead, true); };
-    context_->ev.delRead = [](void* w) { static_cast<Watch*>(w)->want(kRead, false); };
-    context_->ev.addWrite = [](void* w) { static_cast<Watch*>(w)->want(kWrite, true); };
-    context_->ev.delWrite = [](void* w) { static_cast<Watch*>(w)->want(kWrite, false); };
-    context_->ev.cleanup = [](void* w) { static_cast<Watch*>(w)->detach(); };
-    return true;
+  Connection(const asio::any_io_executor& executor, const RedisClientOptions& options,
+             std::shared_ptr<asio::ssl::context> tls)
+      : executor_(executor),
+        tls_(std::move(tls)),
+        stream_(make_stream(executor, options, tls_.get())),
+        resolver_(executor),
+        reader_(redisReaderCreate()),
+        buffer_(kReadChunk) {}
+  ~Connection() {
+    if (reader_ != nullptr) redisReaderFree(reader_);
   }
+
+  // TCP or Unix connect, then the TLS handshake. Returns "" or what failed.
+  Task<std::string> open(const RedisClientOptions& options);
+  // Queues one command; false when the connection is not open (nothing was queued).
+  bool send(std::span<const std::string_view> args, std::shared_ptr<Pending> pending);
+  // Closes the stream; every command still waiting completes as disconnected. Idempotent.
+  void close();
+
+  // When the oldest unanswered command was sent; nullopt when none is.
+  std::optional<SteadyClock::time_point> oldest() const {
+    if (in_flight_.empty()) return std::nullopt;
+    return in_flight_.front().sent;
+  }
+
+  // Called once when the connection fails by itself (read or write error, protocol error).
+  std::function<void(Connection*)> on_lost;
+  bool expired = false;  // closed because the handshake outlived connect_timeout
 
  private:
-  static constexpr int kRead = 0;
-  static constexpr int kWrite = 1;
+  struct InFlight {
+    std::shared_ptr<Pending> pending;
+    SteadyClock::time_point sent;
+  };
 
-  void want(int direction, bool on) {
-    wanted_[direction] = on;
-    if (on) arm(direction);
+  static Stream make_stream(const asio::any_io_executor& executor,
+                            const RedisClientOptions& options, asio::ssl::context* tls) {
+    if (!options.unix_path.empty()) return Stream(std::in_place_type<Unix::socket>, executor);
+    if (tls != nullptr) return Stream(std::in_place_type<TlsStream>, executor, *tls);
+    return Stream(std::in_place_type<Tcp::socket>, executor);
   }
 
-  void arm(int direction) {
-    if (armed_[direction] || context_ == nullptr) return;
-    armed_[direction] = true;
-    pollfd probe{context_->c.fd, static_cast<short>(direction == kRead ? POLLIN : POLLOUT), 0};
-    if (::poll(&probe, 1, 0) > 0) {
-      asio::post(descriptor_.get_executor(),
-                 [self = shared_from_this(), direction] { self->ready(direction); });
-      return;
-    }
-    descriptor_.async_wait(direction == kRead ? asio::posix::descriptor_base::wait_read
-                                              : asio::posix::descriptor_base::wait_write,
-                           [self = shared_from_this(), direction](error_code) {
-                             self->ready(direction);
-                           });
+  Tcp::socket& tcp_socket() {
+    if (auto* tls = std::get_if<TlsStream>(&stream_)) return tls->next_layer();
+    return std::get<Tcp::socket>(stream_);
   }
 
-  void ready(int direction) {
-    armed_[direction] = false;
-    if (context_ == nullptr || !wanted_[direction]) return;
-    // Either call may free the context; the cleanup hook then clears context_.
-    if (direction == kRead) {
-      redisAsyncHandleRead(context_);
-    } else {
-      redisAsyncHandleWrite(context_);
-    }
-    if (context_ != nullptr && wanted_[direction]) arm(direction);
-  }
+  Task<std::string> connect_tcp(const RedisClientOptions& options);
+  Task<std::string> handshake_tls(const RedisClientOptions& options);
+  static Task<void> read_loop(std::shared_ptr<Connection> self);
+  static Task<void> write_loop(std::shared_ptr<Connection> self);
+  bool deliver();
+  void lost();
 
-  // hiredis is about to close the fd and free the context.
-  void detach() {
-    context_ = nullptr;
-    descriptor_.release();  // cancels the waits; their handlers find context_ null
-    auto last = std::move(self_);
-  }
-
-  asio::posix::stream_descriptor descriptor_;
-  redisAsyncContext* context_;
-  bool wanted_[2] = {false, false};
-  bool armed_[2] = {false, false};
-  std::shared_ptr<Watch> self_;  // hiredis's reference, dropped by the cleanup hook
+  asio::any_io_executor executor_;
+  std::shared_ptr<asio::ssl::context> tls_;  // outlives the stream that refers to it
+  Stream stream_;
+  Tcp::resolver resolver_;
+  redisReader* reader_;
+  std::vector<char> buffer_;
+  std::deque<InFlight> in_flight_;
+  std::string queued_;    // formatted commands not yet handed to the stream
+  std::string outgoing_;  // the bytes of the write in progress
+  bool writing_ = false;
+  bool open_ = false;
+  bool closed_ = false;
 };
+
+Task<std::string> Connection::open(const RedisClientOptions& options) {
+  if (auto* socket = std::get_if<Unix::socket>(&stream_)) {
+    auto [ec] = co_await socket->async_connect(Unix::endpoint(options.unix_path), kNoThrow);
+    if (ec) co_return "connect to " + options.unix_path + ": " + ec.message();
+  } else {
+    std::string error = co_await connect_tcp(options);
+    if (error.empty() && std::holds_alternative<TlsStream>(stream_)) {
+      error = co_await handshake_tls(options);
+    }
+    if (!error.empty()) co_return error;
+  }
+  if (closed_) co_return "connection closed";
+  open_ = true;
+  asio::co_spawn(executor_, read_loop(shared_from_this()), asio::detached);
+  co_return "";
+}
+
+Task<std::string> Connection::connect_tcp(const RedisClientOptions& options) {
+  std::vector<Tcp::endpoint> endpoints;
+  error_code ec;
+  const auto address = asio::ip::make_address(options.host, ec);
+  if (!ec) {
+    endpoints.emplace_back(address, options.port);
+  } else {
+    auto [resolve_ec, results] =
+        co_await resolver_.async_resolve(options.host, std::to_string(options.port), kNoThrow);
+    if (resolve_ec) co_return "resolve " + options.host + ": " + resolve_ec.message();
+    for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+  }
+  auto [connect_ec, endpoint] = co_await asio::async_connect(tcp_socket(), endpoints, kNoThrow);
+  if (connect_ec) co_return "connect: " + connect_ec.message();
+  tcp_socket().set_option(Tcp::no_delay(true), ec);  // one small command must not wait for Nagle
+  co_return "";
+}
+
+Task<std::string> Connection::handshake_tls(const RedisClientOptions& options) {
+  auto& tls = std::get<TlsStream>(stream_);
+  const std::string& name = options.server_name.empty() ? options.host : options.server_name;
+  error_code ec;
+  asio::ip::make_address(name, ec);
+  // SNI carries names only, never an address.
+  if (ec && SSL_set_tlsext_host_name(tls.native_handle(), name.c_str()) != 1) {
+    co_return "TLS: cannot set the server name " + name;
+  }
+  auto [handshake_ec] = co_await tls.async_handshake(asio::ssl::stream_base::client, kNoThrow);
+  if (!handshake_ec) co_return "";
+  std::string error = "TLS handshake: " + handshake_ec.message();
+  const long verify = SSL_get_verify_result(tls.native_handle());
+  if (verify == X509_V_ERR_UNSPECIFIED) {  // what the host name check reports
+    error += " (the certificate is not for " + name + ")";
+  } else if (verify != X509_V_OK) {
+    error += std::string(" (") + X509_verify_cert_error_string(verify) + " for " + name + ")";
+  }
+  co_return error;
+}
+
+bool Connection::send(std::span<const std::string_view> args, std::shared_ptr<Pending> pending) {
+  if (!open_ || closed_) return false;
+  std::vector<const char*> argv(args.size());
+  std::vector<size_t> lengths(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    argv[i] = args[i].data();
+    lengths[i] = args[i].size();
+  }
+  char* command = nullptr;
+  const int length =
+      redisFormatCommandArgv(&command, static_cast<int>(args.size()), argv.data(), lengths.data());
+  if (length < 0 || command == nullptr) return false;
+  queued_.append(command, static_cast<size_t>(length));
+  redisFreeCommand(command);
+  in_flight_.push_back({std::move(pending), SteadyClock::now()});
+  if (!writing_) {
+    writing_ = true;
+    asio::co_spawn(executor_, write_loop(shared_from_this()), asio::detached);
+  }
+  return true;
+}
+
+Task<void> Connection::write_loop(std::shared_ptr<Connection> self) {
+  while (!self->closed_ && !self->queued_.empty()) {
+    self->outgoing_.clear();
+    std::swap(self->outgoing_, self->queued_);
+    auto [ec, written] = co_await std::visit(
+        [&](auto& stream) {
+          return asio::async_write(stream, asio::buffer(self->outgoing_), kNoThrow);
+        },
+        self->stream_);
+    if (ec) {
+      self->lost();
+      break;
+    }
+  }
+  self->writing_ = false;
+}
+
+Task<void> Connection::read_loop(std::shared_ptr<Connection> self) {
+  while (!self->closed_) {
+    auto [ec, n] = co_await std::visit(
+        [&](auto& stream) { return stream.async_read_some(asio::buffer(self->buffer_), kNoThrow); },
+        self->stream_);
+    if (ec || self->closed_ ||
+        redisReaderFeed(self->reader_, self->buffer_.data(), n) != REDIS_OK || !self->deliver()) {
+      self->lost();
+      co_return;
+    }
+  }
+}
+
+// Hands every complete reply to the oldest waiting command. False on a protocol error.
+bool Connection::deliver() {
+  for (;;) {
+    void* raw = nullptr;
+    if (redisReaderGetReply(reader_, &raw) != REDIS_OK) return false;
+    if (raw == nullptr) return true;
+    auto* reply = static_cast<redisReply*>(raw);
+    if (in_flight_.empty()) {  // a reply nobody asked for: the stream is out of step
+      freeReplyObject(reply);
+      return false;
+    }
+    const std::shared_ptr<Pending> pending = std::move(in_flight_.front().pending);
+    in_flight_.pop_front();
+    if (!pending->abandoned) {
+      pending->answered = true;
+      pending->replied = true;
+      pending->reply = copy_reply(*reply);
+      pending->timer.cancel();
+    }
+    freeReplyObject(reply);
+  }
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  open_ = false;
+  resolver_.cancel();
+  error_code ec;
+  if (auto* socket = std::get_if<Unix::socket>(&stream_)) {
+    socket->close(ec);
+  } else {
+    tcp_socket().close(ec);  // no TLS close_notify: the peer is gone or being dropped
+  }
+  const std::deque<InFlight> failed = std::move(in_flight_);
+  in_flight_.clear();
+  for (const InFlight& entry : failed) {
+    if (entry.pending->abandoned) continue;
+    entry.pending->answered = true;
+    entry.pending->timer.cancel();
+  }
+}
+
+void Connection::lost() {
+  if (closed_) return;
+  close();
+  if (on_lost) on_lost(this);
+}
 
 }  // namespace
 
@@ -169,47 +333,36 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
   RedisClientOptions options;
   std::vector<const RedisScript*> scripts;
   Random& random;
-  redisAsyncContext* context = nullptr;  // null while disconnected
-  bool ready = false;                    // connected and the handshake done
+  std::shared_ptr<asio::ssl::context> tls;  // built at the first rediss connect
+  std::shared_ptr<Connection> conn;         // null while disconnected
+  bool ready = false;                       // connected and the handshake done
   bool stopped = false;
   uint64_t connects = 0;
+  std::string last_error;   // the last connect failure logged, so a lasting one is logged once
   asio::steady_timer wake;  // the background loop's sleep, cancelled by a disconnect
-  // When each command still awaiting its reply was sent, oldest first (replies come in order).
-  std::deque<SteadyClock::time_point> sent;
 
   Task<RedisResult> send(std::span<const std::string_view> args,
                          std::chrono::steady_clock::duration timeout);
   Task<bool> connect_once();
+  Task<std::string> handshake(SteadyClock::time_point deadline);
+  Task<std::string> step(std::span<const std::string_view> args, SteadyClock::time_point deadline);
+  std::shared_ptr<Connection> make_connection(std::string& error);
   static Task<void> run(std::shared_ptr<Impl> self);
   static Task<RedisResult> eval(std::shared_ptr<Impl> impl, const RedisScript& script,
                                 std::span<const std::string_view> keys,
                                 std::span<const std::string_view> args);
   void drop();
   void check_stall();
-
-  static void on_reply(redisAsyncContext* context, void* reply, void* privdata);
-  static void on_connect(const redisAsyncContext* context, int status);
-  static void on_disconnect(const redisAsyncContext* context, int status);
+  void report(std::string error);
 };
 
 Task<RedisResult> RedisClient::Impl::send(std::span<const std::string_view> args,
                                           std::chrono::steady_clock::duration timeout) {
   RedisResult result;
-  if (context == nullptr || stopped) co_return result;
-  std::vector<const char*> argv(args.size());
-  std::vector<size_t> lengths(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    argv[i] = args[i].data();
-    lengths[i] = args[i].size();
-  }
-  auto* pending = new Pending(ex);
-  if (redisAsyncCommandArgv(context, &on_reply, pending, static_cast<int>(args.size()),
-                            argv.data(), lengths.data()) != REDIS_OK) {
-    delete pending;
-    co_return result;
-  }
-  sent.push_back(SteadyClock::now());
-  auto self = shared_from_this();  // the reply callback reaches this Impl through the context
+  if (conn == nullptr || stopped) co_return result;
+  auto pending = std::make_shared<Pending>(ex);
+  if (!conn->send(args, pending)) co_return result;
+  auto self = shared_from_this();  // check_stall() below needs this Impl
   pending->timer.expires_after(timeout);
   co_await pending->timer.async_wait(kNoThrow);
   if (pending->answered) {
@@ -220,127 +373,140 @@ Task<RedisResult> RedisClient::Impl::send(std::span<const std::string_view> args
     pending->abandoned = true;
     check_stall();
   }
-  release(pending);
   co_return result;
 }
 
-void RedisClient::Impl::on_reply(redisAsyncContext* context, void* reply, void* privdata) {
-  auto* impl = static_cast<Impl*>(context->data);
-  if (impl != nullptr && !impl->sent.empty()) impl->sent.pop_front();
-  auto* pending = static_cast<Pending*>(privdata);
-  if (!pending->abandoned) {
-    pending->answered = true;
-    if (reply != nullptr) {
-      pending->replied = true;
-      pending->reply = copy_reply(*static_cast<redisReply*>(reply));
-    }
-    pending->timer.cancel();
-  }
-  release(pending);
-}
-
-void RedisClient::Impl::on_connect(const redisAsyncContext* context, int status) {
-  // On failure hiredis frees the context right after this call; the handshake's commands are
-  // flushed with no reply, which is how connect_once() learns of it.
-  auto* impl = static_cast<Impl*>(context->data);
-  if (status != REDIS_OK && impl != nullptr && impl->context == context) impl->context = nullptr;
-}
-
-void RedisClient::Impl::on_disconnect(const redisAsyncContext* context, int status) {
-  auto* impl = static_cast<Impl*>(context->data);
-  if (impl == nullptr) return;
-  if (impl->context == context) impl->context = nullptr;
-  impl->ready = false;
-  impl->sent.clear();
-  impl->wake.cancel();
-}
-
 // Frees the connection now: every command still waiting completes as kDisconnected.
-// Never called from inside a hiredis callback.
 void RedisClient::Impl::drop() {
   ready = false;
-  if (context != nullptr) {
-    redisAsyncContext* doomed = context;
-    context = nullptr;
-    redisAsyncFree(doomed);
+  if (conn != nullptr) {
+    const std::shared_ptr<Connection> doomed = std::move(conn);
+    doomed->on_lost = nullptr;
+    doomed->close();
   }
-  sent.clear();
   wake.cancel();
 }
 
 // A server that answers nothing for stall_timeout is hung: later commands would queue behind the
 // silent ones and all time out, so the connection is dropped and the backoff retries it.
 void RedisClient::Impl::check_stall() {
-  if (context != nullptr && !sent.empty() &&
-      SteadyClock::now() - sent.front() >= options.stall_timeout) {
-    drop();
+  if (conn == nullptr) return;
+  const auto oldest = conn->oldest();
+  if (oldest && SteadyClock::now() - *oldest >= options.stall_timeout) drop();
+}
+
+void RedisClient::Impl::report(std::string error) {
+  if (error == last_error) return;
+  const std::string where = !options.unix_path.empty()
+                                ? "unix://" + options.unix_path
+                                : (options.tls ? "rediss://" : "redis://") + options.host + ':' +
+                                      std::to_string(options.port);
+  spdlog::warn("redis {}: cannot connect: {}", where, error);
+  last_error = std::move(error);
+}
+
+std::shared_ptr<Connection> RedisClient::Impl::make_connection(std::string& error) {
+  if (options.tls && tls == nullptr) {
+    auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+    error_code ec;
+    context->set_default_verify_paths(ec);
+    if (ec) {
+      error = "TLS: cannot load the system CA store: " + ec.message();
+      return nullptr;
+    }
+    if (!options.ca_file.empty()) context->load_verify_file(options.ca_file, ec);
+    if (ec) {
+      error = "TLS: cannot load the CA file " + options.ca_file + ": " + ec.message();
+      return nullptr;
+    }
+    context->set_verify_mode(asio::ssl::verify_peer, ec);
+    context->set_verify_callback(
+        asio::ssl::host_name_verification(options.server_name.empty() ? options.host
+                                                                      : options.server_name),
+        ec);
+    tls = std::move(context);
   }
+  return std::make_shared<Connection>(ex, options, options.tls ? tls : nullptr);
 }
 
 Task<bool> RedisClient::Impl::connect_once() {
   const auto deadline = SteadyClock::now() + options.connect_timeout;
-  std::string host = options.host;
-  if (options.unix_path.empty()) {
-    // hiredis would resolve a name with a blocking getaddrinfo(); hand it an address.
-    error_code ec;
-    asio::ip::make_address(host, ec);
-    if (ec) {
-      asio::ip::tcp::resolver resolver(ex);
-      auto [resolve_ec, results] =
-          co_await resolver.async_resolve(host, std::to_string(options.port), kNoThrow);
-      if (resolve_ec || results.empty() || stopped) co_return false;
-      host = results.begin()->endpoint().address().to_string();
-    }
-  }
-  redisAsyncContext* fresh = options.unix_path.empty()
-                                 ? redisAsyncConnect(host.c_str(), options.port)
-                                 : redisAsyncConnectUnix(options.unix_path.c_str());
-  if (fresh == nullptr) co_return false;
-  if (fresh->err != 0 || !std::make_shared<Watch>(ex, fresh)->attach()) {
-    redisAsyncFree(fresh);
+  std::string error;
+  std::shared_ptr<Connection> fresh = make_connection(error);
+  if (fresh == nullptr) {
+    report(std::move(error));
     co_return false;
   }
-  fresh->data = this;
-  context = fresh;
-  redisAsyncSetDisconnectCallback(fresh, &on_disconnect);
-  // Arms the write watch: the connect completes on the first writable event.
-  redisAsyncSetConnectCallback(fresh, &on_connect);
-
-  // The handshake, queued at once; hiredis writes it when the socket connects.
-  auto step = [&](std::span<const std::string_view> args) -> Task<bool> {
-    const auto left = deadline - SteadyClock::now();
-    if (context == nullptr || left <= SteadyClock::duration::zero()) co_return false;
-    RedisResult r = co_await send(args, left);
-    co_return r.ok();
+  conn = fresh;
+  fresh->on_lost = [this](Connection* lost) {
+    if (conn.get() != lost) return;
+    conn.reset();
+    ready = false;
+    wake.cancel();
   };
-  bool ok = true;
-  if (!options.password.empty()) {
-    const std::string_view auth[] = {"AUTH", options.password};
-    ok = co_await step(auth);
-  }
-  const std::string db = std::to_string(options.db);
-  if (ok && options.db != 0) {
-    const std::string_view select[] = {"SELECT", db};
-    ok = co_await step(select);
-  }
-  for (const RedisScript* script : scripts) {
-    if (!ok) break;
-    const std::string_view load[] = {"SCRIPT", "LOAD", script->body};
-    ok = co_await step(load);
-  }
-  if (ok) {
-    // Ready only once the server has answered: without a password or scripts, this is the first
-    // command, and the one that proves the TCP connect succeeded.
-    const std::string_view ping[] = {"PING"};
-    ok = co_await step(ping);
-  }
-  if (!ok || stopped || context != fresh) {
-    if (context == fresh) drop();
+  // The whole handshake fits in connect_timeout: past it the watchdog closes the connection.
+  auto watchdog = std::make_shared<asio::steady_timer>(ex, deadline);
+  watchdog->async_wait([fresh, watchdog](error_code ec) {
+    if (ec) return;
+    fresh->expired = true;
+    fresh->close();
+  });
+  error = co_await fresh->open(options);
+  if (error.empty()) error = co_await handshake(deadline);
+  watchdog->cancel();
+  if (stopped) co_return false;
+  if (error.empty() && conn != fresh) error = "connection lost";
+  if (!error.empty()) {
+    if (conn == fresh) drop();
+    if (fresh->expired) error = "no answer within connect_timeout (" + error + ")";
+    report(std::move(error));
     co_return false;
   }
   ready = true;
   ++connects;
+  last_error.clear();
   co_return true;
+}
+
+// AUTH, SELECT, SCRIPT LOAD, PING in turn. Returns "" or what failed.
+Task<std::string> RedisClient::Impl::handshake(SteadyClock::time_point deadline) {
+  std::string error;
+  if (!options.password.empty()) {
+    const std::string_view auth[] = {"AUTH", options.password};
+    error = co_await step(auth, deadline);
+  }
+  const std::string db = std::to_string(options.db);
+  if (error.empty() && options.db != 0) {
+    const std::string_view select[] = {"SELECT", db};
+    error = co_await step(select, deadline);
+  }
+  for (const RedisScript* script : scripts) {
+    if (!error.empty()) break;
+    const std::string_view load[] = {"SCRIPT", "LOAD", script->body};
+    error = co_await step(load, deadline);
+  }
+  if (error.empty()) {
+    // Ready only once the server has answered.
+    const std::string_view ping[] = {"PING"};
+    error = co_await step(ping, deadline);
+  }
+  co_return error;
+}
+
+Task<std::string> RedisClient::Impl::step(std::span<const std::string_view> args,
+                                          SteadyClock::time_point deadline) {
+  const std::string name(args[0]);
+  const auto left = deadline - SteadyClock::now();
+  if (left <= SteadyClock::duration::zero()) co_return name + ": no time left";
+  const RedisResult r = co_await send(args, left);
+  switch (r.status) {
+    case RedisStatus::kOk:
+      co_return r.reply.is_error() ? name + ": " + r.reply.str : std::string();
+    case RedisStatus::kTimeout:
+      co_return name + ": no answer";
+    default:
+      co_return name + ": connection lost";
+  }
 }
 
 Task<void> RedisClient::Impl::run(std::shared_ptr<Impl> self) {
@@ -433,10 +599,10 @@ Task<void> eval_in_background(std::shared_ptr<RedisClient::Impl> impl, const Red
 void RedisClient::eval_detached(const RedisScript& script, std::vector<std::string> keys,
                                 std::vector<std::string> args,
                                 std::function<void(const RedisResult&)> done) {
-  asio::co_spawn(impl_->ex,
-                 eval_in_background(impl_, script, std::move(keys), std::move(args),
-                                    std::move(done)),
-                 asio::detached);
+  asio::co_spawn(
+      impl_->ex,
+      eval_in_background(impl_, script, std::move(keys), std::move(args), std::move(done)),
+      asio::detached);
 }
 
 }  // namespace rolter

@@ -1,20 +1,22 @@
-// RedisClient: one asynchronous Redis connection (hiredis) driven by a worker's io_context.
+// RedisClient: one asynchronous Redis connection driven by a worker's io_context.
 //
 //   RedisClient client(io.get_executor(), options);     // starts connecting in the background
 //   RedisScript script(lua_text);                       // its SHA1 is computed here
 //   RedisResult r = co_await client.eval(script, keys, args);
 //   if (r.status == RedisStatus::kOk && !r.reply.is_error()) ... r.reply ...
 //
-// No call ever blocks the thread and the client has no thread of its own: hiredis reads and
-// writes when Asio reports the socket ready. Every command completes within the command timeout:
-// after it the caller gets kTimeout at once, and a reply that arrives later is dropped. While the
-// connection is down, commands fail at once with kNotConnected (nothing is queued); the client
-// reconnects in the background with jittered exponential backoff (50 ms doubling to 5 s by
-// default). A server that keeps every command unanswered for `stall_timeout` is dropped too, so a
+// No call ever blocks the thread and the client has no thread of its own: Asio does all the I/O
+// (TCP, a Unix socket, or TLS for rediss://) and hiredis only encodes commands and decodes
+// replies. Commands are pipelined: replies come in command order and are matched to a FIFO.
+// Every command completes within the command timeout: after it the caller gets kTimeout at once,
+// and a reply that arrives later is dropped. While the connection is down, commands fail at once
+// with kNotConnected (nothing is queued); the client reconnects in the background with jittered
+// exponential backoff (50 ms doubling to 5 s by default). A server that keeps every command unanswered for `stall_timeout` is dropped too, so a
 // hung Redis costs each command at most its timeout and is retried like a dead one.
 //
 // At each connect the client sends AUTH (when a password is given), SELECT (db != 0), SCRIPT LOAD
-// of every registered script and PING, and is ready once all have answered; eval() uses EVALSHA and falls back to EVAL on NOSCRIPT.
+// of every registered script and PING, and is ready once all have answered; eval() uses EVALSHA
+// and falls back to EVAL on NOSCRIPT.
 //
 // Thread-safety: not thread-safe. A client belongs to the io_context of its executor, which must
 // run on one thread; construct, call and destroy it on that thread (or while the io_context is not
@@ -39,10 +41,16 @@ struct RedisClientOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 6379;
   std::string unix_path;  // when set, connect to this socket instead of host:port
+  // TLS (rediss://): the server's certificate is verified against the system CA store plus
+  // `ca_file` (a PEM bundle, for a private CA) and must name `server_name` (default: host), which
+  // is also sent as SNI. A failed TLS handshake fails the connect like any other.
+  bool tls = false;
+  std::string ca_file;
+  std::string server_name;
   int db = 0;
   std::string password;  // "" = no AUTH
   std::chrono::milliseconds command_timeout{20};
-  // The whole handshake: TCP connect, AUTH, SELECT, SCRIPT LOAD, PING.
+  // The whole handshake: TCP connect, TLS handshake, AUTH, SELECT, SCRIPT LOAD, PING.
   std::chrono::milliseconds connect_timeout{1000};
   // The oldest command unanswered this long means the server is hung: drop and reconnect.
   std::chrono::milliseconds stall_timeout{1000};

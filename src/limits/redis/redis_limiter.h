@@ -41,7 +41,8 @@ enum class BackendErrorPolicy : uint8_t {
 };
 
 struct RedisLimiterOptions {
-  // host, port, unix_path, db, password; command_timeout is the per-admission timeout (20 ms).
+  // host, port, unix_path, tls (ca_file, server_name), db, password; command_timeout is the
+  // per-admission timeout (20 ms).
   RedisClientOptions connection;
   std::string key_prefix = "rolter:limits:";
   BackendErrorPolicy on_backend_error = BackendErrorPolicy::kOpen;

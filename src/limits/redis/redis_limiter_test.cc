@@ -424,6 +424,99 @@ TEST_F(RedisLimiterTest, HungRedisTimesOutThenRecovers) {
 
 // Not a test: the median round trip of one admission on loopback.
 // Run with --gtest_also_run_disabled_tests --gtest_filter='*RoundTrip*'.
+// rediss://: a server with a certificate signed by a throwaway CA (testing/redis_server.h).
+class RedisTlsLimiterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new RedisServer(/*tls=*/true);
+    ASSERT_TRUE(server_->start()) << server_->error();
+  }
+  static void TearDownTestSuite() { delete server_; }
+
+  void SetUp() override {
+    ASSERT_TRUE(server_ != nullptr);
+    server_->query({"FLUSHALL"});
+  }
+
+  RedisLimiterOptions options(std::string host = "127.0.0.1") const {
+    RedisLimiterOptions o;
+    o.connection.host = std::move(host);
+    o.connection.port = server_->tls_port();
+    o.connection.tls = true;
+    o.connection.ca_file = server_->ca_file();
+    o.connection.command_timeout = 2s;
+    o.connection.connect_timeout = 2s;
+    return o;
+  }
+
+  // A limiter whose TLS handshake must fail: it never connects, and an admission is a prompt
+  // backend_error instead of a hang.
+  void expect_refused_connection(RedisLimiterOptions o) {
+    RedisLimiter limiter(io_.get_executor(), std::move(o));
+    run_until(io_, [&] { return limiter.connected(); }, 500ms);
+    EXPECT_FALSE(limiter.connected());
+    EXPECT_EQ(limiter.client().connects(), 0u);
+    const LimitRule rule = make_rule("untrusted", {.rpm = 60});
+    const LimitRule* rules[] = {&rule};
+    SteadyClock::duration took{};
+    auto a = admit_now(io_, limiter, rules, make_demand(), &took);
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(a->backend_error);
+    EXPECT_LT(took, kCallDeadline);
+  }
+
+  std::unique_ptr<RedisLimiter> connected_tls_limiter(RedisLimiterOptions o) {
+    auto limiter = std::make_unique<RedisLimiter>(io_.get_executor(), std::move(o));
+    EXPECT_TRUE(run_until(io_, [&] { return limiter->connected(); }));
+    return limiter;
+  }
+
+  static RedisServer* server_;
+  asio::io_context io_;
+};
+RedisServer* RedisTlsLimiterTest::server_ = nullptr;
+
+TEST_F(RedisTlsLimiterTest, AdmissionsOverTlsAreExact) {
+  const LimitRule rule = make_rule("tls-gcra", {.rpm = 60, .burst = 60});
+  const LimitRule* rules[] = {&rule};
+  auto limiter = connected_tls_limiter(options());
+  ASSERT_TRUE(limiter->connected());
+  EXPECT_EQ(admit_concurrently(io_, *limiter, rules, 300), 60);
+  EXPECT_EQ(limiter->backend_errors(), 0u);
+}
+
+TEST_F(RedisTlsLimiterTest, HostNameIsResolvedAndVerified) {
+  auto limiter = connected_tls_limiter(options("localhost"));
+  ASSERT_TRUE(limiter->connected());
+  const LimitRule rule = make_rule("tls-name", {.rpm = 60});
+  const LimitRule* rules[] = {&rule};
+  auto a = admit_now(io_, *limiter, rules, make_demand());
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(a->admitted());
+}
+
+TEST_F(RedisTlsLimiterTest, UntrustedCertificateFailsPromptly) {
+  RedisLimiterOptions o = options();
+  o.connection.ca_file.clear();  // the system store does not know the test CA
+  expect_refused_connection(std::move(o));
+}
+
+TEST_F(RedisTlsLimiterTest, CertificateForAnotherNameFailsPromptly) {
+  RedisLimiterOptions o = options();
+  o.connection.server_name = "redis.example.com";
+  expect_refused_connection(std::move(o));
+}
+
+TEST_F(RedisLimiterTest, UnixSocketAdmits) {
+  RedisLimiterOptions o = options();
+  o.connection.unix_path = server_->unix_path();
+  o.connection.port = 1;  // ignored: the socket is used
+  auto limiter = connected_limiter(io_, std::move(o));
+  const LimitRule rule = make_rule("unix", {.rpm = 60, .burst = 5});
+  const LimitRule* rules[] = {&rule};
+  EXPECT_EQ(admit_concurrently(io_, *limiter, rules, 20), 5);
+}
+
 TEST_F(RedisLimiterTest, DISABLED_RoundTrip) {
   const LimitRule key = make_rule("rtt-key", {.rpm = 1000000, .tpm = 100000000});
   const LimitRule team = make_rule("rtt-team", {.max_in_flight = 1000000});

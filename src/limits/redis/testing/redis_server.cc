@@ -61,7 +61,7 @@ uint16_t free_loopback_port() {
   return port;
 }
 
-RedisServer::RedisServer() {
+RedisServer::RedisServer(bool tls) : tls_(tls) {
   char pattern[] = "/tmp/rolter-redis-XXXXXX";
   if (::mkdtemp(pattern) != nullptr) dir_ = pattern;
 }
@@ -77,9 +77,11 @@ bool RedisServer::start() {
     error_ = "no temporary directory";
     return false;
   }
+  if (tls_ && !fs::exists(ca_file()) && !make_certificates()) return false;
   const bool pick = port_ == 0;
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
     if (pick) port_ = free_loopback_port();
+    if (pick && tls_) tls_port_ = free_loopback_port();
     if (start_once()) return true;
     if (!pick) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -91,7 +93,15 @@ bool RedisServer::start_once() {
   const std::string log = dir_ + "/redis.log";
   std::vector<std::string> argv = {"redis-server", "--port", port, "--bind", "127.0.0.1",
                                    "--save", "", "--appendonly", "no", "--dir", dir_,
-                                   "--logfile", log, "--daemonize", "no"};
+                                   "--logfile", log, "--daemonize", "no",
+                                   "--unixsocket", unix_path()};
+  if (tls_) {
+    const std::vector<std::string> tls = {
+        "--tls-port",      std::to_string(tls_port_), "--tls-cert-file",    dir_ + "/cert.pem",
+        "--tls-key-file",  dir_ + "/key.pem",         "--tls-ca-cert-file", ca_file(),
+        "--tls-auth-clients", "no"};
+    argv.insert(argv.end(), tls.begin(), tls.end());
+  }
   std::vector<char*> args;
   for (auto& arg : argv) args.push_back(arg.data());
   args.push_back(nullptr);
@@ -123,6 +133,25 @@ bool RedisServer::start_once() {
   error_ = "redis-server did not answer PING on port " + port;
   kill();
   return false;
+}
+
+// A CA and a server certificate for localhost / 127.0.0.1 signed by it, made with the openssl
+// command (EC keys: fast to generate).
+bool RedisServer::make_certificates() {
+  const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  const std::string cd = "cd '" + dir_ + "' && ";
+  const std::string script =
+      cd + "openssl req -x509" + key +
+      " -keyout ca.key -out ca.pem -days 2 -subj /CN=rolter-test-ca" +
+      " && openssl req" + key + " -keyout key.pem -out server.csr -subj /CN=localhost" +
+      " && printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.cnf" +
+      " && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial" +
+      " -out cert.pem -days 2 -extfile san.cnf >/dev/null 2>&1";
+  if (std::system((script + " 2>/dev/null").c_str()) != 0 || !fs::exists(dir_ + "/cert.pem")) {
+    error_ = "could not make test certificates with the openssl command";
+    return false;
+  }
+  return true;
 }
 
 void RedisServer::kill() {

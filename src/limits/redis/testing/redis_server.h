@@ -1,6 +1,8 @@
 // RedisServer: a real redis-server for tests, on a free loopback port, in a temporary directory,
 // without persistence. It can be killed, restarted on the same port, paused and resumed, to play
-// the faults the Redis limiter must survive.
+// the faults the Redis limiter must survive. It also listens on a Unix socket and, when built with
+// `tls`, on a second TLS port whose certificate (for localhost and 127.0.0.1) is signed by a
+// throwaway CA made at start-up with the openssl command (ca_file()).
 //
 //   RedisServer redis;
 //   ASSERT_TRUE(redis.start()) << redis.error();
@@ -20,7 +22,7 @@ namespace rolter {
 
 class RedisServer {
  public:
-  RedisServer();
+  explicit RedisServer(bool tls = false);
   ~RedisServer();  // kills the server and removes its directory
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -34,7 +36,10 @@ class RedisServer {
   void pause();
   void resume();
 
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return port_; }  // plain TCP
+  uint16_t tls_port() const { return tls_port_; }
+  std::string unix_path() const { return dir_ + "/redis.sock"; }
+  std::string ca_file() const { return dir_ + "/ca.pem"; }  // the CA that signed the TLS cert
   const std::string& error() const { return error_; }
 
   // One command over a blocking connection of its own; the reply as text ("" on failure), an
@@ -43,9 +48,12 @@ class RedisServer {
 
  private:
   bool start_once();
+  bool make_certificates();
 
+  bool tls_ = false;
   std::string dir_;
   uint16_t port_ = 0;
+  uint16_t tls_port_ = 0;
   pid_t pid_ = -1;
   std::string error_;
 };
