@@ -141,12 +141,14 @@ for i = 1, n do
   local rpm, burst, tpm = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   local max_in_flight, has_budget = tonumber(ARGV[a + 4]), ARGV[a + 5] == '1'
   local plan = {budget_expire_at = ARGV[a + 7]}
-  if rpm > 0 then check_rpm(i, KEYS[k + 1], rpm, burst, plan) end
-  if tpm > 0 then check_tpm(i, KEYS[k + 2], tpm, plan) end
-  if max_in_flight > 0 then check_in_flight(i, KEYS[k + 3], max_in_flight, plan) end
+  -- The order the local backend checks in, so a request refused by both a budget and a rate
+  -- gets the same answer (budget_exceeded) from either backend.
   if has_budget then
     check_budget(i, KEYS[k + 4], tonumber(ARGV[a + 6]), tonumber(ARGV[a + 8]), plan)
   end
+  if rpm > 0 then check_rpm(i, KEYS[k + 1], rpm, burst, plan) end
+  if tpm > 0 then check_tpm(i, KEYS[k + 2], tpm, plan) end
+  if max_in_flight > 0 then check_in_flight(i, KEYS[k + 3], max_in_flight, plan) end
   plans[i] = plan
 end
 

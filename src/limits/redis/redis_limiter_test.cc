@@ -304,6 +304,20 @@ TEST_F(RedisLimiterTest, BudgetRefusesOnceSpentAndRefundsOnSettlement) {
   EXPECT_TRUE(admit_now(io_, *limiter, rules, make_demand(0, 0.4))->admitted());  // 0.9 spent
 }
 
+// A rule's budget is checked before its rates, as the local backend does: refused by both, the
+// request hears of the budget.
+TEST_F(RedisLimiterTest, BudgetBeforeRateDecidesTheKind) {
+  const LimitRule rule = make_rule(
+      "both", {.rpm = 60, .burst = 1, .budget = BudgetSpec{.usd = 1.0, .period = BudgetPeriod::kDay}});
+  const LimitRule* rules[] = {&rule};
+  auto limiter = connected_limiter(io_, options());
+  ASSERT_TRUE(admit_now(io_, *limiter, rules, make_demand(0, 0.9))->admitted());
+  auto refused = admit_now(io_, *limiter, rules, make_demand(0, 0.9));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->refusal, Refusal::kBudget);
+  EXPECT_EQ(refused->message, "key 'both': budget of $1.00 per day");
+}
+
 // A refusal by one rule writes nothing in the others.
 TEST_F(RedisLimiterTest, RefusalLeavesNoReservation) {
   const LimitRule requests = make_rule("atomic-a", {.rpm = 5, .burst = 5});
