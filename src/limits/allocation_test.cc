@@ -9,60 +9,17 @@
 #include <new>
 #include <string_view>
 
+#include "common/testing/counting_new.h"
 #include "limits/local_limiter.h"
 #include "limits/rate_limit_headers.h"
 
 namespace {
 
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-
-void* counted_alloc(std::size_t size, std::size_t alignment) {
-  if (g_counting.load(std::memory_order_relaxed)) {
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  }
-  if (size == 0) size = 1;
-  return alignment > alignof(std::max_align_t)
-             ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
-             : std::malloc(size);
-}
-
-// Out of line: once operator delete is inlined into a caller, GCC sees free() applied to the
-// result of operator new and warns (-Wmismatched-new-delete), though here both sides are ours.
-[[gnu::noinline]] void counted_free(void* p) noexcept { std::free(p); }
+// The counters of common/testing/counting_new.h, which this binary links.
+std::atomic<bool>& g_counting = rolter::alloc_count::counting;
+std::atomic<long>& g_allocations = rolter::alloc_count::allocations;
 
 }  // namespace
-
-void* operator new(std::size_t size) {
-  if (void* p = counted_alloc(size, 0)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  if (void* p = counted_alloc(size, 0)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_alloc(size, 0);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_alloc(size, 0);
-}
-void* operator new(std::size_t size, std::align_val_t alignment) {
-  if (void* p = counted_alloc(size, static_cast<std::size_t>(alignment))) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size, std::align_val_t alignment) {
-  if (void* p = counted_alloc(size, static_cast<std::size_t>(alignment))) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { counted_free(p); }
-void operator delete[](void* p) noexcept { counted_free(p); }
-void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
-void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { counted_free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { counted_free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
 
 namespace rolter {
 namespace {

@@ -135,8 +135,8 @@ class Forwarder {
 };
 
 // Writes a complete JSON error response to the client. `fallbacks`: x-rolter-fallbacks, the
-// routes given up on, when not empty.
-// `extra_fields`: ForwardRequest::extra_fields.
+// routes given up on, when not empty; `extra_fields`: whole field lines to add (a limited key's
+// rate-limit fields, as ForwardRequest::extra_fields).
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
                              bool keep_alive, unsigned attempts = 0,
                              std::string_view fallbacks = {}, std::string_view extra_fields = {});
