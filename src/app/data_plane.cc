@@ -124,8 +124,7 @@ void DataPlane::start(bool services, const TelemetryTarget& telemetry) {
   parts_->kv_events->start();
   parts_->lmcache = std::make_unique<LmcachePoller>(store_);
   parts_->lmcache->start();
-  parts_->shared_prefixes =
-      std::make_unique<SharedPrefixStream>(store_, tracker_.prefix_sharing());
+  parts_->shared_prefixes = std::make_unique<SharedPrefixStream>(store_, tracker_.prefix_sharing());
   parts_->shared_prefixes->start();
   parts_->telemetry = std::make_unique<AdaptiveTelemetry>(
       store_, AdaptiveTelemetry::Options{
@@ -142,11 +141,11 @@ void DataPlane::start(bool services, const TelemetryTarget& telemetry) {
 void DataPlane::start_usage(const TelemetryTarget& telemetry) {
   UsageFlusher::Sink sink = telemetry.store_usage;
   if (!sink && !telemetry.control_plane.empty()) {
-    sink = make_usage_post_sink({.control_plane = telemetry.control_plane,
-                                 .node_id = telemetry.node_id.empty() ? host_name()
-                                                                      : telemetry.node_id,
-                                 .node_token = telemetry.node_token,
-                                 .node_version = ROLTER_VERSION});
+    sink = make_usage_post_sink(
+        {.control_plane = telemetry.control_plane,
+         .node_id = telemetry.node_id.empty() ? host_name() : telemetry.node_id,
+         .node_token = telemetry.node_token,
+         .node_version = ROLTER_VERSION});
   }
   if (!sink) return;
   const auto every = std::chrono::seconds(store_.current()->config().usage.flush_secs);

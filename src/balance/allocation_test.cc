@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "common/testing/counting_new.h"
 #include "balance/adaptive/adaptive_policy.h"
 #include "balance/adaptive/adaptive_route_state.h"
 #include "balance/balancer_factory.h"
@@ -25,6 +24,7 @@
 #include "balance/testing/candidates_fixture.h"
 #include "balance/testing/kv_fixture.h"
 #include "balance/testing/loads_fixture.h"
+#include "common/testing/counting_new.h"
 
 namespace {
 
@@ -261,9 +261,8 @@ TEST_P(AllocationTest, PolicyModeDoesNotAllocatePerPick) {
   const size_t n = GetParam();
   auto candidates = make_candidates(n);
   for (size_t i = 0; i < n; ++i) candidates[i].model = i % 2 == 0 ? "small" : "large";
-  const DecisionVerdict verdict{.choice = "large",
-                                .probabilities = {{"small", 0.25}, {"large", 0.75}},
-                                .confidence = 0.9};
+  const DecisionVerdict verdict{
+      .choice = "large", .probabilities = {{"small", 0.25}, {"large", 0.75}}, .confidence = 0.9};
   PolicySettings all_plugins;
   all_plugins.least_inflight_weight = 1;
   all_plugins.session_affinity_weight = 1.5;

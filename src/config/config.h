@@ -52,8 +52,8 @@ struct StoreConfig {
 };
 
 struct CostConfig {
-  double input = 0;   // price per million input tokens
-  double output = 0;  // price per million output tokens
+  double input = 0;                    // price per million input tokens
+  double output = 0;                   // price per million output tokens
   std::optional<double> cached_input;  // per million cached input tokens; absent = `input`
 };
 
@@ -108,8 +108,8 @@ struct ProviderConfig {
 
 struct TargetConfig {
   std::string provider;
-  std::string model;  // upstream model name written into the forwarded body
-  std::optional<double> weight;  // absent = 1 (policy mode distinguishes absent from set)
+  std::string model;               // upstream model name written into the forwarded body
+  std::optional<double> weight;    // absent = 1 (policy mode distinguishes absent from set)
   std::optional<CostConfig> cost;  // catalog price of this target; absent = the provider's
 };
 
@@ -228,8 +228,8 @@ struct AdaptiveRoutingConfig {
 // [shared_state] (SPEC §6.17): what the prefix trees of several gateway nodes learn, shared through
 // a Redis stream. An empty redis_url shares nothing.
 struct SharedStateConfig {
-  std::string redis_url;           // redis://host[:port][/db] or unix:///path
-  std::string redis_password_env;  // AUTH with the value of this variable; empty = no AUTH
+  std::string redis_url;                // redis://host[:port][/db] or unix:///path
+  std::string redis_password_env;       // AUTH with the value of this variable; empty = no AUTH
   std::string key = "rolter:prefixes";  // the stream; nodes sharing one fleet use the same key
   // Entries the stream keeps (XADD MAXLEN ~): each is a prompt of at most 32 KiB, so 10,000 is at
   // most about 320 MB in Redis, and some minutes of a busy fleet's conversations.

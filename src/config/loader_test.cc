@@ -947,7 +947,8 @@ TEST(LoadConfig, TlsRelativePathsResolveBesideTheConfig) {
   ASSERT_TRUE(write_file(dir + "/server.pem", "cert"));
   ASSERT_TRUE(write_file(dir + "/server.key", "key"));
   const std::string config = dir + "/rolter.toml";
-  ASSERT_TRUE(write_file(config, minimal_plus("[tls]\ncert = \"server.pem\"\nkey = \"server.key\"\n")));
+  ASSERT_TRUE(
+      write_file(config, minimal_plus("[tls]\ncert = \"server.pem\"\nkey = \"server.key\"\n")));
   auto loaded = load_config_file(config);
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(loaded) << dump(loaded.error());
@@ -971,8 +972,8 @@ TEST(LoadConfig, TlsErrorsNameTheKey) {
       {minimal_plus("[tls]\n" + has_cert + "key = \"/\"  # <-\n"), "tls.key", "cannot read"},
       {minimal_plus("[tls]\n" + has_cert + "key = \"\"  # <-\n"), "tls.key", "must not be empty"},
       {minimal_plus("[tls]\n" + has_cert + "key = 1  # <-\n"), "tls.key", "expected string"},
-      {minimal_plus("[tls]\n" + has_cert + "key = \"" + cert + "\"\nca = \"x\"  # <-\n"),
-       "tls.ca", "unknown key"},
+      {minimal_plus("[tls]\n" + has_cert + "key = \"" + cert + "\"\nca = \"x\"  # <-\n"), "tls.ca",
+       "unknown key"},
   };
   for (const auto& c : cases) expect_one_error(c);
   std::remove(cert.c_str());

@@ -473,12 +473,13 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
     config.provider_groups.push_back(read_group(group_in, diag));
   });
   in.for_each_table("keys",
-                     [&](TableReader& key_in) { config.keys.push_back(read_key(key_in, diag)); });
-  in.for_each_table("teams",
-                     [&](TableReader& team_in) { config.teams.push_back(read_team(team_in, diag)); });
+                    [&](TableReader& key_in) { config.keys.push_back(read_key(key_in, diag)); });
+  in.for_each_table(
+      "teams", [&](TableReader& team_in) { config.teams.push_back(read_team(team_in, diag)); });
   section(in, "limits", diag, [&](TableReader& t) {
     read_limits(t, config.limits);
-    config.limits.redis_password_file = beside_config(config.limits.redis_password_file, diag.file());
+    config.limits.redis_password_file =
+        beside_config(config.limits.redis_password_file, diag.file());
     config.limits.redis_ca_file = beside_config(config.limits.redis_ca_file, diag.file());
   });
   section(in, "usage", diag, [&](TableReader& t) {

@@ -45,7 +45,7 @@ struct HostPort {
 // Where a Redis server listens: `redis://host[:port][/db]` (port 6379, db 0 by default),
 // `rediss://host[:port][/db]` (the same over TLS) or `unix:///path/to/redis.sock[?db=N]`.
 struct RedisAddress {
-  std::string host;         // empty for a Unix socket
+  std::string host;  // empty for a Unix socket
   uint16_t port = 6379;
   std::string socket_path;  // set for unix://
   uint32_t db = 0;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -76,8 +76,8 @@ bool is_reserved_header(std::string_view name) {
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (std::string_view reserved :
-       {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
-        "te", "trailer", "proxy-connection", "authorization", "x-api-key", "x-goog-api-key"}) {
+       {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te",
+        "trailer", "proxy-connection", "authorization", "x-api-key", "x-goog-api-key"}) {
     if (lower == reserved) return true;
   }
   return false;
@@ -700,7 +700,8 @@ class Validator {
     }
     check_limits_redis_address(l);
     if (!l.redis_password_env.empty() && !l.redis_password_file.empty()) {
-      diag_.error("limits.redis_password_file", "set redis_password_env or redis_password_file, not both");
+      diag_.error("limits.redis_password_file",
+                  "set redis_password_env or redis_password_file, not both");
     } else if (!l.redis_password_env.empty()) {
       if (!is_env_name(l.redis_password_env)) {
         diag_.error("limits.redis_password_env", kNotAnEnvName);

@@ -326,9 +326,10 @@ tl::expected<size_t, ControlError> AdminApi::ingest_adaptive_telemetry(const std
 }
 
 tl::expected<void, ControlError> AdminApi::ingest_node_stats(const std::string& node_id,
-                                                            const json& body) {
+                                                             const json& body) {
   Store* store = control_.store();
-  if (store == nullptr) return tl::unexpected(control_error(503, "this control plane has no store"));
+  if (store == nullptr)
+    return tl::unexpected(control_error(503, "this control plane has no store"));
   if (auto put = store->put_node_stats(node_id, body.dump(), control_.now_ms()); !put) {
     return tl::unexpected(control_error(500, "the store failed: " + put.error()));
   }
@@ -337,7 +338,8 @@ tl::expected<void, ControlError> AdminApi::ingest_node_stats(const std::string& 
 
 tl::expected<size_t, ControlError> AdminApi::ingest_usage(const std::vector<UsageRow>& rows) {
   Store* store = control_.store();
-  if (store == nullptr) return tl::unexpected(control_error(503, "this control plane has no store"));
+  if (store == nullptr)
+    return tl::unexpected(control_error(503, "this control plane has no store"));
   if (auto added = store->add_usage(rows); !added) {
     return tl::unexpected(control_error(500, "the store failed: " + added.error()));
   }
@@ -413,8 +415,8 @@ ControlResponse catalog(const ApiCall& call) {
       read_only[{std::string(entity_kind_name(kind)), e.name}] = e.read_only;
     }
   }
-  return answer(200, catalog_json(loaded->config, [&](std::string_view kind,
-                                                      const std::string& name) {
+  return answer(200,
+                catalog_json(loaded->config, [&](std::string_view kind, const std::string& name) {
                   auto it = read_only.find({std::string(kind), name});
                   return it != read_only.end() && it->second;
                 }));
@@ -540,9 +542,8 @@ ControlResponse cluster_nodes(const ApiCall& call) {
                                                        : "down"},
                         {"stats", stored_json(n.stats_json)}});
   }
-  return answer(200, json{{"object", "list"},
-                          {"snapshot_version", call.control.version()},
-                          {"data", data}});
+  return answer(
+      200, json{{"object", "list"}, {"snapshot_version", call.control.version()}, {"data", data}});
 }
 
 ControlResponse audit(const ApiCall& call) {
@@ -577,8 +578,8 @@ ControlResponse usage(const ApiCall& call) {
     return answer(200, json{{"store_writes", store->usage_writes()}});
   }
   if (!call.name.empty()) return fail(404, "no such endpoint: " + std::string(call.path));
-  auto query = parse_usage_query(
-      [&](std::string_view name) { return query_param(call.query, name); });
+  auto query =
+      parse_usage_query([&](std::string_view name) { return query_param(call.query, name); });
   if (!query) return fail(query.error());
   auto rows = store->usage(*query);
   if (!rows) return fail(500, "the store failed: " + rows.error());
@@ -611,8 +612,7 @@ ControlResponse admin_tokens(const ApiCall& call) {
       return fail(400, "missing required key: superadmin, admin or viewer", "role");
     }
     auto created = call.control.create_admin_token((*j)["name"].get<std::string>(),
-                                                   (*j)["role"].get<std::string>(),
-                                                   call.principal);
+                                                   (*j)["role"].get<std::string>(), call.principal);
     if (!created) return fail(created.error());
     return answer(201, json{{"id", created->first.id},
                             {"name", created->first.name},

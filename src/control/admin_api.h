@@ -1,9 +1,9 @@
 // AdminApi: the control plane's HTTP surface (SPEC §10), on top of ControlPlane.
 //
 //   /api/v1/...   admin tokens (Authorization: Bearer), roles superadmin > admin > viewer:
-//                 viewers read; admins also write providers, routes, provider groups and keys;
-//                 only superadmins see or change the adaptive routing policy and its telemetry,
-//                 and manage admin tokens.
+//                 viewers read; admins also write providers, routes, provider groups, keys
+//                 and teams; only superadmins see or change the adaptive routing policy and its
+//                 telemetry, and manage admin tokens.
 //   /internal/... the node token (Authorization: Bearer) and x-rolter-node-id: snapshot long
 //                 polls, adaptive telemetry, node stats and usage batches from the gateways.
 //   /ui/          the dashboard (ui/dashboard.h); it logs in with an admin token and reads the

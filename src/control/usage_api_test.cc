@@ -96,8 +96,12 @@ class UsageApiTest : public ::testing::Test {
 TEST_F(UsageApiTest, ANodesBatchIsOneStoreWriteAndSumsByDayAndKey) {
   const std::vector<UsageRow> batch = {
       {{kJan1, "ci", "ml", "qwen3", "m1"},
-       {.requests = 2, .input_tokens = 100, .cached_input_tokens = 50, .output_tokens = 20,
-        .estimated = 1, .usd = 0.5}},
+       {.requests = 2,
+        .input_tokens = 100,
+        .cached_input_tokens = 50,
+        .output_tokens = 20,
+        .estimated = 1,
+        .usd = 0.5}},
       {{kJan1 + kHour, "ops", "", "qwen3", "m1"}, {.requests = 1, .input_tokens = 10, .usd = 0.25}},
       {{kJan1 + 24 * kHour, "ci", "ml", "llama", "m2"}, {.requests = 4, .usd = 1}},
   };
@@ -151,8 +155,8 @@ TEST_F(UsageApiTest, RefusesBadQueriesNamingTheParameter) {
 TEST_F(UsageApiTest, TheInternalPostNeedsTheNodeTokenAndValidRowsAndWritesNothingElse) {
   const std::string good = usage_rows_json({{{kJan1, "ci", "", "r", "m"}, {.requests = 1}}});
   EXPECT_EQ(call("POST", "/internal/v1/usage", "Bearer admin-token", good).status, 401u);
-  auto bad = call("POST", "/internal/v1/usage", "Bearer node-token",
-                  R"({"rows":[{"hour_ms":1000}]})");
+  auto bad =
+      call("POST", "/internal/v1/usage", "Bearer node-token", R"({"rows":[{"hour_ms":1000}]})");
   EXPECT_EQ(bad.status, 400u);
   EXPECT_EQ(json::parse(bad.body)["error"]["param"], "rows");
   EXPECT_EQ(call("POST", "/internal/v1/usage", "Bearer node-token", std::string(100, '[')).status,

@@ -166,10 +166,18 @@ json usage_answer(const UsageQuery& query, const std::vector<UsageRow>& rows) {
     json item;
     for (UsageGroup group : query.group_by) {
       switch (group) {
-        case UsageGroup::kModel: item["model"] = row.key.model; break;
-        case UsageGroup::kRoute: item["route"] = row.key.route; break;
-        case UsageGroup::kKey: item["key"] = row.key.key; break;
-        case UsageGroup::kTeam: item["team"] = row.key.team; break;
+        case UsageGroup::kModel:
+          item["model"] = row.key.model;
+          break;
+        case UsageGroup::kRoute:
+          item["route"] = row.key.route;
+          break;
+        case UsageGroup::kKey:
+          item["key"] = row.key.key;
+          break;
+        case UsageGroup::kTeam:
+          item["team"] = row.key.team;
+          break;
         case UsageGroup::kDay:
         case UsageGroup::kHour:
           item[std::string(usage_group_name(group))] =

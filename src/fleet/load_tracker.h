@@ -22,15 +22,15 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "balance/prefix/prefix_sharing.h"
-#include "limits/local_limiter.h"
 #include "balance/adaptive/adaptive_route_state.h"
 #include "balance/evidence/instance_evidence.h"
 #include "balance/lmcache_signal.h"
 #include "balance/loads.h"
+#include "balance/prefix/prefix_sharing.h"
 #include "common/mutex.h"
 #include "fleet/availability.h"
 #include "kv/kv_residency.h"
+#include "limits/local_limiter.h"
 #include "observe/fleet_view.h"
 
 namespace rolter {

@@ -28,15 +28,15 @@ enum class BodyFraming {
 };
 
 struct ClientHeadSpec {
-  unsigned version = 11;      // the client's: 10 or 11
-  unsigned status = 200;      // any three-digit status
-  std::string_view reason;    // the upstream's; empty = the standard phrase
-  bool via = true;            // append this hop to Via
-  std::string_view target;    // x-rolter-target
-  std::string_view route;     // x-rolter-route when not empty: the route that answered
+  unsigned version = 11;       // the client's: 10 or 11
+  unsigned status = 200;       // any three-digit status
+  std::string_view reason;     // the upstream's; empty = the standard phrase
+  bool via = true;             // append this hop to Via
+  std::string_view target;     // x-rolter-target
+  std::string_view route;      // x-rolter-route when not empty: the route that answered
   std::string_view fallbacks;  // x-rolter-fallbacks when not empty: routes given up on, "a,b"
-  unsigned attempts = 1;      // x-rolter-attempts
-  std::string_view decision;  // x-rolter-decision when not empty
+  unsigned attempts = 1;       // x-rolter-attempts
+  std::string_view decision;   // x-rolter-decision when not empty
   // The gateway's own fields, as whole "Name: value\r\n" lines (a limited key's RateLimit and
   // x-ratelimit-* fields, which then replace the upstream's fields of those names).
   std::string_view extra_fields;

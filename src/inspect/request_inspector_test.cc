@@ -84,8 +84,8 @@ TEST_F(RequestInspectorTest, ReadsOutputCapAndStreamUsage) {
       {R"({"model":"m","messages":[],"max_tokens":1.5})", std::nullopt, false},
       {R"({"model":"m","messages":[],"max_tokens":-3})", std::nullopt, false},
       {R"({"model":"m","messages":[],"max_tokens":null})", std::nullopt, false},
-      {R"({"model":"m","messages":[{"role":"user","content":"\"max_tokens\":9"}]})",
-       std::nullopt, false},
+      {R"({"model":"m","messages":[{"role":"user","content":"\"max_tokens\":9"}]})", std::nullopt,
+       false},
       {R"({"model":"m","messages":[],"stream":true,"stream_options":{"include_usage":true}})",
        std::nullopt, true},
       {R"({"model":"m","messages":[],"stream":true,"stream_options":{"include_usage":false,"x":[1]}})",
@@ -115,8 +115,7 @@ TEST_F(RequestInspectorTest, NonStringModelIsAnError) {
   EXPECT_EQ(error_of(R"({"model":42,"messages":[]})"), InspectErrorCode::kModelNotString);
   EXPECT_EQ(error_of(R"({"model":null,"messages":[]})"), InspectErrorCode::kModelNotString);
   EXPECT_EQ(error_of(R"({"model":["a"],"messages":[]})"), InspectErrorCode::kModelNotString);
-  EXPECT_EQ(error_of(R"({"model":{"name":"a"},"messages":[]})"),
-            InspectErrorCode::kModelNotString);
+  EXPECT_EQ(error_of(R"({"model":{"name":"a"},"messages":[]})"), InspectErrorCode::kModelNotString);
 }
 
 TEST_F(RequestInspectorTest, DuplicateModelIsAnError) {

@@ -78,7 +78,7 @@ TEST(BudgetState, RollsOverAtThePeriodBoundary) {
   const RolloverCase cases[] = {
       {kDay, utc_ms(2026, 12, 4, 10), utc_ms(2026, 12, 5)},
       {kWeek, utc_ms(2026, 12, 2, 10), utc_ms(2026, 12, 7)},
-      {kMonth, utc_ms(2026, 12, 15), utc_ms(2027, 1, 1)},    // December to January
+      {kMonth, utc_ms(2026, 12, 15), utc_ms(2027, 1, 1)},     // December to January
       {kMonth, utc_ms(2024, 2, 28, 12), utc_ms(2024, 3, 1)},  // a leap February
       {kMonth, utc_ms(2023, 2, 28, 12), utc_ms(2023, 3, 1)},
   };

@@ -107,9 +107,9 @@ struct Admission {
   // The time the reservation counted at (the backend's clock: Redis's TIME with Redis);
   // settlement needs it to find the reservation in the token window.
   int64_t at_ms = 0;
-  int64_t retry_after_ms = 0;   // when refused: from the limiter's own next-admit time
-  std::string message;          // when refused: which limit, in words
-  bool backend_error = false;   // the backend was away; admitted (open) or refused (closed)
+  int64_t retry_after_ms = 0;  // when refused: from the limiter's own next-admit time
+  std::string message;         // when refused: which limit, in words
+  bool backend_error = false;  // the backend was away; admitted (open) or refused (closed)
   LimitReading readings[kMaxReadings];
   size_t reading_count = 0;
 

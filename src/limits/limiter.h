@@ -13,8 +13,8 @@
 // dropped.
 //
 // Implementations: LocalLimiter (limits/local_limiter.h), exact within one process, which admits
-// without suspending; RedisLimiter (limits/redis/redis_limiter.h), exact across every node sharing one
-// Redis, one server-side script per admission and per settlement.
+// without suspending; RedisLimiter (limits/redis/redis_limiter.h), exact across every node sharing
+// one Redis, one server-side script per admission and per settlement.
 //
 // Thread-safety: LocalLimiter may be called from any thread. A RedisLimiter belongs to one
 // worker's io_context and is called on that thread only.

@@ -348,7 +348,8 @@ Metrics::CandidateInstruments Metrics::candidate(std::string_view route, std::st
                                                {"target", std::string(target)},
                                                {"code", kCodeClasses[i]}});
   }
-  const prometheus::Labels labels = {{"route", std::string(route)}, {"target", std::string(target)}};
+  const prometheus::Labels labels = {{"route", std::string(route)},
+                                     {"target", std::string(target)}};
   c.duration = &families_->target_duration.Add(labels, latency_buckets());
   c.ttft = &families_->target_ttft.Add(labels, latency_buckets());
   return c;

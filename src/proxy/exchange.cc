@@ -107,8 +107,8 @@ std::string build_request_head(const ForwardRequest& request, const Candidate& c
 bool sent_or_failed(const error_code& write_ec, const UpstreamConnection& connection,
                     AttemptReport& report) {
   if (!write_ec) return true;
-  report.outcome = connection.reused && is_stale_connection_error(write_ec) ? Outcome::kStale
-                                                                            : Outcome::kFailed;
+  report.outcome =
+      connection.reused && is_stale_connection_error(write_ec) ? Outcome::kStale : Outcome::kFailed;
   report.error = "send: " + write_ec.message();
   return false;
 }
@@ -180,8 +180,8 @@ Task<bool> send_translated(Stream& upstream, UpstreamConnection& connection,
 // the request translated for a target of another API. False when the attempt ends here (failed,
 // or answered with a 400 when the body has no translation for the target).
 template <typename Stream>
-Task<bool> send_request(Stream& upstream, UpstreamConnection& connection,
-                        beast::tcp_stream& client, const AttemptParams& p, AttemptReport& report) {
+Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
+                        const AttemptParams& p, AttemptReport& report) {
   if (const TranslationPlan plan = plan_translation(p.request->kind, p.candidate->provider->kind);
       plan.translator != nullptr || plan.unsupported) {
     co_return co_await send_translated(upstream, connection, client, p, plan, report);
@@ -204,10 +204,9 @@ Task<bool> send_request(Stream& upstream, UpstreamConnection& connection,
       usage_request = kUsageRequestSuffix;
     }
   }
-  const std::string head = build_request_head(request, *p.candidate,
-                                              rewrite->size() + usage_request.size(),
-                                              request.request->target(),
-                                              p.candidate->provider->headers);
+  const std::string head =
+      build_request_head(request, *p.candidate, rewrite->size() + usage_request.size(),
+                         request.request->target(), p.candidate->provider->headers);
   const std::array<asio::const_buffer, 6> buffers = {
       asio::buffer(head),   asio::buffer(rewrite->prefix), asio::buffer(rewrite->model_token),
       asio::buffer(suffix), asio::buffer(usage_request),   asio::buffer(closing)};
@@ -280,7 +279,6 @@ Task<std::string> read_excerpt(Stream& upstream, UpstreamConnection& connection,
   excerpt.resize(got);
   co_return excerpt;
 }
-
 
 // Relays the body as it arrives, until the upstream finishes, fails, or the request's deadline
 // passes. The deadline is checked on every chunk, not only by the socket timer: a stream whose
@@ -406,7 +404,6 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   report.client_usable = response.keep_alive();
   report.reusable = clean_after(parser);
 }
-
 
 }  // namespace
 

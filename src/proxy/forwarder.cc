@@ -154,8 +154,8 @@ void note_usage(ServedUsage& usage, const RoutePool& pool, const Candidate& cand
   usage.input_tokens = input.value_or(0);
   usage.cached_input_tokens = report.usage.cached_input_tokens();
   usage.output_tokens = output.value_or(0);
-  usage.usd = candidate.prices.usd(usage.input_tokens, usage.cached_input_tokens,
-                                   usage.output_tokens);
+  usage.usd =
+      candidate.prices.usd(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens);
 }
 
 // Metrics and the log line of a relayed response. A client that left before the end is logged and
@@ -181,21 +181,21 @@ void log_relayed(const ForwardRequest& request, const Candidate& candidate,
   Metrics::count_tokens(pool.instruments, report.usage.input_tokens(),
                         report.usage.output_tokens());
   if (request.usage != nullptr) note_usage(*request.usage, pool, candidate, report);
-  log_request(RequestLogLine{.key = key_name(request),
-                             .team = team_name(request),
-                             .route = pool.name,
-                             .fallbacks = request.fallbacks,
-                             .target = candidate.label,
-                             .attempts = attempts,
-                             .status = logged_status,
-                             .upstream_status = report.status,
-                             .duration_s = duration,
-                             .ttft_s = ttft,
-                             .tokens_in = report.usage.input_tokens(),
-                             .tokens_out = report.usage.output_tokens(),
-                             .complete = !report.broken && !report.client_gone,
-                             .usage_estimated = request.usage != nullptr &&
-                                                !request.usage->reported});
+  log_request(
+      RequestLogLine{.key = key_name(request),
+                     .team = team_name(request),
+                     .route = pool.name,
+                     .fallbacks = request.fallbacks,
+                     .target = candidate.label,
+                     .attempts = attempts,
+                     .status = logged_status,
+                     .upstream_status = report.status,
+                     .duration_s = duration,
+                     .ttft_s = ttft,
+                     .tokens_in = report.usage.input_tokens(),
+                     .tokens_out = report.usage.output_tokens(),
+                     .complete = !report.broken && !report.client_gone,
+                     .usage_estimated = request.usage != nullptr && !request.usage->reported});
 }
 
 }  // namespace
@@ -206,7 +206,7 @@ struct RouteFailures {
   std::string text;
   bool all_timeouts = true;
   bool all_auth_rejected = true;
-  bool all_rate_limited = true;  // every attempt answered 429 (SPEC §16, rate_limited)
+  bool all_rate_limited = true;    // every attempt answered 429 (SPEC §16, rate_limited)
   bool all_context_length = true;  // every attempt said the prompt is too long
   bool all_content_filter = true;  // every attempt's content filter refused the request
 
@@ -223,9 +223,9 @@ struct RouteFailures {
 
 // How a route's attempt loop ended without an answer.
 struct RouteEnd {
-  unsigned route_attempts;  // attempts on this route
-  unsigned attempts;        // attempts on every route so far
-  Clock::TimePoint now;     // for the out reasons of the 503
+  unsigned route_attempts;                        // attempts on this route
+  unsigned attempts;                              // attempts on every route so far
+  Clock::TimePoint now;                           // for the out reasons of the 503
   std::chrono::steady_clock::time_point started;  // the request's start
 };
 

@@ -72,8 +72,8 @@ struct ForwardRequest {
 
 // What a request's answer used, for its settlement and its usage record.
 struct ServedUsage {
-  bool served = false;    // an upstream's answer reached the client (whole or in part)
-  bool reported = false;  // the answer carried token usage; else the counts below are 0
+  bool served = false;        // an upstream's answer reached the client (whole or in part)
+  bool reported = false;      // the answer carried token usage; else the counts below are 0
   uint64_t input_tokens = 0;  // every prompt token, cached ones included
   uint64_t cached_input_tokens = 0;
   uint64_t output_tokens = 0;

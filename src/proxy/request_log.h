@@ -12,8 +12,8 @@
 namespace rolter {
 
 struct RequestLogLine {
-  std::string_view key;   // the key's name; empty on an open gateway
-  std::string_view team;  // the key's team; empty for none
+  std::string_view key;    // the key's name; empty on an open gateway
+  std::string_view team;   // the key's team; empty for none
   std::string_view route;  // the route that answered (the request's own when none did)
   // The routes given up on before it ("a,b"; SPEC §16), or every route tried when none answered;
   // empty when the request stayed on its route.

@@ -37,8 +37,9 @@ ApiError refusal_error(const Admission& admission) {
     case Refusal::kUnavailable:
       return {.status = 503,
               .type = "limits_unavailable",
-              .message = "the limits backend is unavailable, and this gateway refuses requests "
-                         "it cannot count (limits.on_backend_error = \"closed\")",
+              .message =
+                  "the limits backend is unavailable, and this gateway refuses requests "
+                  "it cannot count (limits.on_backend_error = \"closed\")",
               .code = "limits_unavailable"};
     case Refusal::kRateLimit:
     case Refusal::kNone:
@@ -58,8 +59,8 @@ Task<ForwardResult> refuse(beast::tcp_stream& client, const ForwardRequest& requ
   const ApiError error = refusal_error(admission);
   const std::string_view reason = refusal_reason(admission.refusal);
   if (scope.metrics != nullptr) scope.metrics->limit_refusal(reason);
-  const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive, 0,
-                                       {}, fields);
+  const auto ec =
+      co_await write_error(client, request.style, error, request.client_keep_alive, 0, {}, fields);
   log_request(RequestLogLine{
       .key = scope.key->name,
       .team = scope.key->team,
@@ -107,10 +108,9 @@ void record_usage(const TenancyScope& scope, const ServedUsage& usage, const Dem
 }
 
 uint64_t prompt_tokens_of(const ForwardRequest& request) {
-  const std::optional<uint64_t> ids =
-      request.ctx != nullptr && request.ctx->token_ids
-          ? std::optional<uint64_t>(request.ctx->token_ids->size())
-          : std::nullopt;
+  const std::optional<uint64_t> ids = request.ctx != nullptr && request.ctx->token_ids
+                                          ? std::optional<uint64_t>(request.ctx->token_ids->size())
+                                          : std::nullopt;
   return estimate_prompt_tokens(ids, request.body.size());
 }
 
@@ -141,7 +141,8 @@ Demand request_demand(const ForwardRequest& request, uint64_t default_output_tok
 
 Settlement settlement_of(const ServedUsage& usage, const Demand& demand) {
   if (!usage.served) return Settlement{};  // no upstream answered: nothing was used
-  if (!usage.reported) return Settlement{.tokens = demand.tokens, .usd = demand.usd, .estimated = true};
+  if (!usage.reported)
+    return Settlement{.tokens = demand.tokens, .usd = demand.usd, .estimated = true};
   return Settlement{.tokens = usage.input_tokens + usage.output_tokens, .usd = usage.usd};
 }
 

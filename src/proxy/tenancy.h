@@ -32,7 +32,7 @@ struct TenancyScope {
   int64_t now_ms = 0;             // wall clock at the request's start: its usage hour
   std::string request_id;         // unique per request: the in-flight lease's member
   uint64_t default_output_tokens = 1024;
-  uint64_t lease_ms = 0;          // how long an unsettled in-flight lease lives
+  uint64_t lease_ms = 0;  // how long an unsettled in-flight lease lives
   bool per_key_metrics = false;
 };
 

@@ -17,7 +17,8 @@ namespace rolter {
 
 // Appended before a JSON body's closing brace: the last occurrence of a key wins in the JSON
 // readers upstreams use, so a client's own stream_options without include_usage is overridden.
-inline constexpr std::string_view kUsageRequestSuffix = R"(,"stream_options":{"include_usage":true})";
+inline constexpr std::string_view kUsageRequestSuffix =
+    R"(,"stream_options":{"include_usage":true})";
 
 // Whether one SSE event (its lines, with or without the blank line that ends it) is a usage-only
 // chunk: a data line whose JSON has a key `choices` holding `[]` and a key `usage` holding an

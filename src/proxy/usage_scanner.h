@@ -33,11 +33,11 @@ class UsageScanner {
   // The counters, each kept with a bit in seen_ (the scanner lives in every attempt's report, so
   // it stays small).
   enum Counter : uint8_t {
-    kInput,        // prompt_tokens, input_tokens
-    kOutput,       // completion_tokens, output_tokens
+    kInput,         // prompt_tokens, input_tokens
+    kOutput,        // completion_tokens, output_tokens
     kCachedWithin,  // cached_tokens: already counted in kInput
-    kCacheRead,    // cache_read_input_tokens: apart from kInput
-    kCacheWrite,   // cache_creation_input_tokens: apart from kInput
+    kCacheRead,     // cache_read_input_tokens: apart from kInput
+    kCacheWrite,    // cache_creation_input_tokens: apart from kInput
     kCounters,
   };
 

@@ -16,7 +16,9 @@ TEST(UsageScanner, OpenAiJsonBody) {
 
 TEST(UsageScanner, AnthropicStreamKeepsLastValues) {
   UsageScanner s;
-  s.feed("event: message_start\ndata: {\"message\":{\"usage\":{\"input_tokens\":7,\"output_tokens\":1}}}\n\n");
+  s.feed(
+      "event: message_start\ndata: "
+      "{\"message\":{\"usage\":{\"input_tokens\":7,\"output_tokens\":1}}}\n\n");
   s.feed("event: message_delta\ndata: {\"usage\":{\"output_tokens\": 25}}\n\n");
   EXPECT_EQ(s.input_tokens(), 7u);
   EXPECT_EQ(s.output_tokens(), 25u);

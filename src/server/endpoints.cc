@@ -400,8 +400,8 @@ Task<bool> serve_control(Worker& worker, beast::tcp_stream& stream,
 // settled and recorded. Its own frame keeps what it holds off handle_request's.
 Task<bool> forward_with_tenancy(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
                                 ClientWatch& watch, const ForwardRequest& forward) {
-  const TenancyScope scope = worker.tenancy().scope(*worker.server().tenancy, snapshot,
-                                                    forward.key, worker.server().metrics);
+  const TenancyScope scope = worker.tenancy().scope(*worker.server().tenancy, snapshot, forward.key,
+                                                    worker.server().metrics);
   const ForwardResult result =
       co_await forward_accounted(worker.forwarder(), stream, watch, forward, scope);
   co_return result.client_usable;

@@ -44,8 +44,7 @@ WorkerTenancy::WorkerTenancy(asio::io_context& io, unsigned worker_index) : io_(
 
 WorkerTenancy::~WorkerTenancy() = default;
 
-Limiter* WorkerTenancy::limiter_for(const TenancyServices& services,
-                                    const LimitsConfig& limits) {
+Limiter* WorkerTenancy::limiter_for(const TenancyServices& services, const LimitsConfig& limits) {
   if (limits.backend != "redis") return services.local;
   const std::string settings = redis_settings(limits);
   if (redis_ != nullptr && settings == redis_made_from_) return redis_.get();
@@ -61,8 +60,8 @@ Limiter* WorkerTenancy::limiter_for(const TenancyServices& services,
   options.connection.db = static_cast<int>(address->db);
   options.connection.password = redis_password(limits);
   options.connection.command_timeout = std::chrono::milliseconds(limits.timeout_ms);
-  options.on_backend_error = limits.on_backend_error == "closed" ? BackendErrorPolicy::kClosed
-                                                                 : BackendErrorPolicy::kOpen;
+  options.on_backend_error =
+      limits.on_backend_error == "closed" ? BackendErrorPolicy::kClosed : BackendErrorPolicy::kOpen;
   redis_ = std::make_unique<RedisLimiter>(io_.get_executor(), std::move(options));
   redis_made_from_ = settings;
   return redis_.get();

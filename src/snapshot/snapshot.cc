@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "common/glob.h"
-#include "common/hex.h"
 #include "balance/strategy_names.h"
 #include "balance/strategy_registry.h"
+#include "common/glob.h"
+#include "common/hex.h"
 #include "config/secret_file.h"
 
 namespace rolter {
@@ -52,13 +52,14 @@ std::vector<LimitRule> limit_rules(const KeyConfig& key, const std::vector<TeamC
       id += "|route:" + glob;
       label += " on '" + glob + "'";
     }
-    rules.push_back({.id = std::move(id), .label = std::move(label), .route_glob = glob,
-                     .spec = spec});
+    rules.push_back(
+        {.id = std::move(id), .label = std::move(label), .route_glob = glob, .spec = spec});
   };
   auto add_scope = [&](const std::string& kind, const std::string& name, const LimitSpec& own,
                        const std::vector<RouteLimitConfig>& by_route) {
     add(kind + ":" + name, kind + " '" + name + "'", "", own);
-    for (const auto& r : by_route) add(kind + ":" + name, kind + " '" + name + "'", r.route, r.limits);
+    for (const auto& r : by_route)
+      add(kind + ":" + name, kind + " '" + name + "'", r.route, r.limits);
   };
   add_scope("key", key.name, key.limits, key.route_limits);
   for (const auto& team : teams) {
@@ -344,8 +345,8 @@ class SnapshotBuilder {
       const TargetConfig& tc = rc.targets[t];
       const Provider* p = usable(tc.provider);
       if (p == nullptr) continue;
-      add_candidates(*pool, specs, *p, tc.model, tc.weight.value_or(1.0), tc.cost ? tc.cost : p->cost,
-                     t, tracker_);
+      add_candidates(*pool, specs, *p, tc.model, tc.weight.value_or(1.0),
+                     tc.cost ? tc.cost : p->cost, t, tracker_);
     }
     std::vector<std::pair<std::string, double>> pipeline;
     for (const auto& scorer : rc.pipeline) pipeline.emplace_back(scorer.name, scorer.weight);
@@ -399,8 +400,7 @@ class SnapshotBuilder {
       const GroupMemberConfig& member = gc.members[m];
       const Provider* p = usable(member.provider);
       if (p == nullptr) continue;
-      add_candidates(*pool, specs, *p, member.upstream_model, member.weight, p->cost, m,
-                     tracker_);
+      add_candidates(*pool, specs, *p, member.upstream_model, member.weight, p->cost, m, tracker_);
       if (member.upstream_model.empty()) pool->passthrough = true;
     }
     // A group's state is keyed by its address, "<slug>/*", as its metrics series are.

@@ -52,7 +52,7 @@ struct Provider {
   std::vector<std::pair<std::string, std::string>> headers;
   std::vector<Endpoint> endpoints;
   uint32_t max_loras = 8;
-  std::optional<double> price;  // catalog input + output per million tokens, when declared
+  std::optional<double> price;     // catalog input + output per million tokens, when declared
   std::optional<CostConfig> cost;  // its [cost] table, for spend (SPEC §15)
   // tokenize = "engine" (SPEC §6.15): an instance's POST /tokenize may give a request its token
   // ids, within tokenize_timeout; each call lands in tokenize_instruments (null without metrics).
@@ -174,7 +174,7 @@ struct ApiKey {
   // Empty, or a control-plane key's salt: `sha256` is then SHA-256(salt bytes || key), and the
   // key reads "rk-<salt_hex>-<secret>".
   std::string salt_hex;
-  std::string salt;  // the bytes salt_hex spells
+  std::string salt;                    // the bytes salt_hex spells
   std::vector<std::string> routes;     // allowed addresses (globs); empty = all
   std::vector<std::string> providers;  // allowed providers; empty = all
   std::string team;                    // "" = none

@@ -123,8 +123,8 @@ StoreResult<void> Store::put_entity(const Entity& entity, const AuditEntry& audi
   return in_transaction(*db_, [&](SqlDb& db) -> StoreResult<void> {
     auto put =
         succeeded(db.run("INSERT INTO entities (kind, name, json) VALUES ($1, $2, $3) "
-                           "ON CONFLICT (kind, name) DO UPDATE SET json = excluded.json",
-                           {entity_kind_name(entity.kind), entity.name, entity.json}));
+                         "ON CONFLICT (kind, name) DO UPDATE SET json = excluded.json",
+                         {entity_kind_name(entity.kind), entity.name, entity.json}));
     if (!put) return put;
     return append_audit(db, audit);
   });
@@ -135,7 +135,7 @@ StoreResult<void> Store::delete_entity(EntityKind kind, const std::string& name,
   MutexLock lock(mu_);
   return in_transaction(*db_, [&](SqlDb& db) -> StoreResult<void> {
     auto deleted = succeeded(db.run("DELETE FROM entities WHERE kind = $1 AND name = $2",
-                                      {entity_kind_name(kind), name}));
+                                    {entity_kind_name(kind), name}));
     if (!deleted) return deleted;
     return append_audit(db, audit);
   });

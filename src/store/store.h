@@ -28,8 +28,8 @@
 
 #include <tl/expected.hpp>
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -101,9 +101,9 @@ struct UsageQuery {
   // before to_ms (unix ms). Usage is kept per hour, so a range is as fine as an hour.
   int64_t from_ms = 0;
   int64_t to_ms = std::numeric_limits<int64_t>::max();
-  std::string key;    // "" = every key
-  std::string team;   // "" = every team
-  std::string route;  // "" = every route
+  std::string key;                   // "" = every key
+  std::string team;                  // "" = every team
+  std::string route;                 // "" = every route
   std::vector<UsageGroup> group_by;  // empty = one total
 };
 

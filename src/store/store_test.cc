@@ -419,8 +419,12 @@ TEST_P(StoreTest, AddsUsageToTheStoredCountersOneTransactionPerBatch) {
 
   const std::vector<UsageRow> batch = {
       usage_row(kJan1, "ci", "ml", "qwen3", "m1",
-                {.requests = 2, .input_tokens = 100, .cached_input_tokens = 40,
-                 .output_tokens = 10, .estimated = 1, .usd = 0.000123456789}),
+                {.requests = 2,
+                 .input_tokens = 100,
+                 .cached_input_tokens = 40,
+                 .output_tokens = 10,
+                 .estimated = 1,
+                 .usd = 0.000123456789}),
       usage_row(kJan1, "ci", "ml", "qwen3", "m2", {.requests = 1, .input_tokens = 5}),
   };
   ASSERT_TRUE(store_->add_usage(batch));
@@ -481,16 +485,19 @@ TEST_P(StoreTest, SumsUsageByAnyGroupWithinTheRangeAndFilters) {
   std::vector<Case> cases = {
       {"total", q({}), {"0    =31"}},
       {"nothing in range", q({}, kJan1 + 3 * kDay), {}},
-      {"by day", q({UsageGroup::kDay}),
+      {"by day",
+       q({UsageGroup::kDay}),
        {std::to_string(kJan1) + "    =3", std::to_string(kJan1 + kDay) + "    =12",
         std::to_string(kJan1 + 2 * kDay) + "    =16"}},
-      {"by hour of one day", q({UsageGroup::kHour}, kJan1, kJan1 + kDay),
+      {"by hour of one day",
+       q({UsageGroup::kHour}, kJan1, kJan1 + kDay),
        {std::to_string(kJan1) + "    =1", std::to_string(kJan1 + kHour) + "    =2"}},
       // `from` inside an hour counts that hour; `to` is exclusive.
       {"from mid-hour", q({}, kJan1 + kHour + 1, kJan1 + kDay + 1), {"0    =14"}},
       {"by key", q({UsageGroup::kKey}), {"0 ci   =7", "0 ops   =8", "0 web   =16"}},
       {"by team", q({UsageGroup::kTeam}), {"0    =8", "0  apps  =16", "0  ml  =7"}},
-      {"by model and route", q({UsageGroup::kModel, UsageGroup::kRoute}),
+      {"by model and route",
+       q({UsageGroup::kModel, UsageGroup::kRoute}),
        {"0   llama m2=2", "0   qwen3 m1=29"}},
   };
   Case by_key = {"key filter", q({UsageGroup::kRoute}), {"0   llama =2", "0   qwen3 =5"}};
@@ -517,8 +524,8 @@ TEST_P(StoreTest, SumsUsageByAnyGroupWithinTheRangeAndFilters) {
 }
 
 TEST(UsageGroupTest, NamesRoundTrip) {
-  for (UsageGroup g : {UsageGroup::kModel, UsageGroup::kRoute, UsageGroup::kKey,
-                       UsageGroup::kTeam, UsageGroup::kDay, UsageGroup::kHour}) {
+  for (UsageGroup g : {UsageGroup::kModel, UsageGroup::kRoute, UsageGroup::kKey, UsageGroup::kTeam,
+                       UsageGroup::kDay, UsageGroup::kHour}) {
     EXPECT_EQ(usage_group_from(usage_group_name(g)), g);
   }
   EXPECT_EQ(usage_group_from("week"), std::nullopt);

@@ -55,8 +55,7 @@ StoreResult<void> add_usage_row(SqlDb& db, const UsageRow& row) {
       "usd_nanos = usage_hours.usd_nanos + excluded.usd_nanos",
       {k.hour_ms, k.key, k.team, k.route, k.model, static_cast<int64_t>(c.requests),
        static_cast<int64_t>(c.input_tokens), static_cast<int64_t>(c.cached_input_tokens),
-       static_cast<int64_t>(c.output_tokens), static_cast<int64_t>(c.estimated),
-       to_nanos(c.usd)}));
+       static_cast<int64_t>(c.output_tokens), static_cast<int64_t>(c.estimated), to_nanos(c.usd)}));
 }
 
 // The SELECT of `query`, its parameters $1.. in `params` (viewing the query's strings).
@@ -65,8 +64,9 @@ std::string usage_sql(const UsageQuery& query, std::vector<SqlValue>& params) {
   for (UsageGroup group : query.group_by) {
     groups += (groups.empty() ? "" : ", ") + std::string(column_of(group).select);
   }
-  std::string sql = "SELECT COUNT(*), SUM(requests), SUM(input_tokens), SUM(cached_input_tokens), "
-                    "SUM(output_tokens), SUM(estimated), SUM(usd_nanos)";
+  std::string sql =
+      "SELECT COUNT(*), SUM(requests), SUM(input_tokens), SUM(cached_input_tokens), "
+      "SUM(output_tokens), SUM(estimated), SUM(usd_nanos)";
   if (!groups.empty()) sql += ", " + groups;
   params.push_back(usage_hour(query.from_ms));
   params.push_back(query.to_ms);
@@ -94,12 +94,22 @@ UsageRow usage_from_row(const UsageQuery& query, const std::vector<std::string>&
   for (size_t i = 0; i < query.group_by.size(); ++i) {
     const std::string& value = row[7 + i];
     switch (query.group_by[i]) {
-      case UsageGroup::kModel: out.key.model = value; break;
-      case UsageGroup::kRoute: out.key.route = value; break;
-      case UsageGroup::kKey: out.key.key = value; break;
-      case UsageGroup::kTeam: out.key.team = value; break;
+      case UsageGroup::kModel:
+        out.key.model = value;
+        break;
+      case UsageGroup::kRoute:
+        out.key.route = value;
+        break;
+      case UsageGroup::kKey:
+        out.key.key = value;
+        break;
+      case UsageGroup::kTeam:
+        out.key.team = value;
+        break;
       case UsageGroup::kDay:
-      case UsageGroup::kHour: out.key.hour_ms = int64_column(value); break;
+      case UsageGroup::kHour:
+        out.key.hour_ms = int64_column(value);
+        break;
     }
   }
   return out;

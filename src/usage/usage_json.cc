@@ -59,15 +59,18 @@ Problem read_row(const Json& row, UsageRow& out) {
   if (out.key.hour_ms < 0 || out.key.hour_ms % kHourMs != 0) {
     return ".hour_ms: expected the start of an hour (a multiple of 3600000)";
   }
-  for (auto [field, target] : {std::pair{"key", &out.key.key}, {"team", &out.key.team},
-                               {"route", &out.key.route}, {"model", &out.key.model}}) {
+  for (auto [field, target] : {std::pair{"key", &out.key.key},
+                               {"team", &out.key.team},
+                               {"route", &out.key.route},
+                               {"model", &out.key.model}}) {
     if (Problem p = read_name(row, field, *target); !p.empty()) return "." + p;
   }
   UsageCounts& c = out.counts;
-  for (auto [field, target] :
-       {std::pair{"requests", &c.requests}, {"input_tokens", &c.input_tokens},
-        {"cached_input_tokens", &c.cached_input_tokens}, {"output_tokens", &c.output_tokens},
-        {"estimated", &c.estimated}}) {
+  for (auto [field, target] : {std::pair{"requests", &c.requests},
+                               {"input_tokens", &c.input_tokens},
+                               {"cached_input_tokens", &c.cached_input_tokens},
+                               {"output_tokens", &c.output_tokens},
+                               {"estimated", &c.estimated}}) {
     if (Problem p = read_count(row, field, *target); !p.empty()) return "." + p;
   }
   if (c.cached_input_tokens > c.input_tokens) return ".cached_input_tokens: more than input_tokens";
@@ -92,9 +95,11 @@ std::string usage_rows_json(const std::vector<UsageRow>& rows) {
 
 tl::expected<std::vector<UsageRow>, std::string> parse_usage_rows(std::string_view text) {
   const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return tl::unexpected(std::string("expected a JSON object"));
+  if (doc.is_discarded() || !doc.is_object())
+    return tl::unexpected(std::string("expected a JSON object"));
   const auto list = doc.find("rows");
-  if (list == doc.end() || !list->is_array()) return tl::unexpected(std::string("rows: expected a list"));
+  if (list == doc.end() || !list->is_array())
+    return tl::unexpected(std::string("rows: expected a list"));
   if (list->size() > kMaxUsageRows) {
     return tl::unexpected("rows: more than " + std::to_string(kMaxUsageRows) + " rows");
   }

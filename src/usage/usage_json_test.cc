@@ -8,8 +8,12 @@ namespace {
 TEST(UsageJsonTest, RoundTripsABatch) {
   const std::vector<UsageRow> rows = {
       {{1'767'225'600'000, "ci", "ml", "qwen3", "Qwen/Qwen3-8B"},
-       {.requests = 3, .input_tokens = 2400, .cached_input_tokens = 1024, .output_tokens = 180,
-        .estimated = 1, .usd = 0.00042}},
+       {.requests = 3,
+        .input_tokens = 2400,
+        .cached_input_tokens = 1024,
+        .output_tokens = 180,
+        .estimated = 1,
+        .usd = 0.00042}},
       {{0, "", "", "r", "m"}, {}},
   };
   auto back = parse_usage_rows(usage_rows_json(rows));

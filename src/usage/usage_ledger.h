@@ -28,7 +28,7 @@ namespace rolter {
 struct UsageKey {
   int64_t hour_ms = 0;
   std::string key;
-  std::string team;   // "" when the key has none
+  std::string team;  // "" when the key has none
   std::string route;
   std::string model;  // the target model that answered
   bool operator==(const UsageKey&) const = default;

@@ -28,10 +28,14 @@ TEST(UsageHourTest, RoundsDownToTheUtcHour) {
 
 TEST(UsageLedgerTest, SumsEachLineAndDrainsEverythingOnce) {
   UsageLedger ledger;
-  ledger.add(key_of("ci", "a"), {.requests = 1, .input_tokens = 10, .output_tokens = 2, .usd = 0.5});
   ledger.add(key_of("ci", "a"),
-             {.requests = 2, .input_tokens = 5, .cached_input_tokens = 4, .output_tokens = 1,
-              .estimated = 1, .usd = 0.25});
+             {.requests = 1, .input_tokens = 10, .output_tokens = 2, .usd = 0.5});
+  ledger.add(key_of("ci", "a"), {.requests = 2,
+                                 .input_tokens = 5,
+                                 .cached_input_tokens = 4,
+                                 .output_tokens = 1,
+                                 .estimated = 1,
+                                 .usd = 0.25});
   ledger.add(key_of("ci", "b"), {.requests = 1});
   ledger.add(key_of("ci", "a", 7'200'000), {.requests = 1});  // another hour, another line
   EXPECT_EQ(ledger.size(), 3u);
@@ -43,8 +47,12 @@ TEST(UsageLedgerTest, SumsEachLineAndDrainsEverythingOnce) {
   const auto a = std::find_if(rows.begin(), rows.end(),
                               [](const UsageRow& r) { return r.key == key_of("ci", "a"); });
   ASSERT_NE(a, rows.end());
-  EXPECT_EQ(a->counts, (UsageCounts{.requests = 3, .input_tokens = 15, .cached_input_tokens = 4,
-                                    .output_tokens = 3, .estimated = 1, .usd = 0.75}));
+  EXPECT_EQ(a->counts, (UsageCounts{.requests = 3,
+                                    .input_tokens = 15,
+                                    .cached_input_tokens = 4,
+                                    .output_tokens = 3,
+                                    .estimated = 1,
+                                    .usd = 0.75}));
 }
 
 TEST(UsageLedgerTest, KeysDifferingInAnyNameAreDifferentLines) {

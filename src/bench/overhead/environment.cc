@@ -128,8 +128,8 @@ tl::expected<void, std::string> Environment::add_limited_rolter(const OverheadOp
     processes_.push_back(std::move(redis->process));
   }
   const std::string name = "rolter-limits-" + backend;
-  auto rolter = start_rolter(rolter_path, dir_, upstream_url_, o.workers, name,
-                             limited_key_toml(socket));
+  auto rolter =
+      start_rolter(rolter_path, dir_, upstream_url_, o.workers, name, limited_key_toml(socket));
   if (!rolter) return tl::unexpected(rolter.error());
   auto added = add_owned(name, "rolter", std::move(*rolter), std::to_string(o.workers));
   if (!added) return added;

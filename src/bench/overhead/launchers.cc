@@ -131,9 +131,9 @@ std::string limited_key_toml(const std::string& redis_socket) {
 tl::expected<Launched, std::string> start_redis(const std::string& parent_dir,
                                                 std::string& socket_path) {
   socket_path = parent_dir + "/redis.sock";
-  const std::vector<std::string> args = {"--port",        "0",  "--unixsocket", socket_path,
-                                         "--save",        "",   "--appendonly", "no",
-                                         "--dir",         parent_dir};
+  const std::vector<std::string> args = {"--port", "0",       "--unixsocket", socket_path,
+                                         "--save", "",        "--appendonly", "no",
+                                         "--dir",  parent_dir};
   const std::string redis_server = find_executable("redis-server");
   if (redis_server.empty()) {
     return tl::unexpected(std::string("redis-server was not found: install redis-server"));

@@ -77,7 +77,8 @@ struct BlockingRedisClient::Context {
   }
 };
 
-BlockingRedisClient::BlockingRedisClient(std::unique_ptr<Context> context) : context_(std::move(context)) {}
+BlockingRedisClient::BlockingRedisClient(std::unique_ptr<Context> context)
+    : context_(std::move(context)) {}
 BlockingRedisClient::~BlockingRedisClient() = default;
 
 tl::expected<std::unique_ptr<BlockingRedisClient>, std::string> BlockingRedisClient::connect(

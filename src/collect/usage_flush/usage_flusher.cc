@@ -54,7 +54,7 @@ struct UsageFlusher::Impl {
   std::atomic<uint64_t> failed{0};
   std::atomic<uint64_t> dropped{0};
   bool failing GUARDED_BY(flush_mu) = false;
-  bool started = false;  // the owner's thread
+  bool started = false;       // the owner's thread
   BackgroundLoop background;  // last: its pending work goes before what it uses
 
   bool flush() EXCLUDES(flush_mu);

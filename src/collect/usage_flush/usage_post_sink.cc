@@ -51,10 +51,11 @@ bool PostState::post(const std::vector<UsageRow>& rows) {
   // A loop of its own, run to the end: the exchange's own deadlines bound it.
   asio::io_context io;
   std::optional<tl::expected<ControlPlaneReply, std::string>> reply;
-  asio::co_spawn(io, exchange_with_control_plane(*endpoint, tls, std::move(request), limits),
-                 [&reply](std::exception_ptr error, tl::expected<ControlPlaneReply, std::string> r) {
-                   reply = error ? tl::unexpected(std::string("the exchange failed")) : std::move(r);
-                 });
+  asio::co_spawn(
+      io, exchange_with_control_plane(*endpoint, tls, std::move(request), limits),
+      [&reply](std::exception_ptr error, tl::expected<ControlPlaneReply, std::string> r) {
+        reply = error ? tl::unexpected(std::string("the exchange failed")) : std::move(r);
+      });
   io.run();
   const bool stored = reply && *reply && (*reply)->status >= 200 && (*reply)->status < 300;
   if (stored) {
@@ -64,9 +65,9 @@ bool PostState::post(const std::vector<UsageRow>& rows) {
     return true;
   }
   if (!std::exchange(failing, true)) {
-    const std::string why = !reply          ? "no answer"
-                            : !*reply       ? reply->error()
-                                            : explain_reply(**reply, node);
+    const std::string why = !reply    ? "no answer"
+                            : !*reply ? reply->error()
+                                      : explain_reply(**reply, node);
     spdlog::warn("usage: posting to {}{} failed: {}", endpoint->base_url, kUsagePath, why);
   }
   return false;

@@ -29,7 +29,7 @@ struct UsagePostOptions {
   std::string node_token;    // empty = no Authorization header
   std::string node_version;  // rolter's software version
   std::chrono::milliseconds connect_timeout{2000};
-  std::chrono::milliseconds deadline{5000};  // for the request and the whole answer
+  std::chrono::milliseconds deadline{5000};    // for the request and the whole answer
   std::function<uint64_t()> snapshot_version;  // the version served; empty = 0
 };
 

@@ -12,7 +12,8 @@ using std::chrono::sys_days;
 
 // The first day of the period holding `unix_ms`.
 sys_days period_start(int64_t unix_ms, BudgetPeriod period) {
-  const auto day = std::chrono::floor<days>(std::chrono::sys_time<milliseconds>(milliseconds(unix_ms)));
+  const auto day =
+      std::chrono::floor<days>(std::chrono::sys_time<milliseconds>(milliseconds(unix_ms)));
   switch (period) {
     case BudgetPeriod::kDay:
       return day;

@@ -11,8 +11,9 @@
 // Every command completes within the command timeout: after it the caller gets kTimeout at once,
 // and a reply that arrives later is dropped. While the connection is down, commands fail at once
 // with kNotConnected (nothing is queued); the client reconnects in the background with jittered
-// exponential backoff (50 ms doubling to 5 s by default). A server that keeps every command unanswered for `stall_timeout` is dropped too, so a
-// hung Redis costs each command at most its timeout and is retried like a dead one.
+// exponential backoff (50 ms doubling to 5 s by default). A server that keeps every command
+// unanswered for `stall_timeout` is dropped too, so a hung Redis costs each command at most its
+// timeout and is retried like a dead one.
 //
 // At each connect the client sends AUTH (when a password is given), SELECT (db != 0), SCRIPT LOAD
 // of every registered script and PING, and is ready once all have answered; eval() uses EVALSHA

@@ -18,7 +18,8 @@ template <typename T>
 std::optional<T> run_until_done(asio::io_context& io, Task<T> task,
                                 std::chrono::milliseconds deadline = 10s) {
   std::optional<T> result;
-  asio::co_spawn(io, std::move(task), [&](std::exception_ptr, T value) { result = std::move(value); });
+  asio::co_spawn(io, std::move(task),
+                 [&](std::exception_ptr, T value) { result = std::move(value); });
   const auto end = std::chrono::steady_clock::now() + deadline;
   while (!result && std::chrono::steady_clock::now() < end) io.run_for(5ms);
   return result;

@@ -97,21 +97,20 @@ std::string refusal_message(const LimitRule& rule, int64_t limit) {
 double remaining_fraction(const LimitReading& r) {
   double fraction = 1;
   if (r.request_quota != 0) {
-    fraction = std::min(fraction, static_cast<double>(r.requests_remaining) /
-                                      static_cast<double>(r.request_quota));
+    fraction = std::min(
+        fraction, static_cast<double>(r.requests_remaining) / static_cast<double>(r.request_quota));
   }
   if (r.token_quota != 0) {
-    fraction = std::min(fraction, static_cast<double>(r.tokens_remaining) /
-                                      static_cast<double>(r.token_quota));
+    fraction = std::min(
+        fraction, static_cast<double>(r.tokens_remaining) / static_cast<double>(r.token_quota));
   }
   return fraction;
 }
 
 bool all_integers(const RedisReply& reply, size_t count) {
   if (reply.type != RedisReply::Type::kArray || reply.elements.size() != count) return false;
-  return std::all_of(reply.elements.begin(), reply.elements.end(), [](const RedisReply& e) {
-    return e.type == RedisReply::Type::kInteger;
-  });
+  return std::all_of(reply.elements.begin(), reply.elements.end(),
+                     [](const RedisReply& e) { return e.type == RedisReply::Type::kInteger; });
 }
 
 // The admission script's reply turned into an Admission. REQUIRES: all_integers(reply, ...).
@@ -175,8 +174,7 @@ Admission RedisLimiter::backend_error(int64_t now_ms) const {
   return admission;
 }
 
-Task<Admission> RedisLimiter::admit(std::span<const LimitRule* const> rules,
-                                    const Demand& demand) {
+Task<Admission> RedisLimiter::admit(std::span<const LimitRule* const> rules, const Demand& demand) {
   const int64_t node_ms = wall_clock_ms_();
   std::vector<std::string> keys;
   std::vector<std::string> args;

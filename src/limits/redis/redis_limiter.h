@@ -13,7 +13,8 @@
 //   <prefix>{R}:gcra                 rpm: the GCRA's TAT in unix microseconds
 //   <prefix>{R}:tpm                  tpm: hash unix second -> tokens, the last 60 s
 //   <prefix>{R}:inflight             max_in_flight: sorted set request id -> lease expiry (ms)
-//   <prefix>{R}:budget:<period id>   budget: the period's spend in USD ("d20240603", "w...", "m...")
+//   <prefix>{R}:budget:<period id>   budget: the period's spend in USD ("d20240603", "w...",
+//   "m...")
 //
 // When Redis cannot answer within the timeout (down, hung, reconnecting), admit() returns
 // backend_error: admitted under kOpen, refused kUnavailable under kClosed; settle() drops the
@@ -52,15 +53,16 @@ class RedisLimiter final : public Limiter {
  public:
   // `wall_clock_ms` is this node's unix time in ms, for budget periods (injected for tests).
   RedisLimiter(asio::any_io_executor executor, RedisLimiterOptions options,
-               Random& random = default_random(),
-               std::function<int64_t()> wall_clock_ms = nullptr);
+               Random& random = default_random(), std::function<int64_t()> wall_clock_ms = nullptr);
 
   Task<Admission> admit(std::span<const LimitRule* const> rules, const Demand& demand) override;
   void settle(std::span<const LimitRule* const> rules, const Demand& demand,
               const Admission& admission, const Settlement& settlement) override;
 
   // Admissions and settlements that the backend did not answer.
-  uint64_t backend_errors() const { return counters_->backend_errors.load(std::memory_order_relaxed); }
+  uint64_t backend_errors() const {
+    return counters_->backend_errors.load(std::memory_order_relaxed);
+  }
   // Settlements sent and answered.
   uint64_t settlements() const { return counters_->settlements.load(std::memory_order_relaxed); }
   bool connected() const { return client_.connected(); }

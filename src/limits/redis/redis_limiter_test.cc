@@ -78,7 +78,8 @@ int admit_concurrently(asio::io_context& io, RedisLimiter& limiter,
       }
     });
   }
-  EXPECT_TRUE(run_until(io, [&] { return done == count; }, 30s));
+  EXPECT_TRUE(run_until(
+      io, [&] { return done == count; }, 30s));
   return admitted;
 }
 
@@ -225,8 +226,7 @@ TEST_F(RedisLimiterTest, ExactFitsPass) {
   const LimitRule* money_rules[] = {&money};
   EXPECT_TRUE(admit_now(io_, *limiter, money_rules, make_demand(0, 0.5))->admitted());
   EXPECT_TRUE(admit_now(io_, *limiter, money_rules, make_demand(0, 0.5))->admitted());
-  EXPECT_EQ(admit_now(io_, *limiter, money_rules, make_demand(0, 0.01))->refusal,
-            Refusal::kBudget);
+  EXPECT_EQ(admit_now(io_, *limiter, money_rules, make_demand(0, 0.01))->refusal, Refusal::kBudget);
 }
 
 TEST_F(RedisLimiterTest, InFlightLeasesNeverExceedTheMaximum) {
@@ -308,7 +308,8 @@ TEST_F(RedisLimiterTest, BudgetRefusesOnceSpentAndRefundsOnSettlement) {
 // request hears of the budget.
 TEST_F(RedisLimiterTest, BudgetBeforeRateDecidesTheKind) {
   const LimitRule rule = make_rule(
-      "both", {.rpm = 60, .burst = 1, .budget = BudgetSpec{.usd = 1.0, .period = BudgetPeriod::kDay}});
+      "both",
+      {.rpm = 60, .burst = 1, .budget = BudgetSpec{.usd = 1.0, .period = BudgetPeriod::kDay}});
   const LimitRule* rules[] = {&rule};
   auto limiter = connected_limiter(io_, options());
   ASSERT_TRUE(admit_now(io_, *limiter, rules, make_demand(0, 0.9))->admitted());
@@ -385,7 +386,8 @@ TEST_F(RedisLimiterTest, KilledRedisOpensOrClosesAndRestartResumesEnforcement) {
   EXPECT_GE(open->backend_errors(), 5u);
 
   ASSERT_TRUE(own.start()) << own.error();
-  ASSERT_TRUE(run_until(io_, [&] { return open->connected(); }, 20s));
+  ASSERT_TRUE(run_until(
+      io_, [&] { return open->connected(); }, 20s));
   EXPECT_EQ(admit_concurrently(io_, *open, rules, 5), 2);
 }
 
@@ -467,7 +469,8 @@ class RedisTlsLimiterTest : public ::testing::Test {
   // backend_error instead of a hang.
   void expect_refused_connection(RedisLimiterOptions o) {
     RedisLimiter limiter(io_.get_executor(), std::move(o));
-    run_until(io_, [&] { return limiter.connected(); }, 500ms);
+    run_until(
+        io_, [&] { return limiter.connected(); }, 500ms);
     EXPECT_FALSE(limiter.connected());
     EXPECT_EQ(limiter.client().connects(), 0u);
     const LimitRule rule = make_rule("untrusted", {.rpm = 60});
@@ -544,13 +547,15 @@ TEST_F(RedisLimiterTest, DISABLED_RoundTrip) {
       const Demand demand = make_demand(100);
       const auto start = SteadyClock::now();
       Admission a = co_await limiter->admit(rules, demand);
-      micros.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - start).count());
+      micros.push_back(
+          std::chrono::duration<double, std::micro>(SteadyClock::now() - start).count());
       EXPECT_TRUE(a.admitted());
     }
     done = true;
   };
   asio::co_spawn(io_, loop(), asio::detached);
-  ASSERT_TRUE(run_until(io_, [&] { return done; }, 60s));
+  ASSERT_TRUE(run_until(
+      io_, [&] { return done; }, 60s));
   std::sort(micros.begin(), micros.end());
   std::printf("admission round trip: median %.0f us, p90 %.0f us, p99 %.0f us\n",
               micros[micros.size() / 2], micros[micros.size() * 9 / 10],

@@ -91,15 +91,16 @@ bool RedisServer::start() {
 bool RedisServer::start_once() {
   const std::string port = std::to_string(port_);
   const std::string log = dir_ + "/redis.log";
-  std::vector<std::string> argv = {"redis-server", "--port", port, "--bind", "127.0.0.1",
-                                   "--save", "", "--appendonly", "no", "--dir", dir_,
-                                   "--logfile", log, "--daemonize", "no",
-                                   "--unixsocket", unix_path()};
+  std::vector<std::string> argv = {
+      "redis-server", "--port",       port,       "--bind", "127.0.0.1", "--save", "",
+      "--appendonly", "no",           "--dir",    dir_,     "--logfile", log,      "--daemonize",
+      "no",           "--unixsocket", unix_path()};
   if (tls_) {
-    const std::vector<std::string> tls = {
-        "--tls-port",      std::to_string(tls_port_), "--tls-cert-file",    dir_ + "/cert.pem",
-        "--tls-key-file",  dir_ + "/key.pem",         "--tls-ca-cert-file", ca_file(),
-        "--tls-auth-clients", "no"};
+    const std::vector<std::string> tls = {"--tls-port",         std::to_string(tls_port_),
+                                          "--tls-cert-file",    dir_ + "/cert.pem",
+                                          "--tls-key-file",     dir_ + "/key.pem",
+                                          "--tls-ca-cert-file", ca_file(),
+                                          "--tls-auth-clients", "no"};
     argv.insert(argv.end(), tls.begin(), tls.end());
   }
   std::vector<char*> args;
@@ -142,8 +143,8 @@ bool RedisServer::make_certificates() {
   const std::string cd = "cd '" + dir_ + "' && ";
   const std::string script =
       cd + "openssl req -x509" + key +
-      " -keyout ca.key -out ca.pem -days 2 -subj /CN=rolter-test-ca" +
-      " && openssl req" + key + " -keyout key.pem -out server.csr -subj /CN=localhost" +
+      " -keyout ca.key -out ca.pem -days 2 -subj /CN=rolter-test-ca" + " && openssl req" + key +
+      " -keyout key.pem -out server.csr -subj /CN=localhost" +
       " && printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.cnf" +
       " && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial" +
       " -out cert.pem -days 2 -extfile san.cnf >/dev/null 2>&1";
