@@ -8,6 +8,7 @@
 #include "http/sse_progress.h"
 #include "proxy/error_response.h"
 #include "proxy/fallback.h"
+#include "proxy/usage_chunk.h"
 #include "translate/anthropic/anthropic_translators.h"
 #include "translate/gemini/gemini_translator.h"
 
@@ -82,6 +83,17 @@ Task<void> relay_whole(Stream& upstream, UpstreamConnection& connection,
   report.reusable = !read_ec && clean_after(parser);
 }
 
+// SPEC §15: a chat or completions client that did not ask for usage gets no usage chunk, whatever
+// the translated stream carries (the usage is still read from it first).
+bool client_wants_usage_chunk(const ForwardRequest& request) {
+  return !((request.kind == ApiKind::kChatCompletions || request.kind == ApiKind::kCompletions) &&
+           !request.facts->stream_usage);
+}
+
+void drop_unasked_usage(const ForwardRequest& request, std::string& out) {
+  if (!client_wants_usage_chunk(request)) out.resize(drop_usage_events(out.data(), out.size()));
+}
+
 // An SSE stream, translated event by event as it arrives.
 template <typename Stream>
 Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
@@ -112,6 +124,7 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
     if (ec && ec != http::error::need_buffer) read_ec = ec;
     if (out.empty() && !read_ec) continue;
     report.usage.feed(out);
+    drop_unasked_usage(*p.request, out);
     if (progress.feed(out) && !report.first_token) {
       report.first_token = std::chrono::steady_clock::now();
       if (p.prefill != nullptr) p.prefill->release();
@@ -126,6 +139,7 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
   out.clear();
   stream->finish(!read_ec, out);
   report.usage.feed(out);
+  drop_unasked_usage(*p.request, out);
   if (!co_await response.write(client, out, true)) {
     report.client_usable = false;
     report.client_gone = true;

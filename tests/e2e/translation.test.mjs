@@ -157,6 +157,15 @@ for (const target of OPENAI_TARGETS) {
     assert.equal(usage.completion_tokens, 6);
     assert.ok(usage.prompt_tokens > 0);
     assert.ok((await sim.stats(target.engine)).last_path.startsWith(target.streamPath));
+
+    // A client that did not ask gets no usage chunk from the translation either (SPEC §15).
+    const plain = await openai.chat.completions.create({
+      model: target.route, messages: [{ role: 'user', content: 'Stream a few words' }], max_tokens: 6, stream: true,
+    });
+    const chunks = [];
+    for await (const chunk of plain) chunks.push(chunk);
+    assert.ok(chunks.length > 1);
+    assert.ok(chunks.every((c) => !c.usage && c.choices.length > 0), JSON.stringify(chunks.at(-1)));
   });
 
   test(`openai SDK → ${target.name}: a tool call, then the tool's result, round trip`, async (t) => {
