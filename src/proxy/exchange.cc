@@ -56,14 +56,6 @@ void observe_served(const AttemptParams& p) {
   pool.balancer->observe(index, *p.request->ctx);
 }
 
-// SPEC §15: an OpenAI chat or completions stream whose client did not ask for usage gets it asked
-// for upstream, and the usage chunk is taken out of what the client receives. (Translated targets
-// report usage in their own events.)
-bool asks_usage_for_client(const ForwardRequest& request) {
-  return (request.kind == ApiKind::kChatCompletions || request.kind == ApiKind::kCompletions) &&
-         request.facts->stream && !request.facts->stream_usage;
-}
-
 UpstreamHeadSpec::KeyField key_field(ProviderKind kind) {
   switch (kind) {
     case ProviderKind::kAnthropic:
@@ -197,7 +189,7 @@ Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, beast:
   std::string_view suffix = rewrite->suffix;
   std::string_view closing;
   std::string_view usage_request;
-  if (asks_usage_for_client(request)) {
+  if (usage_chunk_unasked(request)) {
     if (const size_t brace = suffix.rfind('}'); brace != std::string_view::npos) {
       closing = suffix.substr(brace);
       suffix = suffix.substr(0, brace);
@@ -313,7 +305,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   const bool is_sse = parser.get()[http::field::content_type].starts_with("text/event-stream");
   // (A stream framed by Content-Length keeps its bytes: the client was promised that length.)
   const bool drop_usage =
-      is_sse && asks_usage_for_client(*p.request) && !parser.content_length().has_value();
+      is_sse && usage_chunk_unasked(*p.request) && !parser.content_length().has_value();
   if (!is_sse) {
     report.first_token = report.first_byte;
     if (p.prefill != nullptr) p.prefill->release();

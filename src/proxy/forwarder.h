@@ -70,6 +70,14 @@ struct ForwardRequest {
   struct ServedUsage* usage = nullptr;
 };
 
+// SPEC §15: a chat or completions stream whose client did not ask for usage. rolter asks an
+// OpenAI-compatible upstream for it anyway, and takes the usage chunk out of what the client gets
+// (from a translated stream too).
+inline bool usage_chunk_unasked(const ForwardRequest& request) {
+  return (request.kind == ApiKind::kChatCompletions || request.kind == ApiKind::kCompletions) &&
+         request.facts->stream && !request.facts->stream_usage;
+}
+
 // What a request's answer used, for its settlement and its usage record.
 struct ServedUsage {
   bool served = false;        // an upstream's answer reached the client (whole or in part)

@@ -12,8 +12,6 @@
 namespace rolter {
 namespace {
 
-constexpr int64_t kHourMs = 3600 * 1000;
-
 std::string_view refusal_reason(Refusal refusal) {
   switch (refusal) {
     case Refusal::kBudget:
@@ -95,11 +93,11 @@ void record_usage(const TenancyScope& scope, const ServedUsage& usage, const Dem
   const std::string_view key = scope.key == nullptr ? "" : std::string_view(scope.key->name);
   const std::string_view team = scope.key == nullptr ? "" : std::string_view(scope.key->team);
   if (scope.ledger != nullptr) {
-    scope.ledger->add(UsageKey{.hour_ms = scope.now_ms - scope.now_ms % kHourMs,
-                               .key = std::string(key),
-                               .team = std::string(team),
-                               .route = std::string(usage.route),
-                               .model = std::string(usage.target)},
+    scope.ledger->add(UsageKeyView{.hour_ms = usage_hour(scope.now_ms),
+                                   .key = key,
+                                   .team = team,
+                                   .route = usage.route,
+                                   .model = usage.target},
                       counts);
   }
   if (scope.per_key_metrics && scope.metrics != nullptr && scope.key != nullptr) {
@@ -107,14 +105,14 @@ void record_usage(const TenancyScope& scope, const ServedUsage& usage, const Dem
   }
 }
 
+}  // namespace
+
 uint64_t prompt_tokens_of(const ForwardRequest& request) {
   const std::optional<uint64_t> ids = request.ctx != nullptr && request.ctx->token_ids
                                           ? std::optional<uint64_t>(request.ctx->token_ids->size())
                                           : std::nullopt;
   return estimate_prompt_tokens(ids, request.body.size());
 }
-
-}  // namespace
 
 size_t applicable_rules(const ApiKey& key, std::string_view address,
                         std::array<const LimitRule*, Limiter::kMaxRules>& out) {
@@ -126,8 +124,8 @@ size_t applicable_rules(const ApiKey& key, std::string_view address,
   return n;
 }
 
-Demand request_demand(const ForwardRequest& request, uint64_t default_output_tokens) {
-  const uint64_t prompt = prompt_tokens_of(request);
+Demand request_demand(const ForwardRequest& request, uint64_t default_output_tokens,
+                      uint64_t prompt) {
   // Embeddings produce no output tokens.
   const uint64_t output = request.kind == ApiKind::kEmbeddings
                               ? 0
@@ -155,7 +153,8 @@ Task<ForwardResult> forward_accounted(Forwarder& forwarder, beast::tcp_stream& c
     count = applicable_rules(*scope.key, request.facts->model, rules);
   }
   const std::span<const LimitRule* const> active(rules.data(), count);
-  Demand demand = request_demand(request, scope.default_output_tokens);
+  const uint64_t prompt = prompt_tokens_of(request);
+  Demand demand = request_demand(request, scope.default_output_tokens, prompt);
   Admission admission;
   std::string fields;
   if (count > 0) {
@@ -179,7 +178,7 @@ Task<ForwardResult> forward_accounted(Forwarder& forwarder, beast::tcp_stream& c
   if (count > 0 && !admission.backend_error) {
     scope.limiter->settle(active, demand, admission, settlement_of(usage, demand));
   }
-  record_usage(scope, usage, demand, prompt_tokens_of(request));
+  record_usage(scope, usage, demand, prompt);
   co_return result;
 }
 

@@ -41,10 +41,14 @@ struct TenancyScope {
 size_t applicable_rules(const ApiKey& key, std::string_view address,
                         std::array<const LimitRule*, Limiter::kMaxRules>& out);
 
-// What a request reserves (SPEC §15): its prompt tokens (the token ids it carries, from the client
-// or the engine tokenizer, else ceil(body bytes / 4)) plus its output cap, priced at the route's
-// dearest target.
-Demand request_demand(const ForwardRequest& request, uint64_t default_output_tokens);
+// The prompt tokens a request reserves (SPEC §15): the token ids it carries (from the client or
+// the engine tokenizer), else ceil(body bytes / 4).
+uint64_t prompt_tokens_of(const ForwardRequest& request);
+
+// What a request reserves: `prompt` (prompt_tokens_of()) plus its output cap, priced at the
+// route's dearest target.
+Demand request_demand(const ForwardRequest& request, uint64_t default_output_tokens,
+                      uint64_t prompt);
 
 // What settles a reservation: the usage the answer reported, or the reservation itself when it
 // reported none (usage_estimated); nothing when no upstream answered.

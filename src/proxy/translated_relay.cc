@@ -83,15 +83,9 @@ Task<void> relay_whole(Stream& upstream, UpstreamConnection& connection,
   report.reusable = !read_ec && clean_after(parser);
 }
 
-// SPEC §15: a chat or completions client that did not ask for usage gets no usage chunk, whatever
-// the translated stream carries (the usage is still read from it first).
-bool client_wants_usage_chunk(const ForwardRequest& request) {
-  return !((request.kind == ApiKind::kChatCompletions || request.kind == ApiKind::kCompletions) &&
-           !request.facts->stream_usage);
-}
-
+// The usage is read from the translated stream first (AttemptReport::usage).
 void drop_unasked_usage(const ForwardRequest& request, std::string& out) {
-  if (!client_wants_usage_chunk(request)) out.resize(drop_usage_events(out.data(), out.size()));
+  if (usage_chunk_unasked(request)) out.resize(drop_usage_events(out.data(), out.size()));
 }
 
 // An SSE stream, translated event by event as it arrives.

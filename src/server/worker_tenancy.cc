@@ -79,7 +79,8 @@ TenancyScope WorkerTenancy::scope(const TenancyServices& services, const Snapsho
       .now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count(),
-      .request_id = id_prefix_ + std::to_string(++next_id_),
+      // Only an in-flight lease needs one: a request merely recorded is not named.
+      .request_id = limited ? id_prefix_ + std::to_string(++next_id_) : std::string(),
       .default_output_tokens = config.limits.default_output_tokens,
       .lease_ms = config.server.upstream_timeout_ms,
       .per_key_metrics = config.metrics.per_key,

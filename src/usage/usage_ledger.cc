@@ -30,8 +30,8 @@ int64_t usage_hour(int64_t unix_ms) {
   return hour * kHourMs;
 }
 
-size_t UsageKeyHash::operator()(const UsageKey& key) const {
-  const std::hash<std::string> text;
+size_t UsageKeyHash::operator()(const UsageKeyView& key) const {
+  const std::hash<std::string_view> text;
   size_t seed = std::hash<int64_t>()(key.hour_ms);
   seed = mix(seed, text(key.key));
   seed = mix(seed, text(key.team));
@@ -39,13 +39,19 @@ size_t UsageKeyHash::operator()(const UsageKey& key) const {
   return mix(seed, text(key.model));
 }
 
-void UsageLedger::add(const UsageKey& key, const UsageCounts& counts) {
+void UsageLedger::add(const UsageKeyView& key, const UsageCounts& counts) {
   MutexLock lock(mu_);
-  lines_[key] += counts;
+  if (auto it = lines_.find(key); it != lines_.end()) {
+    it->second += counts;
+    return;
+  }
+  lines_.emplace(UsageKey{key.hour_ms, std::string(key.key), std::string(key.team),
+                          std::string(key.route), std::string(key.model)},
+                 counts);
 }
 
 std::vector<UsageRow> UsageLedger::drain() {
-  std::unordered_map<UsageKey, UsageCounts, UsageKeyHash> taken;
+  std::unordered_map<UsageKey, UsageCounts, UsageKeyHash, UsageKeyEqual> taken;
   {
     MutexLock lock(mu_);
     taken.swap(lines_);

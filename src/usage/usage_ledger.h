@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -32,6 +33,16 @@ struct UsageKey {
   std::string route;
   std::string model;  // the target model that answered
   bool operator==(const UsageKey&) const = default;
+};
+
+// A UsageKey's names as views, for adding to the ledger without copying them when the line
+// exists already (every request but the first of its hour).
+struct UsageKeyView {
+  int64_t hour_ms = 0;
+  std::string_view key;
+  std::string_view team;
+  std::string_view route;
+  std::string_view model;
 };
 
 struct UsageCounts {
@@ -54,14 +65,36 @@ struct UsageRow {
 // The start of the UTC hour holding `unix_ms` (hours before 1970 round down too).
 int64_t usage_hour(int64_t unix_ms);
 
+// Hashes and compares UsageKey and UsageKeyView alike (heterogeneous look-up).
 struct UsageKeyHash {
-  size_t operator()(const UsageKey& key) const;
+  using is_transparent = void;
+  size_t operator()(const UsageKeyView& key) const;
+  size_t operator()(const UsageKey& key) const {
+    return (*this)(UsageKeyView{key.hour_ms, key.key, key.team, key.route, key.model});
+  }
+};
+struct UsageKeyEqual {
+  using is_transparent = void;
+  static UsageKeyView view(const UsageKey& k) {
+    return {k.hour_ms, k.key, k.team, k.route, k.model};
+  }
+  static const UsageKeyView& view(const UsageKeyView& k) { return k; }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    const UsageKeyView x = view(a);
+    const UsageKeyView y = view(b);
+    return x.hour_ms == y.hour_ms && x.key == y.key && x.team == y.team && x.route == y.route &&
+           x.model == y.model;
+  }
 };
 
 class UsageLedger {
  public:
-  // Adds `counts` to the line of `key`.
-  void add(const UsageKey& key, const UsageCounts& counts) EXCLUDES(mu_);
+  // Adds `counts` to the line of `key`; the names are copied only for a new line.
+  void add(const UsageKeyView& key, const UsageCounts& counts) EXCLUDES(mu_);
+  void add(const UsageKey& key, const UsageCounts& counts) EXCLUDES(mu_) {
+    add(UsageKeyEqual::view(key), counts);
+  }
   // Takes every line added since the last drain (in no particular order) and empties the ledger.
   std::vector<UsageRow> drain() EXCLUDES(mu_);
   // Lines held now.
@@ -69,7 +102,7 @@ class UsageLedger {
 
  private:
   mutable Mutex mu_;
-  std::unordered_map<UsageKey, UsageCounts, UsageKeyHash> lines_ GUARDED_BY(mu_);
+  std::unordered_map<UsageKey, UsageCounts, UsageKeyHash, UsageKeyEqual> lines_ GUARDED_BY(mu_);
 };
 
 }  // namespace rolter

@@ -37,6 +37,16 @@ function limitValue(text, metric, label) {
   return m ? Number(m[1]) : 0;
 }
 
+// One engine as provider "engine-0" behind route "m".
+const fleetToml = (url) => `[[providers]]
+name = "engine-0"
+base_url = "${url}"
+[[routes]]
+name = "m"
+[[routes.targets]]
+provider = "engine-0"
+model = "sim-model"`;
+
 function fleetConfig(engines, { keys, extra = '' }) {
   return `
 [server]
@@ -154,14 +164,7 @@ backend = "redis"
 redis_url = "${redis.url}"
 timeout_ms = 200
 ${limitsExtra}
-[[providers]]
-name = "engine-0"
-base_url = "${sim.engines[0].url}"
-[[routes]]
-name = "m"
-[[routes.targets]]
-provider = "engine-0"
-model = "sim-model"
+${fleetToml(sim.engines[0].url)}
 ${keys}`;
   const env = { ROLTER_ADMIN_TOKEN: ADMIN, ROLTER_NODE_TOKEN: NODE, K_A: 'sk-a' };
   const cp = await startControlPlane({ config, env });
@@ -320,14 +323,7 @@ test('usage records add up to the engine\'s own token counts, one store write pe
 flush_secs = 1
 [[teams]]
 name = "t"
-[[providers]]
-name = "engine-0"
-base_url = "${sim.engines[0].url}"
-[[routes]]
-name = "m"
-[[routes.targets]]
-provider = "engine-0"
-model = "sim-model"
+${fleetToml(sim.engines[0].url)}
 ${keys}`;
   const env = { ROLTER_ADMIN_TOKEN: ADMIN, ROLTER_NODE_TOKEN: NODE, K_0: 'sk-0', K_1: 'sk-1', K_2: 'sk-2', K_3: 'sk-3', K_4: 'sk-4' };
   const cp = await startControlPlane({ config, env });
@@ -369,14 +365,7 @@ ${keys}`;
 test('limits and budgets set through the API apply on a gateway node, and are audited', { timeout: 120000 }, async (t) => {
   const sim = await startSimFor(t, { args: ['--time-scale', '0'] });
   const config = `
-[[providers]]
-name = "engine-0"
-base_url = "${sim.engines[0].url}"
-[[routes]]
-name = "m"
-[[routes.targets]]
-provider = "engine-0"
-model = "sim-model"
+${fleetToml(sim.engines[0].url)}
 [metrics]
 per_key = true
 `;
