@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "collect/adaptive_telemetry/adaptive_telemetry.h"
+#include "collect/discovery/discovery_service.h"
 #include "collect/engine_metrics/engine_scraper.h"
 #include "collect/health/health_checker.h"
 #include "collect/kv_events/kv_event_service.h"
@@ -62,6 +63,7 @@ struct DataPlane::Parts {
   std::unique_ptr<LmcachePoller> lmcache;
   std::unique_ptr<AdaptiveTelemetry> telemetry;
   std::unique_ptr<SharedPrefixStream> shared_prefixes;
+  std::unique_ptr<DiscoveryService> discovery;
   // Keys' limits and usage records (SPEC §15): what the workers read, and the ledger's flusher.
   TenancyServices tenancy;
   UsageLedger ledger;
@@ -112,10 +114,16 @@ tl::expected<void, std::string> DataPlane::listen(const std::string& listen_over
   return {};
 }
 
-void DataPlane::start(bool services, const TelemetryTarget& telemetry) {
+void DataPlane::start(bool services, const TelemetryTarget& telemetry,
+                      const DiscoveryHooks& discovery) {
   start_usage(telemetry);
   parts_->server->start();
   if (!services) return;
+  if (discovery.found != nullptr) {
+    parts_->discovery = std::make_unique<DiscoveryService>(
+        store_, *discovery.found, DiscoveryService::Options{.changed = discovery.changed});
+    parts_->discovery->start();
+  }
   parts_->health = std::make_unique<HealthChecker>(store_);
   parts_->health->start();
   parts_->engine_metrics = std::make_unique<EngineScraper>(store_);
@@ -165,6 +173,7 @@ void DataPlane::stop(std::chrono::milliseconds drain) {
   if (parts_->lmcache) parts_->lmcache->stop();
   if (parts_->telemetry) parts_->telemetry->stop();
   if (parts_->shared_prefixes) parts_->shared_prefixes->stop();
+  if (parts_->discovery) parts_->discovery->stop();
   parts_->server->stop();
   // After the drain: the final flush carries the last requests' usage.
   if (parts_->usage_flusher) parts_->usage_flusher->stop();

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "fleet/discovered_instances.h"
 #include "fleet/load_tracker.h"
 #include "snapshot/snapshot_store.h"
 #include "usage/usage_ledger.h"
@@ -34,6 +35,13 @@ struct TelemetryTarget {
   std::function<bool(std::vector<UsageRow>&& rows)> store_usage;
 };
 
+// Providers whose instances are found by DNS (SPEC §17): where the lookups put what they find,
+// and what to call after each (the publisher's refresh_discovered()). A null `found` = none.
+struct DiscoveryHooks {
+  DiscoveredInstances* found = nullptr;
+  std::function<void()> changed;
+};
+
 std::string host_name();
 // The value of environment variable `name`, "" when unset.
 std::string env_value(const char* name);
@@ -50,8 +58,8 @@ class DataPlane {
   // message on failure.
   tl::expected<void, std::string> listen(const std::string& listen, unsigned workers,
                                          ControlHandler* control, const TlsConfig& tls = {});
-  // Starts the workers and, with `services`, the fleet services.
-  void start(bool services, const TelemetryTarget& telemetry);
+  // Starts the workers and, with `services`, the fleet services (DNS discovery among them).
+  void start(bool services, const TelemetryTarget& telemetry, const DiscoveryHooks& discovery = {});
   // "http://host:port" (or https) of the main listener.
   const std::string& url() const { return url_; }
   uint16_t port() const { return port_; }

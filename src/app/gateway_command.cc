@@ -36,7 +36,8 @@ int run_gateway(const GatewayOptions& options) {
   SnapshotStore snapshots;
   LoadTracker tracker;
   Metrics metrics;
-  SnapshotPublisher publisher(snapshots, tracker, &metrics, "control plane snapshot");
+  DiscoveredInstances discovered;
+  SnapshotPublisher publisher(snapshots, tracker, &metrics, "control plane snapshot", &discovered);
   SnapshotFollower follower(
       SnapshotFollower::Options{
           .control_plane = options.control_plane,
@@ -75,9 +76,11 @@ int run_gateway(const GatewayOptions& options) {
     follower.stop();
     return 1;
   }
-  data_plane.start(/*services=*/true, TelemetryTarget{.control_plane = options.control_plane,
-                                                      .node_id = node_id,
-                                                      .node_token = node_token});
+  data_plane.start(
+      /*services=*/true,
+      TelemetryTarget{
+          .control_plane = options.control_plane, .node_id = node_id, .node_token = node_token},
+      {.found = &discovered, .changed = [&] { publisher.refresh_discovered(); }});
   NodeStatsReporter stats(metrics,
                           NodeStatsReporter::Options{.control_plane = options.control_plane,
                                                      .node_id = node_id,

@@ -130,7 +130,8 @@ int run_serve(const ServeOptions& options) {
   SnapshotStore snapshots;
   LoadTracker tracker;
   Metrics metrics;
-  SnapshotPublisher publisher(snapshots, tracker, &metrics, options.config_path);
+  DiscoveredInstances discovered;
+  SnapshotPublisher publisher(snapshots, tracker, &metrics, options.config_path, &discovered);
   ControlSetup setup;
   if (!set_up_control(
           options.config_path, loaded->config.store.url, !loaded->config.store.url.empty(),
@@ -177,7 +178,8 @@ int run_serve(const ServeOptions& options) {
       return api.ingest_usage(rows).has_value();
     };
   }
-  data_plane.start(/*services=*/true, telemetry);
+  data_plane.start(/*services=*/true, telemetry,
+                   {.found = &discovered, .changed = [&] { publisher.refresh_discovered(); }});
   if (stats) stats->start();
   spdlog::info(
       "rolter listening on {} ({} routes, config version {}; admin API at /api/v1, dashboard at "

@@ -78,6 +78,16 @@ struct InstanceConfig {
   std::optional<LmcacheConfig> lmcache;
 };
 
+// A provider whose instances are found by DNS (SPEC §17; config/discover.h). Its kv_events and
+// lmcache tables are templates: "{host}" in an endpoint becomes each instance's address.
+struct DiscoverConfig {
+  std::string url;              // dns://NAME:PORT[/path] or dns+srv://NAME[/path]
+  uint64_t interval_ms = 5000;  // between lookups; at least 500
+  std::string resolver;         // "IP[:PORT]"; "" = the system's (/etc/resolv.conf)
+  std::optional<KvEventsConfig> kv_events;
+  std::optional<LmcacheConfig> lmcache;
+};
+
 struct ProviderConfig {
   std::string name;
   std::string kind = "openai";  // openai | anthropic | gemini | decision_service
@@ -101,9 +111,11 @@ struct ProviderConfig {
   std::string tokenize = "none";
   uint64_t tokenize_timeout_ms = 50;
   std::optional<CostConfig> cost;
-  // Always at least one: `base_url` becomes a single instance, with the provider-level
-  // kv_events / lmcache tables attached to it.
+  // From the file, at least one: `base_url` becomes a single instance, with the provider-level
+  // kv_events / lmcache tables attached to it. With `discover`, none in the file: what the last
+  // good lookup found is filled in before each snapshot is built (fleet/discovered_instances.h).
   std::vector<InstanceConfig> instances;
+  std::optional<DiscoverConfig> discover;
 };
 
 struct TargetConfig {

@@ -129,7 +129,31 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   const bool has_instances = in.has("instances");
   in.read("base_url", single.base_url);
   read_instance_extras(in, single, diag);
-  if (has_instances) {
+  // Or the instances are found by DNS; the provider's kv_events / lmcache are then templates.
+  if (in.has("discover")) {
+    DiscoverConfig discover;
+    in.read("discover", discover.url);
+    in.read("discover_interval_ms", discover.interval_ms, kAtLeastOne);
+    in.read("discover_resolver", discover.resolver);
+    discover.kv_events = std::move(single.kv_events);
+    discover.lmcache = std::move(single.lmcache);
+    if (has_base_url || has_instances) {
+      diag.error(in.key_path("discover"),
+                 "set one of base_url, [[providers.instances]] or discover, not several");
+    }
+    out.discover = std::move(discover);
+  } else {
+    DiscoverConfig unused;
+    for (const char* key : {"discover_interval_ms", "discover_resolver"}) {
+      if (!in.has(key)) continue;
+      key == std::string_view("discover_resolver") ? in.read(key, unused.resolver)
+                                                   : in.read(key, unused.interval_ms);
+      diag.error(in.key_path(key), "only with discover");
+    }
+  }
+  if (out.discover) {
+    // Found at each lookup (fleet/discovered_instances.h), none here.
+  } else if (has_instances) {
     std::string instances_path = in.key_path("instances");
     in.for_each_table("instances", [&](TableReader& inst_in) {
       InstanceConfig inst;

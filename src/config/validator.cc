@@ -16,6 +16,7 @@
 #include "balance/strategy_registry.h"
 #include "common/cidr.h"
 #include "common/join.h"
+#include "config/discover.h"
 #include "config/secret_file.h"
 #include "config/url.h"
 
@@ -255,6 +256,29 @@ class Validator {
     }
   }
 
+  // A provider found by DNS (SPEC §17): its URL, interval and resolver, and its kv_events and
+  // lmcache tables checked as the instance at 127.0.0.1 would have them.
+  void check_discover(const DiscoverConfig& d, const std::string& path) {
+    if (auto spec = parse_discover(d.url); !spec) {
+      diag_.error(child_path(path, "discover"),
+                  "bad discover " + quoted_url(d.url) + ": " + spec.error());
+    }
+    if (d.interval_ms < 500) {
+      diag_.error(child_path(path, "discover_interval_ms"), "must be at least 500");
+    }
+    if (!d.resolver.empty()) {
+      if (auto server = parse_discover_resolver(d.resolver); !server) {
+        diag_.error(child_path(path, "discover_resolver"), server.error());
+      }
+    }
+    if (d.kv_events && d.kv_events->endpoint.find(kHostPlaceholder) == std::string::npos) {
+      diag_.error(child_path(child_path(path, "kv_events"), "endpoint"),
+                  "with discover, name each instance's stream by its address: e.g. "
+                  "\"tcp://{host}:5557\"");
+    }
+    check_instance(discovered_instance(d, {.host = "127.0.0.1", .port = 80}), path);
+  }
+
   void check_providers() {
     UniqueNames names(diag_, "provider name");
     for (size_t i = 0; i < config_.providers.size(); ++i) {
@@ -291,6 +315,7 @@ class Validator {
                       "duplicate instance " + quoted(p.instances[j].base_url));
         }
       }
+      if (p.discover) check_discover(*p.discover, path);
       if (p.load_source != "local" && p.load_source != "engine_metrics") {
         diag_.error(
             child_path(path, "load_source"),

@@ -30,6 +30,12 @@ struct KvResidency {
   // Tokens per block on the engine (providers.kv_events.block_size).
   std::atomic<uint32_t> block_size{16};
 
+  // The seq of the last batch the index reflects, kept across subscribers: a stream that resumes
+  // (the subscriber reconnects, or the instance leaves DNS and returns) goes on from it when its
+  // seqs follow on, and is repaired or rebuilt as any gap when they do not. kNoSeq = none.
+  static constexpr uint64_t kNoSeq = UINT64_MAX;
+  std::atomic<uint64_t> last_seq{kNoSeq};
+
   // Counters (rolter_kv_events_*_total).
   std::atomic<uint64_t> events{0};
   std::atomic<uint64_t> gaps{0};

@@ -267,7 +267,17 @@ struct Metrics::Families {
         shared_state_up(prometheus::BuildGauge()
                             .Name("rolter_shared_state_up")
                             .Help("1 while the [shared_state] stream is reachable, 0 when not")
-                            .Register(r)) {}
+                            .Register(r)),
+        discovery_lookups(prometheus::BuildCounter()
+                              .Name("rolter_discovery_lookups_total")
+                              .Help("DNS lookups of a discovered provider's instances, by "
+                                    "outcome (ok, failed: the last good set is kept)")
+                              .Register(r)),
+        discovery_instances(prometheus::BuildGauge()
+                                .Name("rolter_discovery_instances")
+                                .Help("Instances of a discovered provider, as its last good "
+                                      "lookup found them")
+                                .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& duration;
@@ -318,6 +328,8 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Gauge>& control_plane_up;
   prometheus::Family<prometheus::Counter>& shared_prefixes;
   prometheus::Family<prometheus::Gauge>& shared_state_up;
+  prometheus::Family<prometheus::Counter>& discovery_lookups;
+  prometheus::Family<prometheus::Gauge>& discovery_instances;
 };
 
 Metrics::Metrics()
@@ -533,6 +545,14 @@ void Metrics::count_shared_prefixes(uint64_t sent, uint64_t received) {
 }
 
 void Metrics::set_shared_state_up(bool up) { families_->shared_state_up.Add({}).Set(up ? 1 : 0); }
+
+void Metrics::discovery_lookup(std::string_view provider, bool ok, size_t instances) {
+  families_->discovery_lookups
+      .Add({{"provider", std::string(provider)}, {"outcome", ok ? "ok" : "failed"}})
+      .Increment();
+  families_->discovery_instances.Add({{"provider", std::string(provider)}})
+      .Set(static_cast<double>(instances));
+}
 
 void Metrics::set_adaptive_score(std::string_view model, std::string_view target, double score) {
   families_->adaptive_score.Add({{"model", std::string(model)}, {"target", std::string(target)}})

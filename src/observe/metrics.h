@@ -76,6 +76,10 @@
 //                                           Redis stream: sent, received (from other nodes, or
 //                                           replayed)
 //   shared_state_up                         1 while that stream is reachable, 0 when it is not
+//   discovery_lookups_total{provider,outcome}
+//                                           DNS lookups of a discovered provider's instances
+//                                           (SPEC §17): ok, failed (the last good set is kept)
+//   discovery_instances{provider}           the instances its last good lookup found
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -213,6 +217,9 @@ class Metrics {
   // Prefix insertions sent to and received from the shared stream, and whether it is reachable.
   void count_shared_prefixes(uint64_t sent, uint64_t received);
   void set_shared_state_up(bool up);
+  // One DNS lookup of a discovered provider (SPEC §17), and how many instances it now has (the
+  // last good set, after a failure).
+  void discovery_lookup(std::string_view provider, bool ok, size_t instances);
   // One poll of the control plane and how it ended; sets control_plane_up (0 after kError).
   static void count_snapshot_fetch(const SnapshotFollowerInstruments& s, SnapshotFetch outcome);
 

@@ -27,10 +27,11 @@ async function json(response) {
 }
 
 // Spawns the simulator and resolves once it printed its ready line.
-export async function startSim({ engines = 1, args = [], startTimeoutMs = 10000 } = {}) {
+// `port` is engine 0's (0 = ephemeral); a host other than loopback goes in `args` (--host).
+export async function startSim({ engines = 1, port = 0, args = [], startTimeoutMs = 10000 } = {}) {
   const child = spawn(
     simBinary(),
-    ['--engines', String(engines), '--port', '0', '--control-port', '0', '--exit-on-stdin-close', ...args],
+    ['--engines', String(engines), '--port', String(port), '--control-port', '0', '--exit-on-stdin-close', ...args],
     // stdin stays an open pipe: if this process dies, the simulator sees EOF and exits too.
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
@@ -70,7 +71,8 @@ export async function startSim({ engines = 1, args = [], startTimeoutMs = 10000 
     });
   });
 
-  const controlUrl = `http://127.0.0.1:${ready.control_port}`;
+  // The control server listens on the engines' host (--host).
+  const controlUrl = `http://${new URL(ready.engines[0].url).host.replace(/:\d+$/, '')}:${ready.control_port}`;
   let stopped = false;
   return {
     engines: ready.engines,

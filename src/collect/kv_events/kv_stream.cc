@@ -23,7 +23,17 @@ const char* kv_stream_state_name(KvStreamState state) {
 }
 
 KvStream::KvStream(KvResidency& residency, const Clock& clock, KvStreamOptions options)
-    : residency_(residency), clock_(clock), options_(std::move(options)) {}
+    : residency_(residency), clock_(clock), options_(std::move(options)) {
+  if (const uint64_t seq = residency_.last_seq.load(std::memory_order_acquire);
+      seq != KvResidency::kNoSeq) {
+    last_seq_ = seq;  // what the index already reflects: a resumed stream goes on from there
+  }
+}
+
+void KvStream::set_last_seq(std::optional<uint64_t> seq) {
+  last_seq_ = seq;
+  residency_.last_seq.store(seq.value_or(KvResidency::kNoSeq), std::memory_order_release);
+}
 
 std::optional<uint64_t> KvStream::on_message(uint64_t seq, std::span<const uint8_t> payload) {
   last_message_ = clock_.now();
@@ -87,7 +97,7 @@ std::optional<uint64_t> KvStream::on_replay(const KvReplayResult& result) {
     ++replays_failed_;
     spdlog::warn("kv events: {}: replay from seq {} failed ({}); rebuilding from live events",
                  options_.name, from, problem);
-    last_seq_.reset();  // the gap message becomes the first of a new stream
+    set_last_seq(std::nullopt);  // the gap message becomes the first of a new stream
     return drain_pending();
   }
   for (const KvReplayedBatch& batch : result.batches) {
@@ -99,7 +109,7 @@ std::optional<uint64_t> KvStream::on_replay(const KvReplayResult& result) {
                gap_seq);
   // Every batch the publisher sent before the gap message is applied now; a seq it skipped is
   // none of ours.
-  last_seq_ = gap_seq - 1;
+  set_last_seq(gap_seq - 1);
   return drain_pending();
 }
 
@@ -130,12 +140,11 @@ void KvStream::check_stale() {
 void KvStream::disconnect() {
   replay_from_.reset();
   pending_.clear();
-  last_seq_.reset();
   set_state(KvStreamState::kDisconnected);
 }
 
 void KvStream::apply(uint64_t seq, std::span<const uint8_t> payload) {
-  last_seq_ = seq;
+  set_last_seq(seq);
   auto decoded = decode_kv_batch(payload);
   if (!decoded) {
     // Logged once per run of bad payloads: a broken publisher would otherwise flood the log.

@@ -3,7 +3,11 @@
 //
 // Every message carries a seq that grows by one per batch. From the seq of each message and the
 // last one seen:
-//   first message        accepted whatever its seq (the subscriber joins a running stream): live
+//   first message        accepted whatever its seq (the subscriber joins a running stream): live.
+//                        "First" means that nothing is known: the instance's KvResidency keeps
+//                        the last seq its index reflects, so a stream that resumes after a
+//                        reconnect, or after the instance left and returned (a new KvStream on
+//                        the same residency), is judged by the rules below against that seq
 //   seq == last + 1      in order: applied; live (also out of stale)
 //   seq >  last + 1      a gap: counted. With a replay endpoint the state is kGap and the caller is
 //                        asked to replay from `last` (see below); without one the index is cleared
@@ -91,7 +95,7 @@ class KvStream {
   // Live -> stale when no message came for stale_after. Call on every poll.
   void check_stale();
   // The subscriber lost its socket (or stops): disconnected until the next message, which is
-  // then taken as a first message.
+  // judged against the last seq seen (in order, a gap, or a restarted publisher).
   void disconnect();
 
   KvStreamState state() const { return residency_.state.load(std::memory_order_relaxed); }
@@ -109,6 +113,8 @@ class KvStream {
   void apply(uint64_t seq, std::span<const uint8_t> payload);
   void set_state(KvStreamState state);
   void start_over();  // clears the index and forgets the last seq
+  // The last seq seen, here and in the residency (which outlives this stream).
+  void set_last_seq(std::optional<uint64_t> seq);
   // Runs the messages buffered during a replay through on_message().
   std::optional<uint64_t> drain_pending();
 

@@ -224,18 +224,69 @@ TEST_F(KvStreamTest, PublisherRestartClearsAndFollowsTheNewStream) {
   EXPECT_EQ(stream.last_seq(), 0u);
 }
 
-TEST_F(KvStreamTest, AFirstMessageAfterADisconnectStartsFromNothing) {
+TEST_F(KvStreamTest, AStreamThatResumesInOrderAfterADisconnectKeepsItsIndex) {
   KvStream stream = make(true);
   feed(stream, 0, 0);
   feed(stream, 1, 1);
   stream.disconnect();
   EXPECT_EQ(stream.state(), KvStreamState::kDisconnected);
   EXPECT_EQ(held(2), 2u) << "kept while disconnected, though not trusted";
-  const std::string later = stored(5, /*first=*/true);
-  EXPECT_EQ(stream.on_message(9, bytes(later)), std::nullopt) << "not a gap: a new stream";
-  EXPECT_EQ(held(2), 0u);
+  feed(stream, 2, 2);  // nothing was missed
+  EXPECT_EQ(held(3), 3u);
   EXPECT_EQ(kv_.gaps.load(), 0u);
   EXPECT_EQ(stream.state(), KvStreamState::kLive);
+}
+
+TEST_F(KvStreamTest, AStreamThatResumesPastAGapAfterADisconnectIsRepairedAsAGap) {
+  KvStream stream = make(true);
+  feed(stream, 0, 0);
+  feed(stream, 1, 1);
+  stream.disconnect();
+  const std::string later = stored(3);
+  EXPECT_EQ(stream.on_message(3, bytes(later)), 1u) << "a replay from the last seq seen";
+  EXPECT_EQ(kv_.gaps.load(), 1u);
+  KvReplayResult replay{.complete = true};
+  replay.batches = {{1, stored(1)}, {2, stored(2)}, {3, stored(3)}};
+  EXPECT_EQ(stream.on_replay(replay), std::nullopt);
+  EXPECT_EQ(held(4), 4u) << "what was missed while disconnected, and what was kept";
+  EXPECT_EQ(stream.state(), KvStreamState::kLive);
+}
+
+TEST_F(KvStreamTest, AStreamThatRestartedWhileDisconnectedStartsOver) {
+  KvStream stream = make(true);
+  feed(stream, 7, 0);
+  feed(stream, 8, 1);
+  stream.disconnect();
+  const std::string fresh = stored(5, /*first=*/true);
+  EXPECT_EQ(stream.on_message(0, bytes(fresh)), std::nullopt) << "a new publisher: no replay";
+  EXPECT_EQ(held(2), 0u);
+  EXPECT_EQ(stream.restarts(), 1u);
+  EXPECT_EQ(stream.state(), KvStreamState::kLive);
+}
+
+// An instance that leaves (its subscriber goes) and returns (a new one) keeps its index when its
+// stream goes on where it was.
+TEST_F(KvStreamTest, ANewStreamOverTheSameResidencyResumesFromItsLastSeq) {
+  {
+    KvStream gone = make(false);
+    feed(gone, 20, 0);
+    feed(gone, 21, 1);
+    gone.disconnect();
+  }
+  EXPECT_EQ(kv_.last_seq.load(), 21u);
+  KvStream back = make(false);
+  EXPECT_EQ(back.last_seq(), 21u);
+  feed(back, 22, 2);
+  EXPECT_EQ(held(3), 3u) << "blocks 0 and 1 from before, 2 from now";
+  EXPECT_EQ(kv_.gaps.load(), 0u);
+
+  // Without a replay endpoint, a new stream that missed batches cannot be trusted: rebuilt.
+  KvStream later = make(false);
+  const std::string five = stored(5, /*first=*/true);
+  EXPECT_EQ(later.on_message(30, bytes(five)), std::nullopt);
+  EXPECT_EQ(kv_.gaps.load(), 1u);
+  EXPECT_EQ(held(3), 0u);
+  EXPECT_EQ(kv_.index.size(), 1u);
 }
 
 TEST_F(KvStreamTest, ANewGapAmongTheBufferedMessagesAsksForAnotherReplay) {
