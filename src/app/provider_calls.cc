@@ -1,5 +1,6 @@
 #include "app/provider_calls.h"
 
+#include "config/discover.h"
 #include "config/url.h"
 #include "http/upstream_path.h"
 
@@ -18,6 +19,15 @@ std::string example_path(const std::string& kind) {
 std::vector<std::string> describe_provider_calls(const Config& config) {
   std::vector<std::string> lines;
   for (const ProviderConfig& p : config.providers) {
+    if (p.discover && p.kind != "decision_service") {
+      auto spec = parse_discover(p.discover->url);  // valid: the config was checked
+      if (!spec) continue;
+      lines.push_back(p.name + " (" + p.kind + "): POST http://{instance}" +
+                      upstream_path(spec->path, example_path(p.kind)) +
+                      ", each instance found at " + p.discover->url + " every " +
+                      std::to_string(p.discover->interval_ms) + " ms");
+      continue;
+    }
     if (p.instances.empty() || p.kind == "decision_service") continue;
     auto url = parse_url(p.instances.front().base_url);  // valid: the config was checked
     if (!url) continue;

@@ -30,6 +30,9 @@ base_url = "http://10.0.0.5:8000/v1"
 [[providers.instances]]
 base_url = "http://10.0.0.6:8000/v1"
 [[providers]]
+name = "pods"
+discover = "dns://vllm-headless.llm.svc.cluster.local:8000/v1"
+[[providers]]
 name = "decider"
 kind = "decision_service"
 base_url = "http://decider:9000"
@@ -43,8 +46,11 @@ targets = [{ provider = "openai", model = "x" }]
       "openai (openai): POST https://api.openai.com/v1/chat/completions",
       "bare (openai): POST https://api.openai.com/v1/chat/completions",
       "claude (anthropic): POST https://api.anthropic.com/v1/messages",
-      "gemini (gemini): POST https://generativelanguage.googleapis.com/v1beta/models/{model}:generateContent",
+      "gemini (gemini): POST "
+      "https://generativelanguage.googleapis.com/v1beta/models/{model}:generateContent",
       "fleet (openai): POST http://10.0.0.5:8000/v1/chat/completions (and 1 more instances)",
+      "pods (openai): POST http://{instance}/v1/chat/completions, each instance found at "
+      "dns://vllm-headless.llm.svc.cluster.local:8000/v1 every 5000 ms",
   };
   EXPECT_EQ(describe_provider_calls(loaded->config), want);
 }
