@@ -76,6 +76,7 @@
 //                                           Redis stream: sent, received (from other nodes, or
 //                                           replayed)
 //   shared_state_up                         1 while that stream is reachable, 0 when it is not
+//   build_info{version,commit,build_type}   1; the binary's version, commit and build type
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -188,6 +189,9 @@ class Metrics {
   // +1 when a client connection opens, -1 when it closes.
   void connections_changed(int delta);
   void config_reload(bool ok, uint64_t version);
+  // rolter_build_info{version,commit,build_type} = 1 (SPEC §17). Call once, at start.
+  void set_build_info(std::string_view version, std::string_view commit,
+                      std::string_view build_type);
 
   // Request-path helpers; null instruments are ignored.
   static void count_pick(const CandidateInstruments& c);
