@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <functional>
 
+#include "app/service_notify.h"
 #include "collect/adaptive_telemetry/adaptive_telemetry.h"
 #include "collect/discovery/discovery_service.h"
 #include "collect/engine_metrics/engine_scraper.h"
@@ -187,7 +188,9 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
   std::function<void()> wait_hup = [&] {
     reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
+      notify_reloading();
       reload("SIGHUP");
+      notify_ready("serving");
       wait_hup();
     });
   };
@@ -198,6 +201,7 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
     watch.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
       tick();
+      notify_watchdog();
       wait_watch();
     });
   };
@@ -205,11 +209,15 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
   stop_signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     spdlog::info("{}: draining", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    notify_stopping();
+    notify_status("draining");
     reload_signal.cancel();
     watch.cancel();
     stop();
     spdlog::info("stopped");
   });
+  // The caller has bound its listeners and published its first snapshot.
+  notify_ready("serving");
   control.run();
   return 0;
 }

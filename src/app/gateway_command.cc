@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "app/build_info.h"
 #include "app/commands.h"
 #include "app/snapshot_publisher.h"
 #include "collect/follow/node_stats.h"
@@ -36,6 +37,7 @@ int run_gateway(const GatewayOptions& options) {
   SnapshotStore snapshots;
   LoadTracker tracker;
   Metrics metrics;
+  metrics.set_build_info(build_info().version, build_info().commit, build_info().build_type);
   DiscoveredInstances discovered;
   SnapshotPublisher publisher(snapshots, tracker, &metrics, "control plane snapshot", &discovered);
   SnapshotFollower follower(

@@ -5,6 +5,7 @@
 //   rolter gateway --control-plane URL  a data-plane node that follows a control plane
 //   rolter check --config rolter.toml   validate a config; exit 1 on error
 //   rolter policy-thresholds            when policy mode moves a session off a busy engine
+//   rolter version, rolter --version    version, commit and build type
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "app/build_info.h"
 #include "app/commands.h"
 #include "app/provider_calls.h"
 #include "balance/policy/policy_thresholds.h"
@@ -43,7 +45,8 @@ int run_check(const std::string& path) {
   std::cout << path << ": OK (" << loaded->config.providers.size() << " providers, "
             << loaded->config.routes.size() << " routes, " << loaded->config.provider_groups.size()
             << " provider groups, " << loaded->config.keys.size() << " keys)\n";
-  for (const auto& line : describe_provider_calls(loaded->config)) std::cout << "  " << line << "\n";
+  for (const auto& line : describe_provider_calls(loaded->config))
+    std::cout << "  " << line << "\n";
   return 0;
 }
 
@@ -58,6 +61,8 @@ int main(int argc, char** argv) {
       "rolter: an OpenAI-compatible LLM gateway that routes each request to the engine "
       "instance best placed to serve it."};
   app.require_subcommand(1);
+  const std::string version = rolter::version_text(rolter::build_info());
+  app.set_version_flag("--version", version, "Print the version, commit and build type, and exit");
 
   std::string config_path = "rolter.toml";
   rolter::ServeOptions serve_options;
@@ -154,7 +159,14 @@ int main(int argc, char** argv) {
                        "Print JSON: one object per cell with targets, ratio, both weights, flip "
                        "and tie_at (null = never / no tie)");
 
+  auto* version_command =
+      app.add_subcommand("version", "Print the version, commit and build type (as --version).");
+
   CLI11_PARSE(app, argc, argv);
+  if (*version_command) {
+    std::cout << version << "\n";
+    return 0;
+  }
   if (*check) return rolter::run_check(config_path);
   if (*thresholds) {
     return rolter::run_policy_thresholds(threshold_targets, threshold_ratios, threshold_json);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "app/build_info.h"
 #include "app/commands.h"
 #include "app/snapshot_publisher.h"
 #include "collect/follow/node_stats.h"
@@ -130,6 +131,7 @@ int run_serve(const ServeOptions& options) {
   SnapshotStore snapshots;
   LoadTracker tracker;
   Metrics metrics;
+  metrics.set_build_info(build_info().version, build_info().commit, build_info().build_type);
   DiscoveredInstances discovered;
   SnapshotPublisher publisher(snapshots, tracker, &metrics, options.config_path, &discovered);
   ControlSetup setup;
@@ -214,6 +216,7 @@ int run_control_plane(const ControlPlaneOptions& options) {
   SnapshotStore snapshots;
   LoadTracker tracker;
   Metrics metrics;
+  metrics.set_build_info(build_info().version, build_info().commit, build_info().build_type);
   SnapshotPublisher publisher(snapshots, tracker, &metrics,
                               options.config_path.empty() ? "control plane" : options.config_path);
   ControlSetup setup;

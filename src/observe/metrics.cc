@@ -449,6 +449,21 @@ void Metrics::accept_error(std::string_view reason) {
 
 void Metrics::connections_changed(int delta) { families_->connections.Increment(delta); }
 
+void Metrics::set_build_info(std::string_view version, std::string_view commit,
+                             std::string_view build_type) {
+  // Registered on first use: a Metrics that no binary describes (a unit test's) renders without
+  // it. Registering an existing name returns that family, so a second call adds a second series.
+  auto& family = prometheus::BuildGauge()
+                     .Name("rolter_build_info")
+                     .Help("1, labelled with the version, commit and build type of this binary")
+                     .Register(*registry_);
+  family
+      .Add({{"version", std::string(version)},
+            {"commit", std::string(commit)},
+            {"build_type", std::string(build_type)}})
+      .Set(1);
+}
+
 void Metrics::config_reload(bool ok, uint64_t version) {
   families_->reloads.Add({{"result", ok ? "ok" : "error"}}).Increment();
   if (ok) {

@@ -80,6 +80,7 @@
 //                                           DNS lookups of a discovered provider's instances
 //                                           (SPEC §17): ok, failed (the last good set is kept)
 //   discovery_instances{provider}           the instances its last good lookup found
+//   build_info{version,commit,build_type}   1; the binary's version, commit and build type
 //
 // Thread-safety: all methods may be called from any thread. Histogram observations take the
 // histogram's own short lock (prometheus-cpp); counters are atomic.
@@ -192,6 +193,9 @@ class Metrics {
   // +1 when a client connection opens, -1 when it closes.
   void connections_changed(int delta);
   void config_reload(bool ok, uint64_t version);
+  // rolter_build_info{version,commit,build_type} = 1 (SPEC §17). Call once, at start.
+  void set_build_info(std::string_view version, std::string_view commit,
+                      std::string_view build_type);
 
   // Request-path helpers; null instruments are ignored.
   static void count_pick(const CandidateInstruments& c);

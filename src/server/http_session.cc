@@ -107,7 +107,9 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer
   bool linger = false;  // closing with the client possibly still sending: see discard_until_close
   ClientWatch watch(stream);
   for (;;) {
-    if (server.draining()) break;
+    // The metrics listener keeps answering through a drain: its /readyz says 503 to the load
+    // balancer's probes, its /healthz 200 until the process exits (SPEC §17).
+    if (server.draining() && peer.listener == Listener::kMain) break;
     http::request_parser<http::string_body> parser;
     parser.header_limit(kMaxHeaderBytes);
     std::shared_ptr<const Snapshot> snapshot = worker.snapshot();

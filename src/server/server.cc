@@ -216,10 +216,10 @@ void Server::start() {
 
 uint64_t Server::drain(std::chrono::milliseconds timeout) {
   state_.start_draining();
+  // The metrics listener stays open until stop(): probes see the drain on /readyz.
   asio::post(workers_[0]->io(), [this] {
     error_code ignored;
     acceptor_->acceptor.close(ignored);
-    if (metrics_acceptor_) metrics_acceptor_->acceptor.close(ignored);
   });
   for (auto& worker : workers_) {
     asio::post(worker->io(), [w = worker.get()] { w->close_idle(); });
@@ -237,6 +237,10 @@ void Server::stop() {
   for (auto& worker : workers_) worker->io().stop();
   for (auto& thread : threads_) thread.join();
   threads_.clear();
+  if (metrics_acceptor_) {
+    error_code ignored;
+    metrics_acceptor_->acceptor.close(ignored);  // no thread runs its io_context any more
+  }
 }
 
 }  // namespace rolter

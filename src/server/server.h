@@ -5,10 +5,11 @@
 // /healthz and /readyz alone (server.metrics_listen). When the process runs out of file
 // descriptors the acceptor backs off instead of spinning, and at server.max_connections it pauses
 // until a connection closes. Snapshots reach the workers through the
-// SnapshotStore subscription. drain() stops accepting, closes idle connections, and waits for
-// requests in progress (streams included) to finish, up to a deadline. With use_tls() the main
-// listener terminates TLS in front of the same sessions (server/tls_connection.h); the metrics
-// listener stays plaintext.
+// SnapshotStore subscription. drain() stops accepting on the main listener, closes idle
+// connections, and waits for requests in progress (streams included) to finish, up to a
+// deadline; the metrics listener answers until stop(), /readyz with 503 from the drain's start.
+// With use_tls() the main listener terminates TLS in front of the same sessions
+// (server/tls_connection.h); the metrics listener stays plaintext.
 //
 // Thread-safety: construct, listen() and run() from one thread; drain() and stop() from any
 // thread.
@@ -48,8 +49,8 @@ class Server {
   // Starts the acceptor and the worker threads; returns at once.
   void start();
 
-  // Stops accepting, closes idle connections, and waits until no request is in progress or the
-  // timeout passes. Returns the number of requests still in progress.
+  // Stops accepting on the main listener, closes idle connections, and waits until no request
+  // is in progress or the timeout passes. Returns the number of requests still in progress.
   uint64_t drain(std::chrono::milliseconds timeout);
 
   // Stops every worker and joins the threads.
@@ -64,7 +65,7 @@ class Server {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Acceptor> acceptor_;
   std::unique_ptr<Acceptor> metrics_acceptor_;  // null without server.metrics_listen
-  std::unique_ptr<TlsListener> tls_;              // null: the main listener is plaintext
+  std::unique_ptr<TlsListener> tls_;            // null: the main listener is plaintext
   std::vector<std::thread> threads_;
 };
 
