@@ -137,4 +137,6 @@ test('the image: rolter runs from it as a non-root user; no compiler, no package
   const versionRun = result('version');
   assert.equal(versionRun.code, 0, `rolter --version in the image:\n${versionRun.output}`);
   assert.match(versionRun.output, new RegExp(version.replace(/\./g, '\\.')));
+  const revision = labels['org.opencontainers.image.revision'];
+  if (revision !== 'unknown') assert.match(versionRun.output, new RegExp(revision.slice(0, 7)), 'the commit of the label');
 });
