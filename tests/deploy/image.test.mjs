@@ -58,13 +58,35 @@ function run(command, args, { echo = false, env = process.env } = {}) {
 
 // Mounts the image, runs each check in a chroot of it (or reads it), writes each one's output to
 // $2/NAME.out and status to $2/NAME.rc, and unmounts and removes its container on every path.
+// The image's own command (serve --config /etc/rolter/rolter.toml) runs too, on a loopback port
+// of its choosing, as the image user: /readyz must answer 200 (its output in serve_readyz.out).
 const inspectScript = String.raw`
 set -u
 image=$1 out=$2 user=$3
+serve=
 container=$(buildah from --pull=never --quiet "$image") || exit 1
-trap 'buildah umount "$container" >/dev/null 2>&1; buildah rm "$container" >/dev/null 2>&1' EXIT
+trap 'if [ -n "$serve" ]; then kill "$serve" 2>/dev/null; wait "$serve"; fi; buildah umount "$container" >/dev/null 2>&1; buildah rm "$container" >/dev/null 2>&1' EXIT
 root=$(buildah mount "$container") || exit 1
 check() { name=$1; shift; "$@" >"$out/$name.out" 2>&1; echo $? >"$out/$name.rc"; }
+readyz() {
+  local port=
+  for _ in $(seq 100); do
+    # The digits end where the line goes on: a line still being written gives no port.
+    port=$(sed -n 's#.*rolter listening on http://127\.0\.0\.1:\([0-9][0-9]*\) .*#\1#p' "$out/serve.log")
+    [ -n "$port" ] && break
+    kill -0 "$serve" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { cat "$out/serve.log"; return 1; }
+  exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+  printf 'GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' >&3
+  head -n 1 <&3
+}
+chroot --userspec="$user:$user" "$root" /usr/local/bin/rolter serve --config /etc/rolter/rolter.toml   --listen 127.0.0.1:0 >"$out/serve.log" 2>&1 &
+serve=$!
+check serve_readyz readyz
+kill "$serve"; wait "$serve"; serve=
+check store test -s "$root/var/lib/rolter/rolter.db"
 check version chroot --userspec="$user:$user" "$root" /usr/local/bin/rolter --version
 check check chroot --userspec="$user:$user" "$root" /usr/local/bin/rolter check --config /etc/rolter/rolter.toml
 check ldd chroot "$root" ldd /usr/local/bin/rolter /usr/local/bin/rolter-sim /usr/local/bin/rolter-bench
@@ -113,8 +135,8 @@ test('the image: rolter runs from it as a non-root user; no compiler, no package
   t.after(() => rmSync(out, { recursive: true, force: true }));
   const asRoot = process.getuid() === 0;
   const mounted = asRoot
-    ? await run('sh', ['-c', inspectScript, 'sh', image, out, imageUser])
-    : await run('buildah', ['unshare', 'sh', '-c', inspectScript, 'sh', image, out, imageUser]);
+    ? await run('bash', ['-c', inspectScript, 'bash', image, out, imageUser])
+    : await run('buildah', ['unshare', 'bash', '-c', inspectScript, 'bash', image, out, imageUser]);
   assert.equal(mounted.code, 0, `mounting ${image}: ${mounted.stderr}`);
   const result = (name) => ({
     code: Number(readFileSync(path.join(out, `${name}.rc`), 'utf8')),
@@ -133,7 +155,9 @@ test('the image: rolter runs from it as a non-root user; no compiler, no package
   assert.equal(result('group').code, 0, `a rolter group with gid ${imageUser}`);
   assert.equal(result('state_dir').output.trim(), `${imageUser}:${imageUser}`, '/var/lib/rolter belongs to the rolter user');
   assert.match(result('listen').output, /^listen = "0\.0\.0\.0:4000"/, 'the config listens where EXPOSE says');
-  assert.equal(readdirSync(out).filter((f) => f.endsWith('.rc')).length, 12, 'every check ran');
+  assert.match(result('serve_readyz').output, /^HTTP\/1\.1 200 /, `rolter serve with the image's config, /readyz:\n${result('serve_readyz').output}`);
+  assert.equal(result('store').code, 0, 'the embedded store is made in /var/lib/rolter');
+  assert.equal(readdirSync(out).filter((f) => f.endsWith('.rc')).length, 14, 'every check ran');
   // Last, as it needs `rolter --version` (SPEC §17), which comes with the version stamp of the
   // install and packaging work; a rolter without it answers with a usage error.
   const versionRun = result('version');
