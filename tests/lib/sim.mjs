@@ -72,7 +72,7 @@ export async function startSim({ engines = 1, port = 0, args = [], startTimeoutM
   });
 
   // The control server listens on the engines' host (--host).
-  const controlUrl = `http://${new URL(ready.engines[0].url).host.replace(/:\d+$/, '')}:${ready.control_port}`;
+  const controlUrl = `http://${new URL(ready.engines[0].url).hostname}:${ready.control_port}`;
   let stopped = false;
   return {
     engines: ready.engines,
