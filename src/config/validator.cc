@@ -386,6 +386,11 @@ class Validator {
     for (const TargetConfig& t : r.targets) {
       auto it = providers_.find(t.provider);
       if (it == providers_.end()) continue;
+      // A discovered provider's templates give every instance it finds the same sources.
+      if (const auto& d = it->second->discover;
+          d && ((kv && d->kv_events) || (lmcache && d->lmcache))) {
+        return;
+      }
       for (const InstanceConfig& inst : it->second->instances) {
         if ((kv && inst.kv_events) || (lmcache && inst.lmcache)) return;
       }
