@@ -23,6 +23,7 @@
 #include "collect/usage_flush/usage_post_sink.h"
 #include "config/url.h"
 #include "observe/metrics.h"
+#include "proxy/request_log.h"
 #include "server/server.h"
 #include "server/worker_tenancy.h"
 
@@ -41,6 +42,20 @@ void raise_file_limit() {
   if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
     spdlog::info("open file limit raised from {} to {}", before, limit.rlim_max);
   }
+}
+
+void reopen_access_log_file() {
+  const std::string destination = access_log_destination();
+  if (destination == "stderr" || destination == "off") {
+    spdlog::info("SIGUSR1: the access log goes to {}: nothing to reopen", destination);
+    return;
+  }
+  if (auto reopened = reopen_access_log(); !reopened) {
+    spdlog::error("SIGUSR1: access log: {}; lines still go to the file opened before",
+                  reopened.error());
+    return;
+  }
+  spdlog::info("SIGUSR1: access log {} reopened", destination);
 }
 
 }  // namespace
@@ -195,6 +210,16 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
     });
   };
   wait_hup();
+  // SIGUSR1: logrotate renamed the access log; lines go to a new file by the same name.
+  asio::signal_set reopen_signal(control, SIGUSR1);
+  std::function<void()> wait_usr1 = [&] {
+    reopen_signal.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reopen_access_log_file();
+      wait_usr1();
+    });
+  };
+  wait_usr1();
   asio::steady_timer watch(control);
   std::function<void()> wait_watch = [&] {
     watch.expires_after(std::chrono::milliseconds(500));
@@ -212,6 +237,7 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
     notify_stopping();
     notify_status("draining");
     reload_signal.cancel();
+    reopen_signal.cancel();
     watch.cancel();
     stop();
     spdlog::info("stopped");

@@ -79,7 +79,7 @@ class DataPlane {
 };
 
 // Runs the main thread's loop until SIGTERM or SIGINT: `reload` on SIGHUP, `tick` every 500 ms,
-// then `stop` once. Returns 0. It tells the service manager (app/service_notify.h): READY=1 as
+// the access log's file reopened on SIGUSR1 (log rotation), then `stop` once. Returns 0. It tells the service manager (app/service_notify.h): READY=1 as
 // it starts, so call it once the listeners are bound and the first snapshot is published;
 // RELOADING=1 then READY=1 around each SIGHUP's `reload`; STOPPING=1 before `stop`; WATCHDOG=1
 // with each tick when the unit asks for a watchdog.

@@ -37,6 +37,9 @@ struct ServerConfig {
   bool forwarded_headers = true;
   // Networks (CIDR) of proxies in front of the gateway whose X-Forwarded-* are believed.
   std::vector<std::string> trusted_proxies;
+  // Where the JSON line per request goes: "stderr", "off", or a file (relative: beside the config
+  // file) opened for appending and reopened on SIGUSR1. A reload that changes it takes effect.
+  std::string access_log = "stderr";
 };
 
 // [tls]: the main listener terminates TLS. Both empty = plaintext HTTP. Paths are resolved against

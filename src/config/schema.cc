@@ -14,7 +14,14 @@ constexpr int64_t kAtLeastOne = 1;
 constexpr int64_t kMinHttpStatus = 100;
 constexpr int64_t kMaxHttpStatus = 599;
 
-void read_server(TableReader& in, ServerConfig& out) {
+// A relative path in the config names a file beside the config, wherever rolter was started.
+std::string beside_config(const std::string& path, const std::string& config_file) {
+  if (path.empty() || path.front() == '/') return path;
+  const std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
+  return dir.empty() ? path : (dir / path).string();
+}
+
+void read_server(TableReader& in, ServerConfig& out, const std::string& config_file) {
   in.read("listen", out.listen);
   in.read("workers", out.workers);
   in.read("max_body_bytes", out.max_body_bytes, kAtLeastOne);
@@ -28,14 +35,11 @@ void read_server(TableReader& in, ServerConfig& out) {
   in.read("metrics_listen", out.metrics_listen);
   in.read("forwarded_headers", out.forwarded_headers);
   in.read("trusted_proxies", out.trusted_proxies);
+  in.read("access_log", out.access_log);
   in.finish();
-}
-
-// A relative path in the config names a file beside the config, wherever rolter was started.
-std::string beside_config(const std::string& path, const std::string& config_file) {
-  if (path.empty() || path.front() == '/') return path;
-  const std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
-  return dir.empty() ? path : (dir / path).string();
+  if (out.access_log != "stderr" && out.access_log != "off") {
+    out.access_log = beside_config(out.access_log, config_file);
+  }
 }
 
 void read_tls(TableReader& in, TlsConfig& out, const std::string& config_file) {
@@ -482,7 +486,7 @@ void section(TableReader& root, std::string_view key, Diagnostics& diag, Fn fn) 
 Config read_config(const toml::table& root, Diagnostics& diag) {
   Config config;
   TableReader in(root, "", diag);
-  section(in, "server", diag, [&](TableReader& t) { read_server(t, config.server); });
+  section(in, "server", diag, [&](TableReader& t) { read_server(t, config.server, diag.file()); });
   section(in, "tls", diag, [&](TableReader& t) { read_tls(t, config.tls, diag.file()); });
   section(in, "store", diag, [&](TableReader& t) { read_store(t, config.store); });
   in.for_each_table("providers", [&](TableReader& provider_in) {

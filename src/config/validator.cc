@@ -1,5 +1,8 @@
 #include "config/validator.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -183,6 +186,53 @@ class Validator {
         diag_.error(index_path("server.trusted_proxies", i),
                     quoted(proxies[i]) + ": " + cidr.error());
       }
+    }
+    check_access_log();
+  }
+
+  // "stderr", "off" or a file. Where the config runs, the file must be one rolter can append to,
+  // or create: reported now, by key, rather than when the first request is logged. A control
+  // plane cannot see its nodes' disks; a node that cannot open it keeps its previous destination.
+  void check_access_log() {
+    const std::string& file = config_.server.access_log;
+    if (file == "stderr" || file == "off") return;
+    if (file.empty()) {
+      diag_.error("server.access_log", R"(must be "stderr", "off" or a file path)");
+      return;
+    }
+    if (file.back() == '/') {
+      diag_.error("server.access_log", quoted(file) + " names a directory, not a file");
+      return;
+    }
+    if (!local_secrets_) return;
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) {
+        diag_.error("server.access_log", quoted(file) + " is a directory, not a file");
+      } else if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+        diag_.error("server.access_log", quoted(file) + " is not a regular file");
+      } else if (::access(file.c_str(), W_OK) != 0) {
+        diag_.error("server.access_log",
+                    "cannot write " + quoted(file) + ": " + std::strerror(errno));
+      }
+      return;
+    }
+    if (errno != ENOENT) {
+      diag_.error("server.access_log",
+                  "cannot write " + quoted(file) + ": " + std::strerror(errno));
+      return;
+    }
+    // (<filesystem> would bring std::quoted into this file's unqualified calls.)
+    const size_t slash = file.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : file.substr(0, slash);
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      diag_.error("server.access_log",
+                  "cannot create " + quoted(file) + ": no directory " + quoted(dir));
+    } else if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+      diag_.error("server.access_log", "cannot create " + quoted(file) + " in " + quoted(dir) +
+                                           ": " + std::strerror(errno));
     }
   }
 

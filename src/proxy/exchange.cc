@@ -101,6 +101,7 @@ bool sent_or_failed(const error_code& write_ec, const UpstreamConnection& connec
   if (!write_ec) return true;
   report.outcome =
       connection.reused && is_stale_connection_error(write_ec) ? Outcome::kStale : Outcome::kFailed;
+  report.reason = AttemptReason::kSendError;
   report.error = "send: " + write_ec.message();
   return false;
 }
@@ -136,7 +137,8 @@ Task<void> refuse_untranslatable(beast::tcp_stream& client, const AttemptParams&
   report.first_token = report.first_byte;
   const ApiError error{.status = 400, .type = "invalid_request_error", .message = report.error};
   const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
-                                       p.attempt_number, {}, request.extra_fields);
+                                       p.attempt_number, {}, request.extra_fields,
+                                       &report.bytes_out);
   report.client_usable = !ec && request.client_keep_alive;
   report.client_gone = static_cast<bool>(ec);
 }
@@ -181,6 +183,7 @@ Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, beast:
   const auto& request = *p.request;
   auto rewrite = rewrite_model(request.body, *request.facts, p.model);
   if (!rewrite) {
+    report.reason = AttemptReason::kInternal;
     report.error = "model rewrite: " + rewrite.error().message;
     co_return false;
   }
@@ -237,6 +240,9 @@ Task<bool> read_final_head(Stream& upstream, UpstreamConnection& connection,
       }
       report.timed_out = ec == beast::error::timeout;
       const bool request_deadline = std::chrono::steady_clock::now() >= p.deadline;
+      report.reason = !report.timed_out  ? AttemptReason::kResponseError
+                      : request_deadline ? AttemptReason::kDeadline
+                                         : AttemptReason::kFirstByteTimeout;
       report.error = !report.timed_out  ? "response: " + ec.message()
                      : request_deadline ? "no response within upstream_timeout_ms"
                                         : "no response within first_byte_timeout_ms";
@@ -244,11 +250,13 @@ Task<bool> read_final_head(Stream& upstream, UpstreamConnection& connection,
     }
     const unsigned status = parser->get().result_int();
     if (status == 101) {
+      report.reason = AttemptReason::kProtocolError;
       report.error = "upstream switched protocols (101), which was never asked for";
       co_return false;
     }
     if (status >= 200) co_return true;
   }
+  report.reason = AttemptReason::kProtocolError;
   report.error = "more than " + std::to_string(kMaxInterimResponses) + " interim responses";
   co_return false;
 }
@@ -301,7 +309,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
     co_await relay_translated(upstream, connection, client, parser, p, *plan.translator, report);
     co_return;
   }
-  ClientResponse response(parser, p);
+  ClientResponse response(parser, p, report.bytes_out);
   const bool is_sse = parser.get()[http::field::content_type].starts_with("text/event-stream");
   // (A stream framed by Content-Length keeps its bytes: the client was promised that length.)
   const bool drop_usage =

@@ -16,6 +16,7 @@
 #include "http/tokens.h"
 #include "proxy/exchange.h"
 #include "proxy/fallback.h"
+#include "proxy/request_line.h"
 #include "proxy/request_log.h"
 
 namespace rolter {
@@ -133,14 +134,6 @@ void record_evidence(const AttemptReport& report, const Candidate& candidate,
   candidate.state->evidence.record_success(sample);
 }
 
-std::string_view key_name(const ForwardRequest& request) {
-  return request.key == nullptr ? std::string_view() : std::string_view(request.key->name);
-}
-
-std::string_view team_name(const ForwardRequest& request) {
-  return request.key == nullptr ? std::string_view() : std::string_view(request.key->team);
-}
-
 // What a relayed answer used, for the caller's settlement and usage record.
 void note_usage(ServedUsage& usage, const RoutePool& pool, const Candidate& candidate,
                 const AttemptReport& report) {
@@ -161,7 +154,7 @@ void note_usage(ServedUsage& usage, const RoutePool& pool, const Candidate& cand
 // Metrics and the log line of a relayed response. A client that left before the end is logged and
 // counted as 499, never as the relayed status: it did not get it (nginx's "client closed request").
 void log_relayed(const ForwardRequest& request, const Candidate& candidate,
-                 const AttemptReport& report, unsigned attempts,
+                 const AttemptReport& report, unsigned attempts, const AttemptLog& tries,
                  std::chrono::steady_clock::time_point started) {
   const RoutePool& pool = *request.route.pool;
   auto since_start = [&](std::chrono::steady_clock::time_point t) {
@@ -181,21 +174,43 @@ void log_relayed(const ForwardRequest& request, const Candidate& candidate,
   Metrics::count_tokens(pool.instruments, report.usage.input_tokens(),
                         report.usage.output_tokens());
   if (request.usage != nullptr) note_usage(*request.usage, pool, candidate, report);
-  log_request(
-      RequestLogLine{.key = key_name(request),
-                     .team = team_name(request),
-                     .route = pool.name,
-                     .fallbacks = request.fallbacks,
-                     .target = candidate.label,
-                     .attempts = attempts,
-                     .status = logged_status,
-                     .upstream_status = report.status,
-                     .duration_s = duration,
-                     .ttft_s = ttft,
-                     .tokens_in = report.usage.input_tokens(),
-                     .tokens_out = report.usage.output_tokens(),
-                     .complete = !report.broken && !report.client_gone,
-                     .usage_estimated = request.usage != nullptr && !request.usage->reported});
+  RequestLogLine line = request_log_line(request);
+  line.target = candidate.label;
+  line.endpoint = candidate.endpoint->base_url;
+  line.attempts = attempts;
+  line.tries = tries.entries();
+  line.status = logged_status;
+  line.upstream_status = report.status;
+  line.bytes_out = report.bytes_out;
+  line.duration_s = duration;
+  line.ttft_s = ttft;
+  line.tokens_in = report.usage.input_tokens();
+  line.tokens_out = report.usage.output_tokens();
+  line.complete = !report.broken && !report.client_gone;
+  line.usage_estimated = request.usage != nullptr && !request.usage->reported;
+  log_request(line);
+}
+
+// Why an attempt did not answer the client, for the access log; kNone when it did.
+AttemptReason reason_of(const AttemptReport& report) {
+  if (report.outcome == Outcome::kRelayed) return AttemptReason::kNone;
+  if (report.auth_rejected) return AttemptReason::kUpstreamAuth;
+  if (report.context_length) return AttemptReason::kContextLength;
+  if (report.content_filter) return AttemptReason::kContentFilter;
+  if (report.reason != AttemptReason::kNone) return report.reason;
+  if (report.status != 0) return AttemptReason::kStatus;
+  return AttemptReason::kResponseError;
+}
+
+// Records an attempt for the access log.
+void note_attempt(AttemptLog& tries, const Candidate& candidate, const AttemptReport& report,
+                  std::chrono::steady_clock::time_point started) {
+  tries.add(AttemptEntry{
+      .endpoint = candidate.endpoint->base_url,
+      .ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - started)
+                .count(),
+      .status = static_cast<uint16_t>(report.status),
+      .reason = reason_of(report)});
 }
 
 }  // namespace
@@ -326,6 +341,7 @@ bool may_fall_back_on_429(const ForwardRequest& request, const FallbackTrail* tr
 struct OwnAnswer {
   const ApiError* error;
   unsigned attempts;
+  const AttemptLog* tries;
   std::string_view fallbacks;  // the routes given up on
   std::chrono::steady_clock::time_point started;
 };
@@ -334,7 +350,7 @@ struct OwnAnswer {
 
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
                              bool keep_alive, unsigned attempts, std::string_view fallbacks,
-                             std::string_view extra_fields) {
+                             std::string_view extra_fields, uint64_t* body_bytes) {
   http::response<http::string_body> res{static_cast<http::status>(error.status), 11};
   res.set(http::field::content_type, "application/json");
   if (attempts > 0) res.set("x-rolter-attempts", std::to_string(attempts));
@@ -345,10 +361,40 @@ Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const 
   res.keep_alive(keep_alive);
   res.prepare_payload();
   auto [ec, n] = co_await http::async_write(client, res, kNoThrow);
+  if (body_bytes != nullptr) *body_bytes = ec ? 0 : res.body().size();
   co_return ec;
 }
 
 namespace {
+
+// The log lines are built in plain functions: a coroutine would keep them in its frame.
+
+// The log line of the gateway's own answer.
+void log_own_answer(const ForwardRequest& request, const OwnAnswer& answer, unsigned status,
+                    uint64_t body_bytes, double duration) {
+  RequestLogLine line = request_log_line(request);
+  line.fallbacks = answer.fallbacks;
+  line.target = "none";
+  line.attempts = answer.attempts;
+  line.tries = answer.tries->entries();
+  line.status = status;
+  line.bytes_out = body_bytes;
+  line.duration_s = duration;
+  log_request(line);
+}
+
+// The log line of a request whose client left before its answer.
+void log_client_gone(const ForwardRequest& request, unsigned attempts, const AttemptLog& tries,
+                     std::chrono::steady_clock::time_point started) {
+  RequestLogLine line = request_log_line(request);
+  line.target = "none";
+  line.attempts = attempts;
+  line.tries = tries.entries();
+  line.status = kClientClosedRequest;
+  line.duration_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  log_request(line);
+}
 
 // Writes the gateway's own answer, counts it on the request's first route, and logs it.
 Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest& request,
@@ -356,19 +402,14 @@ Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest&
   const auto& pool = *request.route.pool;
   const ApiError& error = *answer.error;
   Metrics::count_response(pool.no_target, error.status);
-  const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
-                                       answer.attempts, answer.fallbacks, request.extra_fields);
+  uint64_t body_bytes = 0;
+  const auto ec =
+      co_await write_error(client, request.style, error, request.client_keep_alive, answer.attempts,
+                           answer.fallbacks, request.extra_fields, &body_bytes);
   const double duration =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - answer.started).count();
   Metrics::observe_seconds(pool.instruments.duration, duration);
-  log_request(RequestLogLine{.key = key_name(request),
-                             .team = team_name(request),
-                             .route = pool.name,
-                             .fallbacks = answer.fallbacks,
-                             .target = "none",
-                             .attempts = answer.attempts,
-                             .status = error.status,
-                             .duration_s = duration});
+  log_own_answer(request, answer, error.status, body_bytes, duration);
   ForwardResult result;
   result.attempts = answer.attempts;
   result.status = error.status;
@@ -380,11 +421,19 @@ Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest&
 
 Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& watch,
                                        const ForwardRequest& request) {
+  // The attempts are recorded on this small frame of their own, rather than on forward_logged()'s:
+  // a frame past Asio's recycling size (1020 bytes) would cost a malloc per request.
+  AttemptLog tries;
+  co_return co_await forward_logged(client, watch, request, tries);
+}
+
+Task<ForwardResult> Forwarder::forward_logged(beast::tcp_stream& client, ClientWatch& watch,
+                                              const ForwardRequest& request, AttemptLog& tries) {
   const auto started = std::chrono::steady_clock::now();
   // A client that stops reading cannot hold a worker's stream beyond the request's own deadline.
   client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
   watch.arm();
-  ForwardResult result = co_await run_attempts(client, request, watch);
+  ForwardResult result = co_await run_attempts(client, request, watch, tries);
   watch.disarm();
   if (!watch.gone() || result.status != 0) {
     // A half-closed client sends nothing more: the connection ends with this answer.
@@ -394,14 +443,7 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
   // The client left before its answer: 499, once, as nginx logs it; never a 5xx.
   const auto& pool = *request.route.pool;
   Metrics::count_response(pool.no_target, kClientClosedRequest);
-  log_request(RequestLogLine{
-      .key = key_name(request),
-      .team = team_name(request),
-      .route = pool.name,
-      .target = "none",
-      .status = kClientClosedRequest,
-      .duration_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()});
+  log_client_gone(request, result.attempts, tries, started);
   ForwardResult gone;
   gone.client_usable = false;
   gone.status = kClientClosedRequest;
@@ -410,7 +452,7 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
 
 Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
                                             const ForwardRequest& request, ClientWatch& watch,
-                                            FallbackTrail* trail) {
+                                            AttemptLog& tries, FallbackTrail* trail) {
   const auto& snapshot = *request.snapshot;
   const auto& server = snapshot.config().server;
   const BreakerParams& breaker = snapshot.breaker();
@@ -480,14 +522,15 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .watch = &watch,
     };
     const AttemptReport report = co_await attempt(client, params, watch);
+    note_attempt(tries, candidate, report, attempt_started);
 
     // A client that went away cut the attempt short: that says nothing about the instance, and
-    // there is no one left to answer (forward() logs the 499).
+    // there is no one left to answer (forward_logged() logs the 499).
     if (watch.gone()) co_return gone(result);
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
       record_evidence(report, candidate, *request.ctx, selection->sample, attempt_started);
-      log_relayed(request, candidate, report, result.attempts, started);
+      log_relayed(request, candidate, report, result.attempts, tries, started);
       result.client_usable = report.client_usable;
       result.status = report.status;
       co_return result;
@@ -500,13 +543,13 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
                      .attempts = result.attempts,
                      .now = now,
                      .started = started};
-  co_return co_await route_failed(client, request, watch, failures, end, trail);
+  co_return co_await route_failed(client, request, watch, failures, end, trail, tries);
 }
 
 Task<ForwardResult> Forwarder::route_failed(beast::tcp_stream& client,
                                             const ForwardRequest& request, ClientWatch& watch,
                                             const RouteFailures& failures, const RouteEnd& end,
-                                            FallbackTrail* trail) {
+                                            FallbackTrail* trail, AttemptLog& tries) {
   const auto& pool = *request.route.pool;
   const ApiError error = no_answer(request, end.route_attempts, failures, end.now);
   const RoutePool& origin = trail != nullptr ? *trail->origin : pool;
@@ -523,16 +566,18 @@ Task<ForwardResult> Forwarder::route_failed(beast::tcp_stream& client,
   }
   if (cause != FallbackCause::kNone &&
       fallback_hops(pool, request.snapshot->config().retry.max_fallbacks) > 0) {
-    co_return co_await fall_back(client, request, watch, error, failures, end);
+    co_return co_await fall_back(client, request, watch, error, failures, end, tries);
   }
   co_return co_await answer_self(
       client, request,
-      OwnAnswer{.error = &error, .attempts = end.attempts, .started = end.started});
+      OwnAnswer{
+          .error = &error, .attempts = end.attempts, .tries = &tries, .started = end.started});
 }
 
 Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const ForwardRequest& request,
                                          ClientWatch& watch, const ApiError& error,
-                                         const RouteFailures& failures, const RouteEnd& end) {
+                                         const RouteFailures& failures, const RouteEnd& end,
+                                         AttemptLog& tries) {
   const RoutePool& origin = *request.route.pool;
   const Snapshot& snapshot = *request.snapshot;
   const size_t hops = fallback_hops(origin, snapshot.config().retry.max_fallbacks);
@@ -558,7 +603,7 @@ Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const Forwar
     hop.route = ResolvedRoute{.pool = &next, .requested_model = request.route.requested_model};
     hop.fallbacks = trail.given_up;
     trail.more_after_this = i + 1 < hops;
-    result = co_await run_attempts(client, hop, watch, &trail);
+    result = co_await run_attempts(client, hop, watch, tries, &trail);
     if (result.status != 0 || !result.client_usable) co_return result;  // answered, or gone
     if (trail.cause == FallbackCause::kNone) break;
   }
@@ -566,6 +611,7 @@ Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const Forwar
   co_return co_await answer_self(client, request,
                                  OwnAnswer{.error = &final_error,
                                            .attempts = trail.attempts,
+                                           .tries = &tries,
                                            .fallbacks = trail.given_up,
                                            .started = trail.started});
 }
@@ -590,6 +636,9 @@ Task<AttemptReport> Forwarder::attempt(beast::tcp_stream& client, const AttemptP
         report.refused = ec == asio::error::connection_refused;
         // A connect that timed out is an upstream timeout too (SPEC §2: 504).
         report.timed_out = ec == beast::error::timeout;
+        report.reason = report.refused     ? AttemptReason::kConnectRefused
+                        : report.timed_out ? AttemptReason::kConnectTimeout
+                                           : AttemptReason::kConnectError;
         co_return report;
       }
       connection = std::move(fresh);

@@ -73,7 +73,8 @@ Task<void> relay_whole(Stream& upstream, UpstreamConnection& connection,
   }
   report.status = out_status;
   report.usage.feed(out);
-  ClientResponse response(parser, p, out_status, "application/json", out.size());
+  ClientResponse response(parser, p, out_status, "application/json", out.size(),
+                          report.bytes_out);
   if (!co_await response.write(client, out, true)) {
     report.client_usable = false;
     report.client_gone = true;
@@ -94,7 +95,7 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
                         beast::tcp_stream& client, ResponseParser& parser, const AttemptParams& p,
                         const Translator& translator, AttemptReport& report) {
   auto stream = translator.stream(translate_options(p));
-  ClientResponse response(parser, p, 200, "text/event-stream", std::nullopt);
+  ClientResponse response(parser, p, 200, "text/event-stream", std::nullopt, report.bytes_out);
   if (stream == nullptr || !co_await response.write_head(client)) {
     report.client_usable = false;
     report.client_gone = stream != nullptr;
@@ -187,7 +188,7 @@ Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connec
   report.first_token = report.first_byte;
   if (p.prefill != nullptr) p.prefill->release();
   report.status = out_status;
-  ClientResponse response(parser, p, out_status, content_type, out.size());
+  ClientResponse response(parser, p, out_status, content_type, out.size(), report.bytes_out);
   if (!co_await response.write(client, out, true)) {
     report.client_usable = false;
     report.client_gone = true;
