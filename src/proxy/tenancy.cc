@@ -57,8 +57,8 @@ Task<ForwardResult> refuse(beast::tcp_stream& client, const ForwardRequest& requ
   const ApiError error = refusal_error(admission);
   const std::string_view reason = refusal_reason(admission.refusal);
   if (scope.metrics != nullptr) scope.metrics->limit_refusal(reason);
-  const auto ec =
-      co_await write_error(client, request.style, error, request.client_keep_alive, 0, {}, fields);
+  const auto ec = co_await write_error(client, request.style, error, request_id_of(request),
+                                       request.client_keep_alive, 0, {}, fields);
   log_request(RequestLogLine{
       .key = scope.key->name,
       .team = scope.key->team,

@@ -9,24 +9,22 @@ SpanBatcher::SpanBatcher(SpanQueue& queue, TraceResource resource, const Clock& 
       clock_(clock),
       options_(options),
       last_batch_(clock.now()) {
-  pending_.reserve(options_.max_batch);
-}
-
-void SpanBatcher::fill() {
-  Span span;
-  while (pending_.size() < options_.max_batch && queue_.try_pop(span)) {
-    pending_.push_back(std::move(span));
-  }
 }
 
 std::optional<SpanBatcher::Batch> SpanBatcher::next(bool flush) {
-  fill();
-  if (pending_.empty()) return std::nullopt;
+  const size_t waiting = queue_.size();
+  if (waiting == 0) return std::nullopt;
   const auto now = clock_.now();
-  const bool full = pending_.size() >= options_.max_batch;
+  const bool full = waiting >= options_.max_batch;
   if (!full && !flush && now - last_batch_ < options_.interval) return std::nullopt;
-  Batch batch{.body = encode_export_request(resource_, pending_), .spans = pending_.size()};
-  pending_.clear();
+  batch_.clear();
+  Span span;
+  while (batch_.size() < options_.max_batch && queue_.try_pop(span)) {
+    batch_.push_back(std::move(span));
+  }
+  if (batch_.empty()) return std::nullopt;
+  Batch batch{.body = encode_export_request(resource_, batch_), .spans = batch_.size()};
+  batch_.clear();
   last_batch_ = now;
   return batch;
 }
@@ -41,8 +39,7 @@ void SpanBatcher::sent(const Batch& batch, bool ok) {
 }
 
 void SpanBatcher::discard() {
-  size_t gone = pending_.size();
-  pending_.clear();
+  size_t gone = 0;
   Span span;
   while (queue_.try_pop(span)) ++gone;
   failed_spans_.fetch_add(gone, std::memory_order_relaxed);

@@ -1,15 +1,16 @@
 // SpanBatcher: the exporter's decisions, without I/O (SPEC §17): spans leave the queue in batches
-// of at most `max_batch` (512), a batch goes when it is full or `interval` (1 s) after the last
-// one went, and each batch's fate is counted. The background service (collect/trace_export/)
+// of at most `max_batch` (512), a batch goes when that many wait or `interval` (1 s) after the
+// last one went, and each batch's fate is counted. The background service (collect/trace_export/)
 // calls next() on every turn of its loop and posts what it returns; tests drive it with a
 // ManualClock and no network.
 //
 //   SpanBatcher batcher(queue, resource, clock, {});
 //   if (auto batch = batcher.next()) batcher.sent(*batch, post(batch->body));
 //
-// Spans held by the batcher are bounded by max_batch; the queue bounds the rest. A batch that
-// fails is not retried: its spans are counted as failed and dropped, so a dead collector never
-// grows memory and the next batch carries fresh spans.
+// Spans wait in the queue until their batch goes, so `[tracing] max_queue` bounds them all; only
+// the batch being sent is held outside it. A batch that fails is not retried: its spans are
+// counted as failed and dropped, so a dead collector never grows memory, the queue fills and
+// further spans are dropped (and counted) at the push, and the next batch carries fresh spans.
 //
 // Thread-safety: next(), sent() and discard() from one thread (the exporter's); the counters
 // from any thread.
@@ -43,13 +44,13 @@ class SpanBatcher {
   // `queue` and `clock` must outlive the batcher.
   SpanBatcher(SpanQueue& queue, TraceResource resource, const Clock& clock, Options options);
 
-  // Moves waiting spans from the queue into the batch (up to max_batch), and returns the batch
-  // encoded when it is full, when `interval` has passed since the last batch went (or since the
-  // start) and it holds a span, or with `flush` whenever it holds a span. Otherwise nullopt.
+  // The next batch, encoded, of up to max_batch spans taken from the queue: when max_batch spans
+  // wait, when `interval` has passed since the last batch went (or since the start) and a span
+  // waits, or with `flush` whenever one waits. Otherwise nullopt, and the spans stay queued.
   std::optional<Batch> next(bool flush = false);
   // Counts what became of a batch next() returned: its spans exported, or failed.
   void sent(const Batch& batch, bool ok);
-  // Drops every span waiting, in the batch and in the queue, as failed (no collector to send to).
+  // Drops every span waiting as failed (no collector to send to).
   void discard();
 
   uint64_t exported_spans() const { return exported_.load(std::memory_order_relaxed); }
@@ -59,13 +60,11 @@ class SpanBatcher {
   uint64_t dropped_spans() const { return queue_.dropped(); }
 
  private:
-  void fill();
-
   SpanQueue& queue_;
   const TraceResource resource_;
   const Clock& clock_;
   const Options options_;
-  std::vector<Span> pending_;
+  std::vector<Span> batch_;  // the batch being encoded; empty between calls
   Clock::TimePoint last_batch_;
   std::atomic<uint64_t> exported_{0};
   std::atomic<uint64_t> failed_spans_{0};

@@ -39,6 +39,7 @@ TEST(SpanBatcher, ABatchGoesAfterTheIntervalOrWhenFull) {
   f.queue.try_push(a_span());
   f.queue.try_push(a_span());
   EXPECT_FALSE(f.batcher.next());  // not full, not yet due
+  EXPECT_EQ(f.queue.size(), 2u);   // waiting spans stay in the queue, which bounds them
   f.clock.advance(999ms);
   EXPECT_FALSE(f.batcher.next());
   f.clock.advance(1ms);
@@ -90,7 +91,7 @@ TEST(SpanBatcher, ADeadCollectorCostsBoundedMemoryAndEverySpanIsCounted) {
 TEST(SpanBatcher, DiscardCountsWhatWasWaiting) {
   Fixture f(8);
   for (int i = 0; i < 3; ++i) f.queue.try_push(a_span());
-  EXPECT_FALSE(f.batcher.next());  // into the batch, not yet due
+  EXPECT_FALSE(f.batcher.next());  // not yet due: they stay queued
   f.queue.try_push(a_span());
   f.queue.try_push(a_span());
   f.batcher.discard();
