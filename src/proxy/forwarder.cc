@@ -287,8 +287,9 @@ std::optional<Selection> select(const ForwardRequest& request, const Loads& load
   const auto& pool = *request.route.pool;
   std::optional<Explain> explain;
   RouteContext ctx = *request.ctx;
-  const bool traced = request.trace != nullptr && request.trace->recording();
-  if (request.explain || traced) {
+  // A recorded request's rolter.route span carries the explanation too.
+  const bool recorded = request.trace != nullptr && request.trace->recording();
+  if (request.explain || recorded) {
     ctx.explain = &explain.emplace(start_explain(pool, loads, eligible));
   }
   const auto pick = pool.balancer->pick_eligible(ctx, loads, eligible);
