@@ -1,6 +1,7 @@
-// ProtoWriter: the Protocol Buffers wire format (https://protobuf.dev/programming-guides/encoding/),
-// only as much of it as writing an OTLP request takes: varints, 64- and 32-bit fixed values, and
-// length-delimited fields (strings, bytes, nested messages). It writes; it never reads.
+// ProtoWriter: the Protocol Buffers wire format
+// (https://protobuf.dev/programming-guides/encoding/), only as much of it as writing an OTLP
+// request takes: varints, 64- and 32-bit fixed values, and length-delimited fields (strings, bytes,
+// nested messages). It writes; it never reads.
 //
 // A nested message is written in place: open() writes its tag and returns a mark, close() puts
 // its length in front of what was written since (moving it by the length's few bytes), so no

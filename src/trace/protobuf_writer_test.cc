@@ -32,8 +32,7 @@ TEST(ProtoWriter, GoldenBytes) {
          w.close(m);
        },
        bytes_of({0x1a, 0x03, 0x08, 0x96, 0x01})},
-      {"empty nested message",
-       [](ProtoWriter& w) { w.close(w.open(1)); }, bytes_of({0x0a, 0x00})},
+      {"empty nested message", [](ProtoWriter& w) { w.close(w.open(1)); }, bytes_of({0x0a, 0x00})},
       {"negative int64 is ten bytes", [](ProtoWriter& w) { w.int64(1, -1); },
        bytes_of({0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})},
       {"bool", [](ProtoWriter& w) { w.boolean(2, true); }, bytes_of({0x10, 0x01})},

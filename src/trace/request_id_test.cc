@@ -46,7 +46,7 @@ TEST(RequestId, UuidV7Layout) {
     }
   }
   EXPECT_EQ(uuid.substr(0, 13), "018cc251-f400");  // the 48-bit timestamp
-  EXPECT_EQ(uuid[14], '7');                         // version
+  EXPECT_EQ(uuid[14], '7');                        // version
   EXPECT_NE(std::string_view("89ab").find(uuid[19]), std::string_view::npos);  // variant 10
 }
 

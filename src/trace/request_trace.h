@@ -47,14 +47,14 @@ struct TraceDeps {
 
 // `[tracing]` as one request reads it.
 struct TracingSettings {
-  bool exporting = false;     // otlp_endpoint is set
+  bool exporting = false;  // otlp_endpoint is set
   double sample_ratio = 0.01;
 };
 
 // What the client's head says.
 struct IncomingTrace {
-  std::string_view request_id;   // x-request-id
-  std::string_view traceparent;  // empty: absent
+  std::string_view request_id;        // x-request-id
+  std::string_view traceparent;       // empty: absent
   bool several_traceparents = false;  // more than one field: invalid
   std::string_view tracestate;
 };
@@ -71,14 +71,14 @@ struct RouteSpanFacts {
 
 // One attempt, for its rolter.upstream span.
 struct UpstreamSpanFacts {
-  std::string_view endpoint;        // the instance's identity
-  std::string_view target;          // "<provider>/<model>"
-  std::string_view provider_name;   // gen_ai.provider.name: "openai", "anthropic", "gcp.gemini"
-  std::string_view model;           // the model asked of the upstream
+  std::string_view endpoint;       // the instance's identity
+  std::string_view target;         // "<provider>/<model>"
+  std::string_view provider_name;  // gen_ai.provider.name: "openai", "anthropic", "gcp.gemini"
+  std::string_view model;          // the model asked of the upstream
   unsigned attempt = 0;
-  unsigned status = 0;              // 0: no response head
-  bool relayed = false;             // the answer went to the client
-  std::string_view error;           // why the attempt failed; empty when it did not
+  unsigned status = 0;     // 0: no response head
+  bool relayed = false;    // the answer went to the client
+  std::string_view error;  // why the attempt failed; empty when it did not
   std::optional<double> ttft_s;
   std::optional<uint64_t> input_tokens;
   std::optional<uint64_t> output_tokens;

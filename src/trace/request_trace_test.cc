@@ -47,7 +47,7 @@ std::string text(const Span& span, std::string_view key) {
 int64_t number(const Span& span, std::string_view key) {
   const SpanAttribute* a = find(span, key);
   return a != nullptr && std::holds_alternative<int64_t>(a->value) ? std::get<int64_t>(a->value)
-                                                                    : -1;
+                                                                   : -1;
 }
 
 // The decision table: (collector, ratio, parent) -> sampled flag sent upstream, recorded.
@@ -124,19 +124,31 @@ TEST(RequestTrace, SpansOfARecordedRequest) {
   f.trace.set_gen_ai_request("chat", "m");
   f.trace.start_route();
   f.clock.advance(1000);
-  f.trace.end_route({.route = "m", .strategy = "round_robin", .winner = "a/up", .reason = "pick",
-                     .attempt = 1});
+  f.trace.end_route(
+      {.route = "m", .strategy = "round_robin", .winner = "a/up", .reason = "pick", .attempt = 1});
   f.trace.start_attempt();
   f.clock.advance(5000);
-  f.trace.end_attempt({.endpoint = "a@http://x", .target = "a/up", .provider_name = "openai",
-                       .model = "up", .attempt = 1, .status = 503, .error = "status 503"});
+  f.trace.end_attempt({.endpoint = "a@http://x",
+                       .target = "a/up",
+                       .provider_name = "openai",
+                       .model = "up",
+                       .attempt = 1,
+                       .status = 503,
+                       .error = "status 503"});
   f.trace.start_route();
   f.trace.end_route({.route = "m", .strategy = "round_robin", .winner = "b/up", .attempt = 2});
   const std::string second(f.trace.start_attempt());
   f.clock.advance(7000);
-  f.trace.end_attempt({.endpoint = "b@http://y", .target = "b/up", .provider_name = "openai",
-                       .model = "up", .attempt = 2, .status = 200, .relayed = true,
-                       .ttft_s = 0.007, .input_tokens = 3, .output_tokens = 1});
+  f.trace.end_attempt({.endpoint = "b@http://y",
+                       .target = "b/up",
+                       .provider_name = "openai",
+                       .model = "up",
+                       .attempt = 2,
+                       .status = 200,
+                       .relayed = true,
+                       .ttft_s = 0.007,
+                       .input_tokens = 3,
+                       .output_tokens = 1});
   f.trace.set_served_by("m", "b/up", 2);
   f.trace.set_status(200);
   f.trace.end();

@@ -21,7 +21,6 @@ namespace rolter {
 bool sampled_by_ratio(const TraceId& trace_id, double ratio);
 
 // The parent's sampled flag when there is a parent; else sampled_by_ratio().
-bool should_sample(const std::optional<TraceParent>& parent, const TraceId& trace_id,
-                   double ratio);
+bool should_sample(const std::optional<TraceParent>& parent, const TraceId& trace_id, double ratio);
 
 }  // namespace rolter

@@ -31,10 +31,10 @@ struct SpanAttribute {
 struct Span {
   TraceId trace_id;
   SpanId span_id;
-  SpanId parent_span_id;    // all-zero: a root span
-  std::string_view name;    // a literal: "rolter.request", "rolter.route", "rolter.upstream"
+  SpanId parent_span_id;  // all-zero: a root span
+  std::string_view name;  // a literal: "rolter.request", "rolter.route", "rolter.upstream"
   SpanKind kind = SpanKind::kInternal;
-  uint8_t trace_flags = 0;  // W3C trace-flags (bit 0: sampled)
+  uint8_t trace_flags = 0;     // W3C trace-flags (bit 0: sampled)
   bool remote_parent = false;  // the parent span is the client's (from its traceparent)
   uint64_t start_unix_nano = 0;
   uint64_t end_unix_nano = 0;

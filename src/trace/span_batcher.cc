@@ -8,8 +8,7 @@ SpanBatcher::SpanBatcher(SpanQueue& queue, TraceResource resource, const Clock& 
       resource_(std::move(resource)),
       clock_(clock),
       options_(options),
-      last_batch_(clock.now()) {
-}
+      last_batch_(clock.now()) {}
 
 std::optional<SpanBatcher::Batch> SpanBatcher::next(bool flush) {
   const size_t waiting = queue_.size();

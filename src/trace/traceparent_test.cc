@@ -28,8 +28,8 @@ TEST(Traceparent, ReadsAValidValue) {
   EXPECT_EQ(hex_of(parent->trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
   EXPECT_EQ(hex_of(parent->parent_id), "00f067aa0ba902b7");
   EXPECT_TRUE(parent->sampled());
-  EXPECT_FALSE(parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
-                   ->sampled());
+  EXPECT_FALSE(
+      parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")->sampled());
 }
 
 // Trace Context §3.2 and its test suite's cases, one row each.

@@ -52,8 +52,8 @@ struct TraceExporter::Impl {
   asio::ssl::context tls;
   std::optional<Endpoint> endpoint;  // null: no collector configured
   bool failing = false;
-  bool started = false;        // the owner's thread
-  BackgroundLoop background;   // last: its pending work goes before what it uses
+  bool started = false;       // the owner's thread
+  BackgroundLoop background;  // last: its pending work goes before what it uses
 
   void follow(SnapshotChanges& changes);
   Task<void> send_due(bool flush);
@@ -78,8 +78,7 @@ void TraceExporter::Impl::follow(SnapshotChanges& changes) {
 }
 
 Task<bool> TraceExporter::Impl::post(std::string body) {
-  OneShotRequest request =
-      one_shot_request(http::verb::post, *endpoint, "", "rolter-tracing");
+  OneShotRequest request = one_shot_request(http::verb::post, *endpoint, "", "rolter-tracing");
   request.set(http::field::content_type, "application/x-protobuf");
   request.body() = std::move(body);
   request.prepare_payload();

@@ -133,7 +133,8 @@ class TraceExporterTest : public ::testing::Test {
     config.routes.push_back(
         RouteConfig{.name = "m", .strategy = "round_robin", .targets = {{"p", "up", {}}}});
     config.tracing.otlp_endpoint = otlp_endpoint;
-    auto snapshot = build_snapshot(std::move(config), tracker_, BalancerDeps{}, ++version_, nullptr);
+    auto snapshot =
+        build_snapshot(std::move(config), tracker_, BalancerDeps{}, ++version_, nullptr);
     ASSERT_TRUE(snapshot);
     store_.publish(*snapshot);
   }
@@ -143,10 +144,9 @@ class TraceExporterTest : public ::testing::Test {
   Metrics metrics_;
   SnapshotStore store_;
   uint64_t version_ = 0;
-  const TraceExporter::Options options_{
-      .poll = milliseconds(10),
-      .timeout = milliseconds(1000),
-      .batching = {.max_batch = 3, .interval = milliseconds(50)}};
+  const TraceExporter::Options options_{.poll = milliseconds(10),
+                                        .timeout = milliseconds(1000),
+                                        .batching = {.max_batch = 3, .interval = milliseconds(50)}};
 };
 
 TEST_F(TraceExporterTest, PostsBatchesAsOtlpProtobuf) {
@@ -175,9 +175,9 @@ TEST_F(TraceExporterTest, StopSendsWhatWaits) {
   Receiver receiver;
   publish(receiver.url() + "/custom/traces");
   SpanQueue queue(16);
-  TraceExporter exporter(
-      store_, queue, nullptr, {},
-      {.poll = milliseconds(10), .batching = {.max_batch = 512, .interval = std::chrono::hours(1)}});
+  TraceExporter exporter(store_, queue, nullptr, {},
+                         {.poll = milliseconds(10),
+                          .batching = {.max_batch = 512, .interval = std::chrono::hours(1)}});
   exporter.start();
   queue.try_push(a_span(1));
   std::this_thread::sleep_for(milliseconds(30));

@@ -27,8 +27,9 @@ TracingMetrics TracingMetrics::registered(Metrics& metrics) {
                        .Add({});
   auto& dropped = prometheus::BuildCounter()
                       .Name("rolter_tracing_spans_dropped_total")
-                      .Help("Spans lost: the export queue was full (queue_full), or their batch "
-                            "failed (export_failed)")
+                      .Help(
+                          "Spans lost: the export queue was full (queue_full), or their batch "
+                          "failed (export_failed)")
                       .Register(registry);
   out.dropped_queue_full_ = &dropped.Add({{"reason", "queue_full"}});
   out.dropped_export_failed_ = &dropped.Add({{"reason", "export_failed"}});

@@ -40,7 +40,8 @@ inline std::vector<ProtoField> read_fields(std::string_view in) {
       ADD_FAILURE() << "truncated tag";
       return fields;
     }
-    ProtoField f{.number = static_cast<uint32_t>(tag >> 3), .wire_type = static_cast<uint32_t>(tag & 7)};
+    ProtoField f{.number = static_cast<uint32_t>(tag >> 3),
+                 .wire_type = static_cast<uint32_t>(tag & 7)};
     if (f.wire_type == 0) {
       if (!read_varint(in, f.value)) ADD_FAILURE() << "truncated varint";
     } else if (f.wire_type == 1 || f.wire_type == 5) {
