@@ -19,6 +19,7 @@
 #include "collect/kv_events/kv_event_service.h"
 #include "collect/lmcache/lmcache_poller.h"
 #include "collect/shared_prefixes/shared_prefix_stream.h"
+#include "collect/trace_export/trace_exporter.h"
 #include "collect/usage_flush/usage_flusher.h"
 #include "collect/usage_flush/usage_post_sink.h"
 #include "config/url.h"
@@ -84,6 +85,10 @@ struct DataPlane::Parts {
   TenancyServices tenancy;
   UsageLedger ledger;
   std::unique_ptr<UsageFlusher> usage_flusher;
+  // Spans of recorded requests ([tracing], SPEC §17): the queue the workers push to, sized at
+  // start-up, and the thread that exports it.
+  std::unique_ptr<SpanQueue> spans;
+  std::unique_ptr<TraceExporter> trace_exporter;
 };
 
 DataPlane::DataPlane(SnapshotStore& store, LoadTracker& tracker, Metrics& metrics)
@@ -107,6 +112,8 @@ tl::expected<void, std::string> DataPlane::listen(const std::string& listen_over
   server.state().control = control;
   parts_->tenancy.local = &tracker_.limits();
   server.state().tenancy = &parts_->tenancy;
+  parts_->spans = std::make_unique<SpanQueue>(config.tracing.max_queue);
+  server.state().spans = parts_->spans.get();
   auto port = server.listen(address->host, address->port);
   if (!port) return tl::unexpected(port.error());
   if (!tls.cert.empty()) {
@@ -133,6 +140,11 @@ tl::expected<void, std::string> DataPlane::listen(const std::string& listen_over
 void DataPlane::start(bool services, const TelemetryTarget& telemetry,
                       const DiscoveryHooks& discovery) {
   start_usage(telemetry);
+  // Idle until the config names an otlp_endpoint; a reload may set, change or remove it.
+  parts_->trace_exporter = std::make_unique<TraceExporter>(
+      store_, *parts_->spans, &metrics_,
+      TraceResource{.service_version = ROLTER_VERSION, .host_name = host_name()});
+  parts_->trace_exporter->start();
   parts_->server->start();
   if (!services) return;
   if (discovery.found != nullptr) {
@@ -191,8 +203,9 @@ void DataPlane::stop(std::chrono::milliseconds drain) {
   if (parts_->shared_prefixes) parts_->shared_prefixes->stop();
   if (parts_->discovery) parts_->discovery->stop();
   parts_->server->stop();
-  // After the drain: the final flush carries the last requests' usage.
+  // After the drain: the final flush carries the last requests' usage, and the last spans.
   if (parts_->usage_flusher) parts_->usage_flusher->stop();
+  if (parts_->trace_exporter) parts_->trace_exporter->stop();
 }
 
 int run_until_signal(const std::function<void(const char* why)>& reload,

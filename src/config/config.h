@@ -279,6 +279,19 @@ struct AnthropicConfig {
   uint32_t default_max_tokens = 4096;  // Messages requires max_tokens; used when a client sets none
 };
 
+// [tracing] (SPEC §17): W3C Trace Context is read and passed upstream whatever this says; spans
+// are made and exported only with an otlp_endpoint.
+struct TracingConfig {
+  // Where spans are posted (OTLP/HTTP, protobuf): "http://host:4318/v1/traces". Without a path,
+  // /v1/traces. Empty: no spans.
+  std::string otlp_endpoint;
+  // Requests that start a trace are sampled at this ratio (by trace id); a caller's sampled flag
+  // decides for the requests it traces (parent-based).
+  double sample_ratio = 0.01;
+  // Spans waiting for export; beyond this, new spans are dropped and counted. Read at start-up.
+  uint64_t max_queue = 2048;
+};
+
 struct Config {
   std::string path;  // the file it was read from
   ServerConfig server;
@@ -298,6 +311,7 @@ struct Config {
   HealthConfig health;
   BreakerConfig breaker;
   RetryConfig retry;
+  TracingConfig tracing;
 };
 
 }  // namespace rolter

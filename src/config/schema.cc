@@ -472,6 +472,16 @@ void read_retry(TableReader& in, RetryConfig& out, Diagnostics& diag) {
   in.finish();
 }
 
+// The largest export queue: 1M spans is about a gigabyte held for a collector that is away.
+constexpr int64_t kMaxTracingQueue = 1 << 20;
+
+void read_tracing(TableReader& in, TracingConfig& out) {
+  in.read("otlp_endpoint", out.otlp_endpoint);
+  in.read("sample_ratio", out.sample_ratio, NumberRule::kUnit);
+  in.read("max_queue", out.max_queue, kAtLeastOne, kMaxTracingQueue);
+  in.finish();
+}
+
 // Reads the section `key` of `root` with `fn(reader)` when present.
 template <typename Fn>
 void section(TableReader& root, std::string_view key, Diagnostics& diag, Fn fn) {
@@ -527,6 +537,7 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
   section(in, "health", diag, [&](TableReader& t) { read_health(t, config.health); });
   section(in, "breaker", diag, [&](TableReader& t) { read_breaker(t, config.breaker); });
   section(in, "retry", diag, [&](TableReader& t) { read_retry(t, config.retry, diag); });
+  section(in, "tracing", diag, [&](TableReader& t) { read_tracing(t, config.tracing); });
   in.finish();
   return config;
 }

@@ -168,6 +168,7 @@ class Validator {
     check_keys();
     check_teams();
     check_limits_backend();
+    check_tracing();
   }
 
  private:
@@ -815,6 +816,21 @@ class Validator {
     }
     // Read when the gateway runs where the file is: another machine's paths cannot be checked.
     check_readable_file(l.redis_ca_file, local_secrets_, "limits.redis_ca_file");
+  }
+
+  // An OTLP/HTTP endpoint the exporter can post to: http:// or https://, a host and a port.
+  void check_tracing() {
+    const std::string& endpoint = config_.tracing.otlp_endpoint;
+    if (endpoint.empty()) {
+      if (diag_.was_read("tracing.otlp_endpoint")) {
+        diag_.error("tracing.otlp_endpoint", "must not be empty (leave it out for no export)");
+      }
+      return;
+    }
+    if (auto url = parse_url(endpoint); !url) {
+      diag_.error("tracing.otlp_endpoint", "bad URL " + quoted_url(endpoint) + ": " + url.error() +
+                                               "; expected http://host:port/v1/traces");
+    }
   }
 
   const Config& config_;

@@ -49,6 +49,7 @@ void ClientResponse::build(const http::fields& fields, ClientHeadSpec spec,
   const auto& request = *p.request;
   spec.version = request.client_version == 10 ? 10u : 11u;
   spec.via = request.snapshot->config().server.forwarded_headers;
+  spec.request_id = request_id_of(request);
   spec.target = p.candidate->label;
   spec.route = request.route.pool->name;
   spec.fallbacks = request.fallbacks;

@@ -88,6 +88,11 @@ std::string build_request_head(const ForwardRequest& request, const Candidate& c
       .proto = request.client_tls ? "https" : "http",
       .client_version = request.client_version,
   };
+  if (request.trace != nullptr) {
+    spec.request_id = request.trace->request_id();
+    spec.traceparent = request.trace->upstream_traceparent();
+    spec.keep_tracestate = request.trace->keeps_tracestate();
+  }
   if (client.method() != http::verb::get || body_length > 0) spec.content_length = body_length;
   std::string head;
   head.reserve(512);
@@ -136,9 +141,9 @@ Task<void> refuse_untranslatable(beast::tcp_stream& client, const AttemptParams&
   report.first_byte = std::chrono::steady_clock::now();
   report.first_token = report.first_byte;
   const ApiError error{.status = 400, .type = "invalid_request_error", .message = report.error};
-  const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
-                                       p.attempt_number, {}, request.extra_fields,
-                                       &report.bytes_out);
+  const auto ec = co_await write_error(client, request.style, error, request_id_of(request),
+                                       request.client_keep_alive, p.attempt_number, {},
+                                       request.extra_fields, &report.bytes_out);
   report.client_usable = !ec && request.client_keep_alive;
   report.client_gone = static_cast<bool>(ec);
 }
@@ -394,7 +399,9 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
                                     : "upstream failed mid-stream: " + read_ec.message();
         // The incomplete event was dropped above: the error event takes its place.
         co_await response.write(
-            client, stream_error_event(p.request->kind, why, progress.last_sequence_number()),
+            client,
+            stream_error_event(p.request->kind, why, progress.last_sequence_number(),
+                               request_id_of(*p.request)),
             false);
       }
       co_return;

@@ -281,8 +281,19 @@ ApiError no_answer(const ForwardRequest& request, unsigned attempts, const Route
 struct Selection {
   Choice choice;
   InstanceEvidence::Sample sample;
-  std::string decision;  // x-rolter-decision; empty unless asked for
+  // The candidates' scores (x-rolter-decision's JSON); empty unless the client asked for it or
+  // the request is traced.
+  std::string decision;
+  std::string_view reason;  // why this candidate, for the rolter.route span
 };
+
+// Why `choice` was chosen over the strategy's `pick`, as a rolter.route span says it.
+std::string_view pick_reason(std::optional<size_t> pick, const Choice& choice) {
+  if (choice.bypass_admit) return "all_out_soonest_back";
+  if (!pick) return "no_strategy_pick";
+  if (*pick != choice.index) return "strategy_pick_ineligible";
+  return "strategy_pick";
+}
 
 template <typename Eligible>
 std::optional<Selection> select(const ForwardRequest& request, const Loads& loads,
@@ -291,12 +302,16 @@ std::optional<Selection> select(const ForwardRequest& request, const Loads& load
   const auto& pool = *request.route.pool;
   std::optional<Explain> explain;
   RouteContext ctx = *request.ctx;
-  if (request.explain) ctx.explain = &explain.emplace(start_explain(pool, loads, eligible));
+  // A recorded request's rolter.route span carries the explanation too.
+  const bool recorded = request.trace != nullptr && request.trace->recording();
+  if (request.explain || recorded) {
+    ctx.explain = &explain.emplace(start_explain(pool, loads, eligible));
+  }
   const auto pick = pool.balancer->pick_eligible(ctx, loads, eligible);
   const auto choice = choose(pool, pick, eligible, excluded, now, breaker);
   if (!choice) return std::nullopt;
   const Candidate& candidate = pool.candidates[choice->index];
-  Selection selection{.choice = *choice};
+  Selection selection{.choice = *choice, .reason = pick_reason(pick, *choice)};
   selection.sample = {.queue_depth = static_cast<double>(loads[choice->index]),
                       .queued_prefill_ktokens = loads.prefill_ktokens(choice->index)};
   // The keys live in a thread-local buffer, so they must not outlive this step.
@@ -304,6 +319,80 @@ std::optional<Selection> select(const ForwardRequest& request, const Loads& load
   selection.sample.uncached_ktokens = uncached_ktokens(*request.ctx, &candidate.state->kv, keys);
   if (explain) selection.decision = finish_explain(*explain, pool, pick, choice->index);
   return selection;
+}
+
+// gen_ai.operation.name (OpenTelemetry's GenAI conventions) of a request to `kind`.
+std::string_view gen_ai_operation(ApiKind kind) {
+  switch (kind) {
+    case ApiKind::kCompletions:
+      return "text_completion";
+    case ApiKind::kEmbeddings:
+      return "embeddings";
+    case ApiKind::kChatCompletions:
+    case ApiKind::kResponses:
+    case ApiKind::kMessages:
+      break;
+  }
+  return "chat";
+}
+
+// gen_ai.provider.name of a target of `kind`: the API it speaks, as the conventions name it.
+std::string_view gen_ai_provider(ProviderKind kind) {
+  switch (kind) {
+    case ProviderKind::kAnthropic:
+      return "anthropic";
+    case ProviderKind::kGemini:
+      return "gcp.gemini";
+    case ProviderKind::kOpenAi:
+    case ProviderKind::kDecisionService:
+      break;
+  }
+  return "openai";
+}
+
+bool traced(const ForwardRequest& request) {
+  return request.trace != nullptr && request.trace->recording();
+}
+
+// The rolter.route span of one pick (`selection` null: no candidate could be chosen).
+void trace_route(const ForwardRequest& request, const Selection* selection, unsigned attempt) {
+  if (!traced(request)) return;
+  const RoutePool& pool = *request.route.pool;
+  RouteSpanFacts facts{.route = pool.name, .strategy = pool.strategy, .attempt = attempt};
+  if (selection != nullptr) {
+    facts.winner = pool.candidates[selection->choice.index].label;
+    facts.reason = selection->reason;
+    facts.decision = selection->decision;
+  } else {
+    facts.reason = "no_eligible_candidate";
+  }
+  request.trace->end_route(facts);
+}
+
+// The rolter.upstream span of one attempt.
+void trace_attempt(const ForwardRequest& request, const AttemptParams& params,
+                   const AttemptReport& report,
+                   std::chrono::steady_clock::time_point attempt_started) {
+  if (!traced(request)) return;
+  const Candidate& candidate = *params.candidate;
+  const bool relayed = report.outcome == Outcome::kRelayed;
+  std::optional<double> ttft;
+  if (relayed && report.first_token) {
+    ttft = std::chrono::duration<double>(*report.first_token - attempt_started).count();
+  }
+  std::string_view error = report.error;
+  if (relayed && report.broken) error = "the answer broke off mid-body";
+  request.trace->end_attempt({.endpoint = candidate.state->identity,
+                              .target = candidate.label,
+                              .provider_name = gen_ai_provider(candidate.provider->kind),
+                              .model = params.model,
+                              .attempt = params.attempt_number,
+                              .status = report.status,
+                              .relayed = relayed,
+                              .error = error,
+                              .ttft_s = ttft,
+                              .input_tokens = report.usage.input_tokens(),
+                              .output_tokens = report.usage.output_tokens()});
 }
 
 // Whether `status` is retried on another candidate (retry.on_status).
@@ -349,15 +438,17 @@ struct OwnAnswer {
 }  // namespace
 
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
-                             bool keep_alive, unsigned attempts, std::string_view fallbacks,
-                             std::string_view extra_fields, uint64_t* body_bytes) {
+                             std::string_view request_id, bool keep_alive, unsigned attempts,
+                             std::string_view fallbacks, std::string_view extra_fields,
+                             uint64_t* body_bytes) {
   http::response<http::string_body> res{static_cast<http::status>(error.status), 11};
   res.set(http::field::content_type, "application/json");
+  if (!request_id.empty()) res.set("x-request-id", request_id);
   if (attempts > 0) res.set("x-rolter-attempts", std::to_string(attempts));
   if (!fallbacks.empty()) res.set("x-rolter-fallbacks", fallbacks);
   for_each_field_line(extra_fields,
                       [&](std::string_view name, std::string_view value) { res.set(name, value); });
-  res.body() = error_body(style, error);
+  res.body() = error_body(style, error, request_id);
   res.keep_alive(keep_alive);
   res.prepare_payload();
   auto [ec, n] = co_await http::async_write(client, res, kNoThrow);
@@ -403,9 +494,10 @@ Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest&
   const ApiError& error = *answer.error;
   Metrics::count_response(pool.no_target, error.status);
   uint64_t body_bytes = 0;
-  const auto ec =
-      co_await write_error(client, request.style, error, request.client_keep_alive, answer.attempts,
-                           answer.fallbacks, request.extra_fields, &body_bytes);
+  const auto ec = co_await write_error(client, request.style, error, request_id_of(request),
+                                       request.client_keep_alive, answer.attempts,
+                                       answer.fallbacks, request.extra_fields, &body_bytes);
+  if (request.trace != nullptr) request.trace->set_served_by(pool.name, {}, answer.attempts);
   const double duration =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - answer.started).count();
   Metrics::observe_seconds(pool.instruments.duration, duration);
@@ -430,6 +522,9 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
 Task<ForwardResult> Forwarder::forward_logged(beast::tcp_stream& client, ClientWatch& watch,
                                               const ForwardRequest& request, AttemptLog& tries) {
   const auto started = std::chrono::steady_clock::now();
+  if (request.trace != nullptr) {
+    request.trace->set_gen_ai_request(gen_ai_operation(request.kind), request.facts->model);
+  }
   // A client that stops reading cannot hold a worker's stream beyond the request's own deadline.
   client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
   watch.arm();
@@ -489,8 +584,10 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   while (result.attempts - earlier < max_attempts && std::chrono::steady_clock::now() < deadline) {
     if (watch.gone()) co_return gone(result);
     now = clock_.now();
+    if (request.trace != nullptr) request.trace->start_route();
     const std::optional<Selection> selection =
         select(request, loads, eligible, excluded, now, breaker);
+    trace_route(request, selection ? &*selection : nullptr, result.attempts + 1);
     if (!selection) break;
     const Candidate& candidate = pool.candidates[selection->choice.index];
     excluded[selection->choice.index] = true;
@@ -505,6 +602,8 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         *candidate.state,
         static_cast<uint64_t>(std::llround(selection->sample.uncached_ktokens * 1000)));
     const auto attempt_started = std::chrono::steady_clock::now();
+    // This attempt's span id, named by the traceparent its request carries upstream.
+    if (request.trace != nullptr) request.trace->start_attempt();
     const AttemptParams params{
         .request = &request,
         .candidate = &candidate,
@@ -517,12 +616,13 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .attempt_number = attempt_number,
         .first_byte_timeout = milliseconds(server.first_byte_timeout_ms),
         .deadline = deadline,
-        .decision = selection->decision,
+        .decision = request.explain ? std::string_view(selection->decision) : std::string_view(),
         .prefill = &prefill,
         .watch = &watch,
     };
     const AttemptReport report = co_await attempt(client, params, watch);
     note_attempt(tries, candidate, report, attempt_started);
+    trace_attempt(request, params, report, attempt_started);
 
     // A client that went away cut the attempt short: that says nothing about the instance, and
     // there is no one left to answer (forward_logged() logs the 499).
@@ -531,6 +631,9 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     if (report.outcome == Outcome::kRelayed) {
       record_evidence(report, candidate, *request.ctx, selection->sample, attempt_started);
       log_relayed(request, candidate, report, result.attempts, tries, started);
+      if (request.trace != nullptr) {
+        request.trace->set_served_by(pool.name, candidate.label, result.attempts);
+      }
       result.client_usable = report.client_usable;
       result.status = report.status;
       co_return result;

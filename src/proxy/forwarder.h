@@ -32,6 +32,7 @@
 #include "proxy/client_watch.h"
 #include "proxy/error_response.h"
 #include "snapshot/snapshot.h"
+#include "trace/request_trace.h"
 #include "upstream/connection_pool.h"
 
 namespace rolter {
@@ -69,7 +70,19 @@ struct ForwardRequest {
   std::string_view extra_fields;
   // When set, filled with what the answer used (SPEC §15's settlement and usage records).
   struct ServedUsage* usage = nullptr;
+  // The request's id and trace (SPEC §17): every attempt sends them upstream, every answer carries
+  // the id, and a recorded request's spans are made here. Null only in tests that need none.
+  RequestTrace* trace = nullptr;
 };
+
+// The request's id and its trace id (32 hex digits), as the access log carries them; empty
+// without a trace.
+inline std::string_view request_id_of(const ForwardRequest& request) {
+  return request.trace != nullptr ? request.trace->request_id() : std::string_view();
+}
+inline std::string_view trace_id_of(const ForwardRequest& request) {
+  return request.trace != nullptr ? request.trace->trace_id() : std::string_view();
+}
 
 // SPEC §15: a chat or completions stream whose client did not ask for usage. rolter asks an
 // OpenAI-compatible upstream for it anyway, and takes the usage chunk out of what the client gets
@@ -148,12 +161,13 @@ class Forwarder {
   const Clock& clock_;
 };
 
-// Writes a complete JSON error response to the client. `fallbacks`: x-rolter-fallbacks, the
-// routes given up on, when not empty; `extra_fields`: whole field lines to add (a limited key's
-// rate-limit fields, as ForwardRequest::extra_fields). `body_bytes`, when given, gets the size of
-// the body that went out (0 when the write failed), for the access log.
+// Writes a complete JSON error response to the client. `request_id`: x-request-id and the body's
+// error.request_id (SPEC §17), when not empty; `fallbacks`: x-rolter-fallbacks, the routes given
+// up on, when not empty; `extra_fields`: whole field lines to add (a limited key's rate-limit
+// fields, as ForwardRequest::extra_fields). `body_bytes`, when given, gets the size of the body
+// that went out (0 when the write failed), for the access log.
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
-                             bool keep_alive, unsigned attempts = 0,
+                             std::string_view request_id, bool keep_alive, unsigned attempts = 0,
                              std::string_view fallbacks = {}, std::string_view extra_fields = {},
                              uint64_t* body_bytes = nullptr);
 

@@ -4,6 +4,8 @@ namespace rolter {
 
 RequestLogLine request_log_line(const ForwardRequest& request) {
   RequestLogLine line;
+  line.request_id = request_id_of(request);
+  line.trace_id = trace_id_of(request);
   line.client = request.client_ip;
   if (request.request != nullptr) {
     const std::string_view target = request.request->target();

@@ -72,8 +72,8 @@ Task<ForwardResult> refuse(beast::tcp_stream& client, const ForwardRequest& requ
   const std::string_view reason = refusal_reason(admission.refusal);
   if (scope.metrics != nullptr) scope.metrics->limit_refusal(reason);
   uint64_t body_bytes = 0;
-  const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive, 0,
-                                       {}, fields, &body_bytes);
+  const auto ec = co_await write_error(client, request.style, error, request_id_of(request),
+                                       request.client_keep_alive, 0, {}, fields, &body_bytes);
   log_refusal(request, error.status, body_bytes, started, reason);
   ForwardResult result;
   result.status = error.status;

@@ -55,16 +55,19 @@ Task<void> relay_whole(Stream& upstream, UpstreamConnection& connection,
                      ApiError{.status = out_status,
                               .type = error_type_for_status(out_status),
                               .message = "reading " + p.candidate->label +
-                                         "'s answer failed: " + read_ec.message()});
+                                         "'s answer failed: " + read_ec.message()},
+                     request_id_of(*p.request));
   } else if (status >= 200 && status < 300) {
     auto translated = translator.response(body, translate_options(p));
     if (translated) {
       out = std::move(*translated);
     } else {
       out_status = translated.error().status;
-      out = error_body(p.request->style, ApiError{.status = out_status,
-                                                   .type = error_type_for_status(out_status),
-                                                   .message = translated.error().message});
+      out = error_body(p.request->style,
+                       ApiError{.status = out_status,
+                                .type = error_type_for_status(out_status),
+                                .message = translated.error().message},
+                       request_id_of(*p.request));
     }
   } else {
     TranslatedError error = translator.error(status, body);
@@ -176,7 +179,8 @@ Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connec
                      ApiError{.status = out_status,
                               .type = error_type_for_status(out_status),
                               .message = "reading " + p.candidate->label +
-                                         "'s answer failed: " + read_ec.message()});
+                                         "'s answer failed: " + read_ec.message()},
+                     request_id_of(*p.request));
   } else if (plan.translator != nullptr) {
     TranslatedError error = plan.translator->error(status, body);
     out_status = error.status;

@@ -203,7 +203,7 @@ test('a stream that began on the route and then breaks is never moved to the fal
   assert.equal(res.headers.get('x-rolter-fallbacks'), null);
   assert.equal(res.headers.get('x-rolter-attempts'), '1');
   const { text } = await readAll(res);
-  assert.match(text, /\n\ndata: \{"error":\{"message":"upstream failed mid-stream[^\n]*"code":"upstream_error"\}\}\n\n$/);
+  assert.match(text, /\n\ndata: \{"error":\{"message":"upstream failed mid-stream[^\n]*"code":"upstream_error","request_id":"[^"]+"\}\}\n\n$/);
   assert.equal((text.match(/"chat\.completion\.chunk"/g) ?? []).length, 3);
   assert.deepEqual(await requestsPerEngine(sim), [1, 0], "the fallback route's engine saw no request");
 });
