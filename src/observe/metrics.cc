@@ -449,14 +449,13 @@ Metrics::EndpointInstruments Metrics::endpoint(std::string_view endpoint, Series
   Families& f = *families_;
   SeriesTable& t = *table_;
   const prometheus::Labels labels = endpoint_labels(endpoint);
+  // Set by render() from the FleetView before each exposition.
   t.lease(f.in_flight, labels, lease);
-  t.lease(f.healthy, labels, lease).Set(1);
+  t.lease(f.healthy, labels, lease);
   t.lease(f.parked, labels, lease);
-  for (size_t i = 0; i < kBreakerStateNames.size(); ++i) {
-    t.lease(f.breaker,
-            {{"endpoint", std::string(endpoint)}, {"state", std::string(kBreakerStateNames[i])}},
-            lease)
-        .Set(i == 0 ? 1 : 0);
+  for (const std::string_view state : kBreakerStateNames) {
+    t.lease(f.breaker, {{"endpoint", std::string(endpoint)}, {"state", std::string(state)}},
+            lease);
   }
   EndpointInstruments e;
   for (size_t i = 0; i < kParkReasons.size(); ++i) {
@@ -525,9 +524,8 @@ Metrics::KvEventInstruments Metrics::kv_events(std::string_view endpoint, Series
 
 Metrics::LmcacheInstruments Metrics::lmcache(std::string_view endpoint, SeriesLease& lease) {
   const prometheus::Labels labels = endpoint_labels(endpoint);
-  // NaN until render() reads the first usable occupancy.
-  table_->lease(families_->lmcache_occupancy, labels, lease)
-      .Set(std::numeric_limits<double>::quiet_NaN());
+  // Set by render() from the FleetView (NaN while lmcache_aware may not use it).
+  table_->lease(families_->lmcache_occupancy, labels, lease);
   return LmcacheInstruments{.poll_failures =
                                 &table_->lease(families_->lmcache_failures, labels, lease)};
 }

@@ -1,6 +1,5 @@
 #include "observe/series_lease.h"
 
-#include <cassert>
 #include <utility>
 
 #include "observe/series_table.h"
@@ -20,14 +19,6 @@ SeriesLease& SeriesLease::operator=(SeriesLease&& other) noexcept {
     other.series_.clear();
   }
   return *this;
-}
-
-void SeriesLease::merge(SeriesLease&& other) {
-  if (other.series_.empty()) return;
-  if (!table_) table_ = other.table_;
-  assert(table_ == other.table_);
-  series_.insert(series_.end(), other.series_.begin(), other.series_.end());
-  other.series_.clear();
 }
 
 void SeriesLease::release() {

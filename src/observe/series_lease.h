@@ -36,10 +36,6 @@ class SeriesLease {
   SeriesLease(const SeriesLease&) = delete;
   SeriesLease& operator=(const SeriesLease&) = delete;
 
-  // Adds every series `other` holds to this lease, and empties `other` (its leases move here).
-  // REQUIRES: both leases are empty or of the same table.
-  void merge(SeriesLease&& other);
-
   // The series held, a series held twice counting twice.
   size_t size() const { return series_.size(); }
   bool empty() const { return series_.empty(); }

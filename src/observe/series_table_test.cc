@@ -59,18 +59,18 @@ TEST_F(TableTest, ALeaseHoldingASeriesTwiceReleasesItOnce) {
   EXPECT_FALSE(has("a"));
 }
 
-TEST_F(TableTest, MovesAndMergesCarryTheLeases) {
-  SeriesLease part;
-  table->lease(family, {{"route", "a"}}, part);
-  SeriesLease whole;
-  whole.merge(std::move(part));
-  EXPECT_TRUE(part.empty());
-  part.release();  // holds nothing any more
+TEST_F(TableTest, AMoveCarriesTheLeases) {
+  SeriesLease first;
+  table->lease(family, {{"route", "a"}}, first);
+  SeriesLease moved(std::move(first));
+  EXPECT_TRUE(first.empty());
+  first.release();  // holds nothing any more
   EXPECT_TRUE(has("a"));
-  SeriesLease moved(std::move(whole));
-  whole.release();
-  EXPECT_TRUE(has("a"));
+  SeriesLease assigned;
+  assigned = std::move(moved);
   moved.release();
+  EXPECT_TRUE(has("a"));
+  assigned.release();
   EXPECT_FALSE(has("a"));
 }
 
