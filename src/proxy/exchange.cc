@@ -20,6 +20,7 @@
 #include "http/upstream_head.h"
 #include "inspect/model_rewrite.h"
 #include "net/write_now.h"
+#include "observe/inter_token_timer.h"
 #include "proxy/client_response.h"
 #include "proxy/relay_buffer.h"
 #include "proxy/request_log.h"
@@ -335,6 +336,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   }
   bool finished = false;  // the last piece went out
   SseProgress progress;
+  InterTokenTimer inter_token(p.request->route.pool->instruments.inter_token);
   RelayBuffer buffer;
   size_t held = 0;  // SSE: the start of an incomplete event, at the front of `buffer`
   while (!parser.is_done()) {
@@ -360,9 +362,13 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
       const size_t got = buffer.size() - held - parser.get().body().size;
       const std::string_view fresh(buffer.data() + held, got);
       report.usage.feed(fresh);
+      const uint64_t pieces_before = progress.content_pieces();
       if (is_sse && progress.feed(fresh) && !report.first_token) {
         report.first_token = std::chrono::steady_clock::now();
         if (p.prefill != nullptr) p.prefill->release();
+      }
+      if (const uint64_t pieces = progress.content_pieces() - pieces_before; pieces > 0) {
+        inter_token.arrived(std::chrono::steady_clock::now(), pieces);
       }
       std::string_view ready(buffer.data(), held + got);
       size_t send = ready.size();

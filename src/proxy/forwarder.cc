@@ -70,18 +70,17 @@ void learn(const AttemptReport& report, const Candidate& candidate, const Snapsh
            Clock::TimePoint after) {
   auto& health = candidate.state->health;
   const BreakerParams& breaker = snapshot.breaker();
-  Metrics* metrics = snapshot.metrics();
   if (report.auth_rejected) {
     // A credentials problem is the operator's to fix; the instance itself is fine.
   } else if (report.refused) {
     park_refused(health, after);
     record_failure(health, after, breaker);
-    if (metrics != nullptr) metrics->park(candidate.state->identity, "refused");
+    Metrics::count_park(candidate.endpoint_instruments, Metrics::ParkReason::kRefused);
   } else if (report.status == 429) {
     const auto cap = milliseconds(snapshot.config().retry.park_on_429_max_ms);
     const auto wait = report.retry_after.value_or(std::chrono::seconds(1));
     park_for(health, after, std::min<Clock::Duration>(wait, cap));
-    if (metrics != nullptr) metrics->park(candidate.state->identity, "429");
+    Metrics::count_park(candidate.endpoint_instruments, Metrics::ParkReason::kRateLimited);
     record_success(health);  // it answered: rate limiting is not a fault of the instance
   } else if (report.status >= 500 || report.broken ||
              (report.status == 0 && report.outcome == Outcome::kFailed)) {
@@ -700,9 +699,7 @@ Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const Forwar
   result.attempts = end.attempts;
   for (size_t i = 0; i < hops && std::chrono::steady_clock::now() < trail.deadline; ++i) {
     const RoutePool& next = *origin.fallbacks[i];
-    if (Metrics* metrics = snapshot.metrics(); metrics != nullptr) {
-      metrics->fallback(i == 0 ? origin.name : origin.fallbacks[i - 1]->name, next.name);
-    }
+    if (i < origin.fallback_counters.size()) Metrics::count(origin.fallback_counters[i]);
     hop.route = ResolvedRoute{.pool = &next, .requested_model = request.route.requested_model};
     hop.fallbacks = trail.given_up;
     trail.more_after_this = i + 1 < hops;

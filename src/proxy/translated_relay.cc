@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "http/sse_progress.h"
+#include "observe/inter_token_timer.h"
 #include "proxy/error_response.h"
 #include "proxy/fallback.h"
 #include "proxy/usage_chunk.h"
@@ -106,6 +107,7 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
   }
   std::array<char, kStreamRead> buffer;
   SseProgress progress;
+  InterTokenTimer inter_token(p.request->route.pool->instruments.inter_token);
   std::string out;
   error_code read_ec;
   while (!parser.is_done()) {
@@ -123,9 +125,13 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
     if (out.empty() && !read_ec) continue;
     report.usage.feed(out);
     drop_unasked_usage(*p.request, out);
+    const uint64_t pieces_before = progress.content_pieces();
     if (progress.feed(out) && !report.first_token) {
       report.first_token = std::chrono::steady_clock::now();
       if (p.prefill != nullptr) p.prefill->release();
+    }
+    if (const uint64_t pieces = progress.content_pieces() - pieces_before; pieces > 0) {
+      inter_token.arrived(std::chrono::steady_clock::now(), pieces);
     }
     if (!co_await response.write(client, out, false)) {
       report.client_usable = false;

@@ -21,6 +21,7 @@
 #include "server/control_handler.h"
 #include "server/server_state.h"
 #include "server/worker.h"
+#include "snapshot/snapshot_fleet_view.h"
 
 namespace rolter {
 namespace http = beast::http;
@@ -179,7 +180,8 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
     if (state.metrics == nullptr || state.tracker == nullptr) {
       return Dispatch::fail(style, {.status = 404, .message = "metrics are not enabled"});
     }
-    Dispatch d = Dispatch::json_answer(http::status::ok, state.metrics->render(*state.tracker));
+    const SnapshotFleetView fleet(*state.tracker, snapshot, std::chrono::steady_clock::now());
+    Dispatch d = Dispatch::json_answer(http::status::ok, state.metrics->render(fleet));
     d.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return d;
   }
