@@ -191,6 +191,10 @@ void DataPlane::start_usage(const TelemetryTarget& telemetry) {
   parts_->tenancy.ledger = &parts_->ledger;
 }
 
+void DataPlane::begin_drain() {
+  if (parts_->server) parts_->server->begin_drain();
+}
+
 void DataPlane::stop(std::chrono::milliseconds drain) {
   if (!parts_->server) return;
   const auto left = parts_->server->drain(drain);
@@ -208,8 +212,7 @@ void DataPlane::stop(std::chrono::milliseconds drain) {
   if (parts_->trace_exporter) parts_->trace_exporter->stop();
 }
 
-int run_until_signal(const std::function<void(const char* why)>& reload,
-                     const std::function<void()>& tick, const std::function<void()>& stop) {
+int run_until_signal(const SignalHooks& hooks) {
   asio::io_context control;
   asio::signal_set reload_signal(control, SIGHUP);
   asio::signal_set stop_signals(control, SIGTERM, SIGINT);
@@ -217,7 +220,7 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
     reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
       notify_reloading();
-      reload("SIGHUP");
+      hooks.reload("SIGHUP");
       notify_ready("serving");
       wait_hup();
     });
@@ -238,7 +241,7 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
     watch.expires_after(std::chrono::milliseconds(500));
     watch.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
-      tick();
+      hooks.tick();
       notify_watchdog();
       wait_watch();
     });
@@ -246,13 +249,14 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
   wait_watch();
   stop_signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
+    hooks.begin_drain();
     spdlog::info("{}: draining", signal == SIGTERM ? "SIGTERM" : "SIGINT");
     notify_stopping();
     notify_status("draining");
     reload_signal.cancel();
     reopen_signal.cancel();
     watch.cancel();
-    stop();
+    hooks.stop();
     spdlog::info("stopped");
   });
   // The caller has bound its listeners and published its first snapshot.

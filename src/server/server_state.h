@@ -27,7 +27,8 @@ class ServerState {
   SpanQueue* spans = nullptr;
 
   bool draining() const { return draining_.load(std::memory_order_acquire); }
-  void start_draining() { draining_.store(true, std::memory_order_release); }
+  // True for the call that started the drain, false for any later one.
+  bool start_draining() { return !draining_.exchange(true, std::memory_order_acq_rel); }
 
   bool ready() const { return ready_.load(std::memory_order_acquire); }
   void set_ready(bool ready) { ready_.store(ready, std::memory_order_release); }
