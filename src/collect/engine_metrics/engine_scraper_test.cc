@@ -1,24 +1,13 @@
 #include "collect/engine_metrics/engine_scraper.h"
 
 #include <gtest/gtest.h>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "net/asio_fwd.h"
+#include "collect/testing/local_http_server.h"
 #include "observe/metrics.h"
 #include "snapshot/snapshot_store.h"
 
@@ -26,7 +15,6 @@ namespace rolter {
 namespace {
 
 using std::chrono::milliseconds;
-namespace http = beast::http;
 
 // ---------------------------------------------------------------------------------------------
 // Reading a /metrics body.
@@ -358,70 +346,6 @@ TEST_F(ScrapedEngineTest, OutcomesReportEachChangeOnce) {
 // ---------------------------------------------------------------------------------------------
 // The real thread against a local HTTP server.
 
-// Serves GET /metrics on 127.0.0.1:<ephemeral> with a status and body a test may change; counts
-// the requests. Runs its own thread.
-class FixedMetricsServer {
- public:
-  FixedMetricsServer() : acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}) {
-    asio::co_spawn(io_, accept_loop(), asio::detached);
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~FixedMetricsServer() {
-    io_.stop();
-    thread_.join();
-  }
-
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
-  }
-  void answer(http::status status, std::string body) {
-    std::lock_guard lock(mu_);
-    status_ = status;
-    body_ = std::move(body);
-  }
-  int requests() const { return requests_.load(); }
-  std::string last_target() const {
-    std::lock_guard lock(mu_);
-    return last_target_;
-  }
-
- private:
-  Task<void> accept_loop() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
-      if (ec) co_return;
-      asio::co_spawn(io_, serve(beast::tcp_stream(std::move(socket))), asio::detached);
-    }
-  }
-
-  Task<void> serve(beast::tcp_stream stream) {
-    beast::flat_buffer buffer;
-    http::request<http::string_body> request;
-    auto [read_ec, read] = co_await http::async_read(stream, buffer, request, kNoThrow);
-    if (read_ec) co_return;
-    http::response<http::string_body> response;
-    {
-      std::lock_guard lock(mu_);
-      last_target_ = std::string(request.target());
-      response.result(status_);
-      response.body() = body_;
-    }
-    ++requests_;
-    response.keep_alive(false);
-    response.prepare_payload();
-    co_await http::async_write(stream, response, kNoThrow);
-  }
-
-  asio::io_context io_{1};
-  asio::ip::tcp::acceptor acceptor_;
-  std::thread thread_;
-  mutable std::mutex mu_;
-  http::status status_ = http::status::ok;
-  std::string body_;
-  std::string last_target_;
-  std::atomic<int> requests_{0};
-};
-
 constexpr const char* kGoodMetrics =
     "# HELP vllm:num_requests_running Number of requests currently running on GPU.\n"
     "# TYPE vllm:num_requests_running gauge\n"
@@ -469,7 +393,7 @@ class EngineScraperThreadTest : public ::testing::Test {
   }
   bool fresh(std::string_view provider) { return load(provider).engine_fresh.load(); }
 
-  FixedMetricsServer server_;
+  FixedHttpServer server_;
   ManualClock clock_;  // due() and staleness: each advance of one interval lets one scrape go
   LoadTracker tracker_;
   Metrics metrics_;
@@ -478,7 +402,7 @@ class EngineScraperThreadTest : public ::testing::Test {
 };
 
 TEST_F(EngineScraperThreadTest, ScrapesFollowsFailuresAndReloads) {
-  server_.answer(http::status::ok, kGoodMetrics);
+  server_.answer(200, kGoodMetrics);
   // p and q name the same engine; r does too but reads its load locally.
   publish({provider("p", server_.url(), "engine_metrics"),
            provider("q", server_.url(), "engine_metrics"), provider("r", server_.url(), "local")});
@@ -504,7 +428,7 @@ TEST_F(EngineScraperThreadTest, ScrapesFollowsFailuresAndReloads) {
       << "counted from the first scrape on";
   EXPECT_EQ(text.find("rolter_engine_load{endpoint=\"r@"), std::string::npos) << "not scraped";
 
-  server_.answer(http::status::internal_server_error, kGoodMetrics);
+  server_.answer(500, kGoodMetrics);
   clock_.advance(milliseconds(20));
   ASSERT_TRUE(wait_for([&] { return !fresh("p") && !fresh("q"); })) << "a 500 fails the scrape";
   EXPECT_EQ(server_.requests(), 2);
@@ -512,12 +436,12 @@ TEST_F(EngineScraperThreadTest, ScrapesFollowsFailuresAndReloads) {
       metrics_.render(tracker_).find("rolter_engine_scrape_failures_total" + endpoint + " 1\n"),
       std::string::npos);
 
-  server_.answer(http::status::ok, std::string(kGoodMetrics) +
+  server_.answer(200, std::string(kGoodMetrics) +
                                        "vllm:prefix_cache_queries_total 100\n"
                                        "vllm:prefix_cache_hits_total 30\n");
   clock_.advance(milliseconds(20));
   ASSERT_TRUE(wait_for([&] { return fresh("p") && fresh("q"); })) << "recovered";
-  server_.answer(http::status::ok, std::string(kGoodMetrics) +
+  server_.answer(200, std::string(kGoodMetrics) +
                                        "vllm:prefix_cache_queries_total 160\n"
                                        "vllm:prefix_cache_hits_total 50\n");
   clock_.advance(milliseconds(20));
@@ -548,7 +472,7 @@ TEST_F(EngineScraperThreadTest, ScrapesFollowsFailuresAndReloads) {
 TEST_F(EngineScraperThreadTest, UnreachableEngineIsNeverFreshAndStopClears) {
   const std::string unreachable = "http://127.0.0.1:1";  // nothing listens on port 1
   ProviderConfig dead = provider("dead", unreachable, "engine_metrics");
-  server_.answer(http::status::ok, kGoodMetrics);
+  server_.answer(200, kGoodMetrics);
   publish({dead, provider("p", server_.url(), "engine_metrics")});
   EngineScraper scraper(store_, clock_);
   scraper.start();

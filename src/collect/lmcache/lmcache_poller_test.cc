@@ -1,25 +1,14 @@
 #include "collect/lmcache/lmcache_poller.h"
 
 #include <gtest/gtest.h>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "net/asio_fwd.h"
+#include "collect/testing/local_http_server.h"
 #include "observe/metrics.h"
 #include "snapshot/snapshot_store.h"
 
@@ -28,7 +17,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-namespace http = beast::http;
 
 // ---------------------------------------------------------------------------------------------
 // Reading an endpoint's body.
@@ -272,70 +260,6 @@ TEST_F(PolledCacheTest, OutcomesReportEachChangeOnce) {
 // ---------------------------------------------------------------------------------------------
 // The real thread against a local HTTP server.
 
-// Serves every GET on 127.0.0.1:<ephemeral> with a status and body a test may change; counts the
-// requests. Runs its own thread.
-class FixedServer {
- public:
-  FixedServer() : acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}) {
-    asio::co_spawn(io_, accept_loop(), asio::detached);
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~FixedServer() {
-    io_.stop();
-    thread_.join();
-  }
-
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
-  }
-  void answer(http::status status, std::string body) {
-    std::lock_guard lock(mu_);
-    status_ = status;
-    body_ = std::move(body);
-  }
-  int requests() const { return requests_.load(); }
-  std::string last_target() const {
-    std::lock_guard lock(mu_);
-    return last_target_;
-  }
-
- private:
-  Task<void> accept_loop() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
-      if (ec) co_return;
-      asio::co_spawn(io_, serve(beast::tcp_stream(std::move(socket))), asio::detached);
-    }
-  }
-
-  Task<void> serve(beast::tcp_stream stream) {
-    beast::flat_buffer buffer;
-    http::request<http::string_body> request;
-    auto [read_ec, read] = co_await http::async_read(stream, buffer, request, kNoThrow);
-    if (read_ec) co_return;
-    http::response<http::string_body> response;
-    {
-      std::lock_guard lock(mu_);
-      last_target_ = std::string(request.target());
-      response.result(status_);
-      response.body() = body_;
-    }
-    ++requests_;
-    response.keep_alive(false);
-    response.prepare_payload();
-    co_await http::async_write(stream, response, kNoThrow);
-  }
-
-  asio::io_context io_{1};
-  asio::ip::tcp::acceptor acceptor_;
-  std::thread thread_;
-  mutable std::mutex mu_;
-  http::status status_ = http::status::ok;
-  std::string body_;
-  std::string last_target_;
-  std::atomic<int> requests_{0};
-};
-
 // Polls `done` until it holds or 10 s pass; the poller ticks every 250 ms at most, so a pass takes
 // one or two ticks and the deadline only turns a hang into a failure.
 bool wait_for(const std::function<bool()>& done) {
@@ -382,7 +306,7 @@ class LmcachePollerThreadTest : public ::testing::Test {
   }
   std::string rendered() { return metrics_.render(tracker_); }
 
-  FixedServer server_;  // the LMCache endpoint, on a path of its own
+  FixedHttpServer server_;  // the LMCache endpoint, on a path of its own
   // Base URLs the pollers never dial: the endpoint is a URL of its own.
   const std::string base_p_ = "http://127.0.0.1:9/p";
   const std::string base_q_ = "http://127.0.0.1:9/q";
@@ -394,7 +318,7 @@ class LmcachePollerThreadTest : public ::testing::Test {
 };
 
 TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
-  server_.answer(http::status::ok, R"({"occupancy": 0.42, "cache_available": true})");
+  server_.answer(200, R"({"occupancy": 0.42, "cache_available": true})");
   const std::string endpoint = server_.url() + "/lmcache/occupancy";
   // p and q name the same endpoint; r has no lmcache table.
   publish({provider("p", base_p_, endpoint), provider("q", base_q_, endpoint),
@@ -416,7 +340,7 @@ TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
       << "not polled";
 
   // A 500 fails the poll at once. prometheus-cpp writes NaN as "Nan", which Prometheus reads.
-  server_.answer(http::status::internal_server_error, "{}");
+  server_.answer(500, "{}");
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return !fresh("p", base_p_) && !fresh("q", base_q_); }));
   EXPECT_EQ(server_.requests(), 2);
@@ -427,20 +351,20 @@ TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
             std::string::npos);
 
   // Recovery.
-  server_.answer(http::status::ok, R"({"occupancy": 0.5, "cache_available": true})");
+  server_.answer(200, R"({"occupancy": 0.5, "cache_available": true})");
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return fresh("p", base_p_); }));
   EXPECT_EQ(signal("p", base_p_).usable_occupancy(), 0.5);
 
   // A body that is not the object fails it too.
-  server_.answer(http::status::ok, R"({"occupancy": "half"})");
+  server_.answer(200, R"({"occupancy": "half"})");
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return !fresh("p", base_p_); }));
   EXPECT_NE(rendered().find("rolter_lmcache_poll_failures_total" + instance + " 2\n"),
             std::string::npos);
 
   // Fresh but unavailable: polled fine, not usable, shown as NaN.
-  server_.answer(http::status::ok, R"({"occupancy": 0.5, "cache_available": false})");
+  server_.answer(200, R"({"occupancy": 0.5, "cache_available": false})");
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return fresh("p", base_p_); }));
   EXPECT_EQ(signal("p", base_p_).usable_occupancy(), std::nullopt);
@@ -449,7 +373,7 @@ TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
 
   // A reload that drops p's lmcache table: p stops being polled and is cleared at once, and its
   // LMCache series leave /metrics.
-  server_.answer(http::status::ok, R"({"occupancy": 0.5, "cache_available": true})");
+  server_.answer(200, R"({"occupancy": 0.5, "cache_available": true})");
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return signal("p", base_p_).usable_occupancy() == 0.5; }));
   publish({provider("p", base_p_, ""), provider("q", base_q_, endpoint)});
@@ -466,7 +390,7 @@ TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
 }
 
 TEST_F(LmcachePollerThreadTest, StaleWithoutAGoodPollThenRecovers) {
-  server_.answer(http::status::ok, R"({"occupancy": 0.3, "cache_available": true})");
+  server_.answer(200, R"({"occupancy": 0.3, "cache_available": true})");
   // stale_secs below refresh_secs: the signal goes stale between two polls, with no poll sent.
   ProviderConfig p = provider("p", base_p_, server_.url());
   p.instances[0].lmcache->refresh_secs = 2;
@@ -480,7 +404,7 @@ TEST_F(LmcachePollerThreadTest, StaleWithoutAGoodPollThenRecovers) {
   ASSERT_TRUE(wait_for([&] { return !fresh("p", base_p_); }));
   EXPECT_EQ(server_.requests(), 1) << "stale, not failed: no poll was due";
   EXPECT_EQ(signal("p", base_p_).usable_occupancy(), std::nullopt);
-  server_.answer(http::status::ok, R"({"occupancy": 0.6, "cache_available": true})");
+  server_.answer(200, R"({"occupancy": 0.6, "cache_available": true})");
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return fresh("p", base_p_); }));
   EXPECT_EQ(server_.requests(), 2);
@@ -490,7 +414,7 @@ TEST_F(LmcachePollerThreadTest, StaleWithoutAGoodPollThenRecovers) {
 
 TEST_F(LmcachePollerThreadTest, UnreachableEndpointIsNeverUsableAndStopClears) {
   const std::string unreachable = "http://127.0.0.1:1/occupancy";  // nothing listens on port 1
-  server_.answer(http::status::ok, R"({"occupancy": 0.3, "cache_available": true})");
+  server_.answer(200, R"({"occupancy": 0.3, "cache_available": true})");
   publish({provider("dead", base_q_, unreachable), provider("p", base_p_, server_.url())});
   LmcachePoller poller(store_, clock_);
   poller.start();

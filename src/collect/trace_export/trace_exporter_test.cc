@@ -3,16 +3,9 @@
 #include "collect/trace_export/trace_exporter.h"
 
 #include <gtest/gtest.h>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -20,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "collect/testing/local_http_server.h"
 #include "fleet/load_tracker.h"
 #include "net/asio_fwd.h"
 #include "observe/metrics.h"
@@ -29,7 +23,6 @@ namespace rolter {
 namespace {
 
 using std::chrono::milliseconds;
-namespace http = beast::http;
 
 TEST(OtlpTracesUrl, AddsTheDefaultPathOnlyWhenThereIsNone) {
   EXPECT_EQ(otlp_traces_url("http://c:4318"), "http://c:4318/v1/traces");
@@ -38,60 +31,23 @@ TEST(OtlpTracesUrl, AddsTheDefaultPathOnlyWhenThereIsNone) {
   EXPECT_EQ(otlp_traces_url("https://c/otlp/v1/traces"), "https://c/otlp/v1/traces");
 }
 
-// Takes POSTs on 127.0.0.1:<ephemeral>, keeps each (target, content type, body), answers 200.
+// Takes POSTs, keeps each (target, content type, body), answers 200.
 class Receiver {
  public:
-  struct Post {
-    std::string target;
-    std::string content_type;
-    std::string body;
-  };
-  Receiver() : acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}) {
-    asio::co_spawn(io_, accept_loop(), asio::detached);
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~Receiver() {
-    io_.stop();
-    thread_.join();
-  }
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
-  }
-  std::vector<Post> posts() const {
+  std::string url() const { return server_.url(); }
+  std::vector<SeenRequest> posts() const {
     std::lock_guard lock(mu_);
     return posts_;
   }
 
  private:
-  Task<void> accept_loop() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
-      if (ec) co_return;
-      asio::co_spawn(io_, serve(beast::tcp_stream(std::move(socket))), asio::detached);
-    }
-  }
-  Task<void> serve(beast::tcp_stream stream) {
-    beast::flat_buffer buffer;
-    http::request<http::string_body> request;
-    auto [read_ec, read] = co_await http::async_read(stream, buffer, request, kNoThrow);
-    if (read_ec) co_return;
-    {
-      std::lock_guard lock(mu_);
-      posts_.push_back({std::string(request.target()),
-                        std::string(request[http::field::content_type]), request.body()});
-    }
-    http::response<http::string_body> response{http::status::ok, 11};
-    response.set(http::field::content_type, "application/x-protobuf");
-    response.keep_alive(false);
-    response.prepare_payload();
-    co_await http::async_write(stream, response, kNoThrow);
-  }
-
-  asio::io_context io_{1};
-  asio::ip::tcp::acceptor acceptor_;
-  std::thread thread_;
   mutable std::mutex mu_;
-  std::vector<Post> posts_;
+  std::vector<SeenRequest> posts_;
+  LocalHttpServer server_{[this](const SeenRequest& request) {
+    std::lock_guard lock(mu_);
+    posts_.push_back(request);
+    return HttpAnswer{.content_type = "application/x-protobuf"};
+  }};
 };
 
 bool wait_for(const std::function<bool()>& done) {
