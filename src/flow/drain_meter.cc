@@ -7,27 +7,30 @@
 namespace rolter {
 
 void DrainMeter::record(Clock::TimePoint now) {
-  times_[next_] = now;
-  next_ = (next_ + 1) % kSamples;
-  count_ = std::min(count_ + 1, kSamples);
+  const uint64_t i = recorded_.fetch_add(1, std::memory_order_relaxed);
+  // Tick 0 marks an empty slot: a clock at its epoch records 1 tick later, which changes nothing.
+  const int64_t ticks = now.time_since_epoch().count();
+  ticks_[i % kSamples].store(ticks == 0 ? 1 : ticks, std::memory_order_relaxed);
 }
 
 std::optional<DrainMeter::Rate> DrainMeter::rate(Clock::TimePoint now) const {
-  // Walk back from the newest sample while it lies within the window.
+  const int64_t now_ticks = now.time_since_epoch().count();
+  const int64_t window = std::chrono::duration_cast<Clock::Duration>(kWindow).count();
   size_t in_window = 0;
-  Clock::TimePoint newest{};
-  Clock::TimePoint oldest{};
-  for (size_t k = 0; k < count_; ++k) {
-    const Clock::TimePoint t = times_[(next_ + kSamples - 1 - k) % kSamples];
-    if (now - t > kWindow) break;
-    if (k == 0) newest = t;
-    oldest = t;
+  int64_t oldest = std::numeric_limits<int64_t>::max();
+  int64_t newest = std::numeric_limits<int64_t>::min();
+  for (const auto& slot : ticks_) {
+    const int64_t t = slot.load(std::memory_order_relaxed);
+    if (t == 0 || now_ticks - t > window) continue;
+    oldest = std::min(oldest, t);
+    newest = std::max(newest, t);
     ++in_window;
   }
   if (in_window < 2) return std::nullopt;
   // The span runs to now, not to the newest completion: a fleet that stopped finishing anything
   // shows a falling rate instead of its last burst's.
-  const double span_s = std::chrono::duration<double>(std::max(now, newest) - oldest).count();
+  const double span_s =
+      std::chrono::duration<double>(Clock::Duration(std::max(now_ticks, newest) - oldest)).count();
   if (span_s <= 0) return std::nullopt;
   return Rate{.per_second = static_cast<double>(in_window - 1) / span_s,
               .reliable = in_window >= kReliableSamples};

@@ -13,10 +13,13 @@
 //   std::optional<double> rate = meter.rate(now);
 //   uint32_t s = retry_after_seconds(ahead, rate, fallback_s);
 //
-// Thread-safety: none; the owner serialises calls (flow/route_queue.h, under its mutex).
+// Thread-safety: record() and rate() may be called from any thread without a lock (every request
+// of a route records its end, the unsaturated ones too). Samples are relaxed atomics: a rate read
+// while completions are recorded may miss the newest one, which moves it by one sample at most.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -46,9 +49,8 @@ class DrainMeter {
   std::optional<Rate> rate(Clock::TimePoint now) const;
 
  private:
-  std::array<Clock::TimePoint, kSamples> times_{};
-  size_t next_ = 0;   // where the next sample goes
-  size_t count_ = 0;  // samples held, <= kSamples
+  std::array<std::atomic<int64_t>, kSamples> ticks_{};  // Clock ticks; 0 = empty
+  std::atomic<uint64_t> recorded_{0};                   // samples ever recorded
 };
 
 // SPEC §19: Retry-After = ceil(queue ahead / measured rate) seconds, at least 1. `ahead` counts the

@@ -6,10 +6,22 @@
 
 namespace rolter {
 
-size_t FairQueue::ahead_of(uint8_t band) const {
+size_t FairQueue::ahead_of(uint8_t band, std::string_view tenant) const {
   size_t ahead = 0;
-  for (size_t b = band; b < kQueueBands; ++b) ahead += bands_[b].size;
+  for (size_t b = band + 1; b < kQueueBands; ++b) ahead += bands_[b].size;
+  const Band& own = bands_[std::min<uint8_t>(band, kQueueBands - 1)];
+  const size_t rounds = queued_of(own, tenant) + 1;
+  for (const Flow& flow : own.flows) {
+    ahead += flow.tenant == tenant ? rounds - 1 : std::min(flow.entries.size(), rounds);
+  }
   return ahead;
+}
+
+size_t FairQueue::queued_of(const Band& band, std::string_view tenant) const {
+  for (const Flow& flow : band.flows) {
+    if (flow.tenant == tenant) return flow.entries.size();
+  }
+  return 0;
 }
 
 std::optional<uint8_t> FairQueue::lowest_band() const {
@@ -19,10 +31,17 @@ std::optional<uint8_t> FairQueue::lowest_band() const {
   return std::nullopt;
 }
 
-uint64_t FairQueue::newest_in(const Band& band) const {
+std::pair<uint64_t, size_t> FairQueue::heaviest_newest(const Band& band) const {
   uint64_t newest = 0;
-  for (const Flow& flow : band.flows) newest = std::max(newest, flow.entries.back().id);
-  return newest;
+  size_t most = 0;
+  for (const Flow& flow : band.flows) {
+    const size_t n = flow.entries.size();
+    if (n > most || (n == most && flow.entries.back().id > newest)) {
+      most = n;
+      newest = flow.entries.back().id;
+    }
+  }
+  return {newest, most};
 }
 
 FairQueue::PushResult FairQueue::push(QueueEntry entry) {
@@ -32,8 +51,12 @@ FairQueue::PushResult FairQueue::push(QueueEntry entry) {
   if (size_ >= max_requests_) {
     // Full: the newest request of the lowest band present, the arrival included, is shed.
     const std::optional<uint8_t> lowest = lowest_band();
-    if (!lowest || entry.band <= *lowest) return result;  // the arrival is that request
-    result.displaced = remove(newest_in(bands_[*lowest]));
+    if (!lowest || entry.band < *lowest) return result;  // the arrival is that request
+    const Band& victims = bands_[*lowest];
+    const auto [victim, most] = heaviest_newest(victims);
+    // In the lowest band, the arrival counts with its tenant, and as the newest it loses ties.
+    if (entry.band == *lowest && queued_of(victims, entry.tenant) + 1 >= most) return result;
+    result.displaced = remove(victim);
   }
   entry.id = next_id_++;
   Band& band = bands_[entry.band];

@@ -10,8 +10,11 @@
 // and forgets its deficit (classic DRR: no credit is saved while idle).
 //
 // push() on a full queue sheds the newest request of the lowest band present, the arrival
-// included: an arrival in that band (or below it) is itself the one refused; an arrival of a
-// higher band displaces that band's newest request.
+// included, and within that band the newest of the tenant with the most requests in it (the
+// arrival counted with its tenant): an arrival below that band is refused; an arrival of a higher
+// band displaces one; an arrival in it is refused when its own tenant is (one of) the heaviest
+// there, else it displaces the heaviest tenant's newest. Dropping from the longest queue, as fair
+// queueing does, keeps a flood from crowding a light tenant out of a full queue.
 //
 // A plain value, synchronously testable: no clock, no threads, no I/O. Entries carry an opaque
 // `token` the owner uses to reach the waiting request.
@@ -27,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 namespace rolter {
 
@@ -66,8 +70,10 @@ class FairQueue {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   size_t band_size(uint8_t band) const { return bands_[band].size; }
-  // Requests that dispatch before a new arrival of `band` would: those queued in it and above.
-  size_t ahead_of(uint8_t band) const;
+  // Requests that dispatch before a new arrival of `tenant` in `band` would: every request of
+  // the bands above, and in its band, round by round, up to as many of each tenant's as its own
+  // tenant has queued plus one (exact for equal costs; the cost-weighted rounds differ little).
+  size_t ahead_of(uint8_t band, std::string_view tenant) const;
   size_t max_requests() const { return max_requests_; }
   void set_max_requests(size_t max_requests) { max_requests_ = max_requests; }
 
@@ -91,8 +97,10 @@ class FairQueue {
   QueueEntry pop_band(Band& band);
   QueueEntry take(Band& band, std::list<Flow>::iterator flow,
                   std::list<QueueEntry>::iterator entry);
-  // The newest request of `band`. REQUIRES: band not empty.
-  uint64_t newest_in(const Band& band) const;
+  // The newest request of the tenant with the most requests in `band` (ties: the newest of
+  // theirs), and how many that tenant has. REQUIRES: band not empty.
+  std::pair<uint64_t, size_t> heaviest_newest(const Band& band) const;
+  size_t queued_of(const Band& band, std::string_view tenant) const;
   std::optional<uint8_t> lowest_band() const;
 
   size_t max_requests_;

@@ -111,14 +111,31 @@ TEST(FairQueueTest, RemovedRequestIsNeverDispatched) {
   EXPECT_EQ(q.band_size(4), 0u);
 }
 
-TEST(FairQueueTest, AheadCountsTheBandAndAbove) {
-  FairQueue q(10);
+TEST(FairQueueTest, AheadCountsTheBandsAboveAndTheRoundsBefore) {
+  FairQueue q(20);
   q.push(entry("a", 10, 1));
-  q.push(entry("a", 10, 4));
   q.push(entry("a", 10, 6));
-  EXPECT_EQ(q.ahead_of(0), 3u);
-  EXPECT_EQ(q.ahead_of(4), 2u);
-  EXPECT_EQ(q.ahead_of(7), 0u);
+  for (int i = 0; i < 5; ++i) q.push(entry("a", 10, 4));
+  q.push(entry("b", 10, 4));
+  EXPECT_EQ(q.ahead_of(7, "a"), 0u);
+  EXPECT_EQ(q.ahead_of(6, "b"), 1u);   // a's band-6 request
+  EXPECT_EQ(q.ahead_of(4, "c"), 3u);   // band 6, then one of a's and b's in the first round
+  EXPECT_EQ(q.ahead_of(4, "b"), 4u);   // band 6, b's own, then two rounds of a
+  EXPECT_EQ(q.ahead_of(4, "a"), 7u);   // band 6, a's five, b's one
+  EXPECT_EQ(q.ahead_of(0, "c"), 8u);
+}
+
+TEST(FairQueueTest, FullQueueShedsTheFloodingTenantFirst) {
+  FairQueue q(4);
+  for (uint64_t i = 1; i <= 3; ++i) q.push(entry("a", 10, 4, i));
+  q.push(entry("b", 10, 4, 4));
+  auto light = q.push(entry("b", 10, 4, 5));  // b 2 vs a 3: a's newest goes
+  EXPECT_TRUE(light.admitted);
+  ASSERT_TRUE(light.displaced.has_value());
+  EXPECT_EQ(light.displaced->token, 3u);
+  auto heavy = q.push(entry("a", 10, 4, 6));  // a would have 3 against b's 2: refused itself
+  EXPECT_FALSE(heavy.admitted);
+  EXPECT_FALSE(heavy.displaced.has_value());
 }
 
 TEST(FairQueueTest, ZeroCapacityShedsEveryArrival) {

@@ -59,7 +59,7 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
     const uint8_t band = std::min<uint8_t>(ticket.band, kQueueBands - 1);
     // Refused at once when the measured drain cannot reach it within max_wait_ms; only on a
     // reliable estimate, else the wait itself decides.
-    const size_t ahead = queue_.ahead_of(band) + 1;
+    const size_t ahead = queue_.ahead_of(band, ticket.tenant) + 1;
     if (const auto rate = drained_.rate(now); rate && rate->reliable &&
         expected_wait_ms(ahead, *rate) > static_cast<double>(settings_.max_wait_ms)) {
       admission.kind = QueueAdmission::Kind::kShed;
@@ -114,7 +114,7 @@ std::optional<uint32_t> RouteQueue::expire(uint64_t id) {
   if (metrics_ != nullptr) {
     metrics_->count_shed(route_, entry->band, shed_reason_name(ShedReason::kExpired));
   }
-  return retry_after(queue_.ahead_of(entry->band) + 1, clock_.now());
+  return retry_after(queue_.ahead_of(entry->band, entry->tenant) + 1, clock_.now());
 }
 
 void RouteQueue::started() {
@@ -124,12 +124,12 @@ void RouteQueue::started() {
 }
 
 void RouteQueue::released() {
+  drained_.record(clock_.now());
+  if (!busy()) return;
   Wakes wakes;
   {
     MutexLock lock(mu_);
-    const Clock::TimePoint now = clock_.now();
-    drained_.record(now);
-    if (!queue_.empty()) dispatch(now, wakes);
+    dispatch(clock_.now(), wakes);
   }
   deliver(wakes);
 }
@@ -188,7 +188,8 @@ void RouteQueue::shed(const QueueEntry& entry, ShedReason reason, Clock::TimePoi
                        .verdict = QueueVerdict{.kind = QueueVerdict::Kind::kShed,
                                                .reason = reason,
                                                .retry_after_s = retry_after(
-                                                   queue_.ahead_of(entry.band) + 1, now)}});
+                                                   queue_.ahead_of(entry.band, entry.tenant) + 1,
+                                                   now)}});
   waiting_.erase(it);
 }
 

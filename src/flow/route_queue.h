@@ -56,8 +56,10 @@ struct QueueRoom {
 class FlowCapacity {
  public:
   virtual ~FlowCapacity() = default;
-  // REQUIRES: callable from any thread; no locks, no allocation.
+  // REQUIRES (both): callable from any thread; no locks, no allocation.
   virtual QueueRoom room(Clock::TimePoint now) const = 0;
+  // Whether candidate i (in the route's candidate order) can take a request now.
+  virtual bool has_room(size_t i, Clock::TimePoint now) const = 0;
 };
 
 enum class ShedReason : uint8_t { kFull = 0, kPredictedWait, kExpired };
@@ -128,7 +130,7 @@ class RouteQueue {
   // A granted request took its slot (or gave up its grant).
   void started() EXCLUDES(mu_);
   // A request of this route ended: the drain rate learns from it, and waiting requests that now
-  // fit are dispatched.
+  // fit are dispatched. Without waiting requests: no lock, no allocation.
   void released() EXCLUDES(mu_);
   // A slot may have freed elsewhere: dispatch what fits. Cheap when nothing waits, and at most
   // one real check per kPokeInterval.
@@ -169,7 +171,7 @@ class RouteQueue {
   QueueSettings settings_ GUARDED_BY(mu_);
   QueueMetrics* metrics_ GUARDED_BY(mu_) = nullptr;
   FairQueue queue_ GUARDED_BY(mu_){1024};
-  DrainMeter drained_ GUARDED_BY(mu_);
+  DrainMeter drained_;  // lock-free: every request of the route records its end
   std::unordered_map<uint64_t, Waiting> waiting_ GUARDED_BY(mu_);
   uint32_t pending_ GUARDED_BY(mu_) = 0;  // grants not yet started
   std::atomic<uint32_t> busy_{0};          // queue size + pending grants

@@ -19,6 +19,7 @@ class FixedCapacity final : public FlowCapacity {
     const uint32_t b = busy.load();
     return QueueRoom{.free = b < slots ? slots - b : 0, .any_available = available.load()};
   }
+  bool has_room(size_t, Clock::TimePoint now) const override { return room(now).free > 0; }
   uint32_t slots = 2;
   std::atomic<uint32_t> busy{0};
   std::atomic<bool> available{true};

@@ -16,6 +16,7 @@
 #include "http/tokens.h"
 #include "proxy/exchange.h"
 #include "proxy/fallback.h"
+#include "proxy/queue_gate.h"
 #include "proxy/request_log.h"
 
 namespace rolter {
@@ -274,11 +275,21 @@ std::optional<Selection> select(const ForwardRequest& request, const Loads& load
                                 const Eligible& eligible, const Excluded& excluded,
                                 Clock::TimePoint now, const BreakerParams& breaker) {
   const auto& pool = *request.route.pool;
+  // Flow control (SPEC §19): while some eligible candidate has room, the pick is among those, so
+  // a request the queue let through lands where the room is, not on a saturated instance.
+  const FlowCapacity* capacity = pool.flow ? pool.flow->capacity.get() : nullptr;
+  bool only_roomy = false;
+  for (size_t i = 0; capacity != nullptr && !only_roomy && i < pool.candidates.size(); ++i) {
+    only_roomy = eligible(i) && capacity->has_room(i, now);
+  }
+  auto may_take = [&](size_t i) {
+    return eligible(i) && (!only_roomy || capacity->has_room(i, now));
+  };
   std::optional<Explain> explain;
   RouteContext ctx = *request.ctx;
-  if (request.explain) ctx.explain = &explain.emplace(start_explain(pool, loads, eligible));
-  const auto pick = pool.balancer->pick_eligible(ctx, loads, eligible);
-  const auto choice = choose(pool, pick, eligible, excluded, now, breaker);
+  if (request.explain) ctx.explain = &explain.emplace(start_explain(pool, loads, may_take));
+  const auto pick = pool.balancer->pick_eligible(ctx, loads, may_take);
+  const auto choice = choose(pool, pick, may_take, excluded, now, breaker);
   if (!choice) return std::nullopt;
   const Candidate& candidate = pool.candidates[choice->index];
   Selection selection{.choice = *choice};
@@ -384,7 +395,18 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
   // A client that stops reading cannot hold a worker's stream beyond the request's own deadline.
   client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
   watch.arm();
-  ForwardResult result = co_await run_attempts(client, request, watch);
+  // Flow control (SPEC §19): on a route that can saturate, the request may wait its turn, or be
+  // shed; every other route pays this pointer test.
+  QueuePass pass;
+  if (request.route.pool->flow) co_await pass_queue(client, watch, request, pass);
+  ForwardResult result;
+  if (pass.answered) {
+    result = *pass.answered;
+  } else {
+    result = co_await run_attempts(client, pass.forwarded(request), watch);
+    release_queue_slot(request);
+  }
+  result.queue_ms = pass.queue_ms;
   watch.disarm();
   if (!watch.gone() || result.status != 0) {
     // A half-closed client sends nothing more: the connection ends with this answer.

@@ -23,6 +23,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <optional>
 #include <string_view>
 
 #include "balance/route_context.h"
@@ -95,6 +96,8 @@ struct ForwardResult {
   bool client_usable = true;
   unsigned status = 0;  // status sent to the client; 0 if nothing was sent
   unsigned attempts = 0;
+  // How long the request waited in its route's queue (SPEC §19), when it did.
+  std::optional<uint64_t> queue_ms;
 };
 
 struct AttemptParams;
