@@ -12,8 +12,12 @@ import { openLoop, summarize, streamOnce } from '../lib/flow_load.mjs';
 const seconds = Number(process.argv[2] ?? 10);
 const kEngines = 4;
 const kPerInstance = 8;
-const kSimArgs = ['--time-scale', '1', '--ttft-ms', '30', '--token-ms', '80', '--decode-ms-per-seq', '0'];
+// --max-batch 8: an engine runs 8 sequences and queues the rest, as a real one past its sweet
+// spot would; with flow control off, that queue is where requests wait.
+const kSimArgs = ['--time-scale', '1', '--ttft-ms', '30', '--token-ms', '80', '--decode-ms-per-seq', '0',
+  '--prefill-ms-per-token', '0', '--max-batch', '8'];
 const kMaxTokens = 16;
+const kPrompt = 'lorem ipsum '.repeat(1365);  // 16 KB: about one fairness quantum
 const kCapacity = (kEngines * kPerInstance) / 1.25;
 const env = { KA: 'ka', KB: 'kb', KI: 'ki', KX: 'kx' };
 
@@ -31,7 +35,7 @@ async function run(mode, scenario) {
   });
   const rolter = await startRolter({ config, env });
   const durationMs = seconds * 1000;
-  const send = (key) => () => streamOnce(rolter.url, 'm', { key, maxTokens: kMaxTokens, timeoutMs: 120000 });
+  const send = (key) => () => streamOnce(rolter.url, 'm', { key, maxTokens: kMaxTokens, content: kPrompt, timeoutMs: 120000 });
   try {
     const [heavy, light] = scenario === 'fairness'
       ? await Promise.all([openLoop({ rate: 5 * kCapacity, durationMs }, send('ka')),
@@ -47,14 +51,14 @@ async function run(mode, scenario) {
   }
 }
 
-async function alone(key, priority) {
+async function alone() {
   const sim = await startSim({ engines: kEngines, args: kSimArgs });
   const rolter = await startRolter({ config: configFor({ engines: sim.engines,
     routes: [{ name: 'm', strategy: 'power_of_two', targets: sim.engines.map((_, i) => ({ engine: i, model: 'sim-model' })) }],
     keys: [{ name: 'b', key_env: 'KB' }] }), env });
   try {
     const r = await openLoop({ rate: 0.2 * kCapacity, durationMs: seconds * 1000 },
-      () => streamOnce(rolter.url, 'm', { key: 'kb', maxTokens: kMaxTokens }));
+      () => streamOnce(rolter.url, 'm', { key: 'kb', maxTokens: kMaxTokens, content: kPrompt }));
     console.log(JSON.stringify({ scenario: 'light tenant alone', seconds, alone: summarize(r, seconds * 1000) }));
   } finally {
     await rolter.stop();
