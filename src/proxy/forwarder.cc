@@ -396,17 +396,13 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
   client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
   watch.arm();
   // Flow control (SPEC §19): on a route that can saturate, the request may wait its turn, or be
-  // shed; every other route pays this pointer test.
-  QueuePass pass;
-  if (request.route.pool->flow) co_await pass_queue(client, watch, request, pass);
+  // shed; every other route pays this pointer test (and its frame holds nothing of the queue's).
   ForwardResult result;
-  if (pass.answered) {
-    result = *pass.answered;
+  if (request.route.pool->flow == nullptr) {
+    result = co_await run_attempts(client, request, watch);
   } else {
-    result = co_await run_attempts(client, pass.forwarded(request), watch);
-    release_queue_slot(request);
+    result = co_await run_queued(client, request, watch);
   }
-  result.queue_ms = pass.queue_ms;
   watch.disarm();
   if (!watch.gone() || result.status != 0) {
     // A half-closed client sends nothing more: the connection ends with this answer.
@@ -428,6 +424,17 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
   gone.client_usable = false;
   gone.status = kClientClosedRequest;
   co_return gone;
+}
+
+Task<ForwardResult> Forwarder::run_queued(beast::tcp_stream& client,
+                                          const ForwardRequest& request, ClientWatch& watch) {
+  QueuePass pass;
+  co_await pass_queue(client, watch, request, pass);
+  if (pass.answered) co_return *pass.answered;
+  // pass.queue_ms is the request's queue time, for the access log.
+  ForwardResult result = co_await run_attempts(client, pass.forwarded(request), watch);
+  release_queue_slot(request);
+  co_return result;
 }
 
 Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,

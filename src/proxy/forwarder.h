@@ -96,8 +96,6 @@ struct ForwardResult {
   bool client_usable = true;
   unsigned status = 0;  // status sent to the client; 0 if nothing was sent
   unsigned attempts = 0;
-  // How long the request waited in its route's queue (SPEC §19), when it did.
-  std::optional<uint64_t> queue_ms;
 };
 
 struct AttemptParams;
@@ -119,6 +117,10 @@ class Forwarder {
                               const ForwardRequest& request);
 
  private:
+  // A request on a route with flow control (SPEC §19, proxy/queue_gate.h): its turn in the
+  // route's queue (or its refusal), then the attempt loop.
+  Task<ForwardResult> run_queued(beast::tcp_stream& client, const ForwardRequest& request,
+                                 ClientWatch& watch);
   // The attempt loop on request.route. `trail` is null on the request's first route; on a
   // fallback route it is the request's FallbackTrail, and a route that cannot answer is recorded
   // there (status 0 returned) instead of answered.
