@@ -19,10 +19,12 @@
 #include "collect/kv_events/kv_event_service.h"
 #include "collect/lmcache/lmcache_poller.h"
 #include "collect/shared_prefixes/shared_prefix_stream.h"
+#include "collect/trace_export/trace_exporter.h"
 #include "collect/usage_flush/usage_flusher.h"
 #include "collect/usage_flush/usage_post_sink.h"
 #include "config/url.h"
 #include "observe/metrics.h"
+#include "proxy/request_log.h"
 #include "server/server.h"
 #include "server/worker_tenancy.h"
 
@@ -41,6 +43,20 @@ void raise_file_limit() {
   if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
     spdlog::info("open file limit raised from {} to {}", before, limit.rlim_max);
   }
+}
+
+void reopen_access_log_file() {
+  const std::string destination = access_log_destination();
+  if (destination == "stderr" || destination == "off") {
+    spdlog::info("SIGUSR1: the access log goes to {}: nothing to reopen", destination);
+    return;
+  }
+  if (auto reopened = reopen_access_log(); !reopened) {
+    spdlog::error("SIGUSR1: access log: {}; lines still go to the file opened before",
+                  reopened.error());
+    return;
+  }
+  spdlog::info("SIGUSR1: access log {} reopened", destination);
 }
 
 }  // namespace
@@ -69,6 +85,10 @@ struct DataPlane::Parts {
   TenancyServices tenancy;
   UsageLedger ledger;
   std::unique_ptr<UsageFlusher> usage_flusher;
+  // Spans of recorded requests ([tracing], SPEC §17): the queue the workers push to, sized at
+  // start-up, and the thread that exports it.
+  std::unique_ptr<SpanQueue> spans;
+  std::unique_ptr<TraceExporter> trace_exporter;
 };
 
 DataPlane::DataPlane(SnapshotStore& store, LoadTracker& tracker, Metrics& metrics)
@@ -92,6 +112,8 @@ tl::expected<void, std::string> DataPlane::listen(const std::string& listen_over
   server.state().control = control;
   parts_->tenancy.local = &tracker_.limits();
   server.state().tenancy = &parts_->tenancy;
+  parts_->spans = std::make_unique<SpanQueue>(config.tracing.max_queue);
+  server.state().spans = parts_->spans.get();
   auto port = server.listen(address->host, address->port);
   if (!port) return tl::unexpected(port.error());
   if (!tls.cert.empty()) {
@@ -118,6 +140,11 @@ tl::expected<void, std::string> DataPlane::listen(const std::string& listen_over
 void DataPlane::start(bool services, const TelemetryTarget& telemetry,
                       const DiscoveryHooks& discovery) {
   start_usage(telemetry);
+  // Idle until the config names an otlp_endpoint; a reload may set, change or remove it.
+  parts_->trace_exporter = std::make_unique<TraceExporter>(
+      store_, *parts_->spans, &metrics_,
+      TraceResource{.service_version = ROLTER_VERSION, .host_name = host_name()});
+  parts_->trace_exporter->start();
   parts_->server->start();
   if (!services) return;
   if (discovery.found != nullptr) {
@@ -164,6 +191,10 @@ void DataPlane::start_usage(const TelemetryTarget& telemetry) {
   parts_->tenancy.ledger = &parts_->ledger;
 }
 
+void DataPlane::begin_drain() {
+  if (parts_->server) parts_->server->begin_drain();
+}
+
 void DataPlane::stop(std::chrono::milliseconds drain) {
   if (!parts_->server) return;
   const auto left = parts_->server->drain(drain);
@@ -176,12 +207,12 @@ void DataPlane::stop(std::chrono::milliseconds drain) {
   if (parts_->shared_prefixes) parts_->shared_prefixes->stop();
   if (parts_->discovery) parts_->discovery->stop();
   parts_->server->stop();
-  // After the drain: the final flush carries the last requests' usage.
+  // After the drain: the final flush carries the last requests' usage, and the last spans.
   if (parts_->usage_flusher) parts_->usage_flusher->stop();
+  if (parts_->trace_exporter) parts_->trace_exporter->stop();
 }
 
-int run_until_signal(const std::function<void(const char* why)>& reload,
-                     const std::function<void()>& tick, const std::function<void()>& stop) {
+int run_until_signal(const SignalHooks& hooks) {
   asio::io_context control;
   asio::signal_set reload_signal(control, SIGHUP);
   asio::signal_set stop_signals(control, SIGTERM, SIGINT);
@@ -189,18 +220,28 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
     reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
       notify_reloading();
-      reload("SIGHUP");
+      hooks.reload("SIGHUP");
       notify_ready("serving");
       wait_hup();
     });
   };
   wait_hup();
+  // SIGUSR1: logrotate renamed the access log; lines go to a new file by the same name.
+  asio::signal_set reopen_signal(control, SIGUSR1);
+  std::function<void()> wait_usr1 = [&] {
+    reopen_signal.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reopen_access_log_file();
+      wait_usr1();
+    });
+  };
+  wait_usr1();
   asio::steady_timer watch(control);
   std::function<void()> wait_watch = [&] {
     watch.expires_after(std::chrono::milliseconds(500));
     watch.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
-      tick();
+      hooks.tick();
       notify_watchdog();
       wait_watch();
     });
@@ -208,12 +249,14 @@ int run_until_signal(const std::function<void(const char* why)>& reload,
   wait_watch();
   stop_signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
+    hooks.begin_drain();
     spdlog::info("{}: draining", signal == SIGTERM ? "SIGTERM" : "SIGINT");
     notify_stopping();
     notify_status("draining");
     reload_signal.cancel();
+    reopen_signal.cancel();
     watch.cancel();
-    stop();
+    hooks.stop();
     spdlog::info("stopped");
   });
   // The caller has bound its listeners and published its first snapshot.

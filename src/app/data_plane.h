@@ -63,6 +63,8 @@ class DataPlane {
   // "http://host:port" (or https) of the main listener.
   const std::string& url() const { return url_; }
   uint16_t port() const { return port_; }
+  // Stops accepting and turns /readyz to 503; returns at once. stop() does it too.
+  void begin_drain();
   // Stops accepting, lets requests in flight finish (up to `drain`), stops everything.
   void stop(std::chrono::milliseconds drain);
 
@@ -78,12 +80,21 @@ class DataPlane {
   uint16_t port_ = 0;
 };
 
-// Runs the main thread's loop until SIGTERM or SIGINT: `reload` on SIGHUP, `tick` every 500 ms,
-// then `stop` once. Returns 0. It tells the service manager (app/service_notify.h): READY=1 as
-// it starts, so call it once the listeners are bound and the first snapshot is published;
-// RELOADING=1 then READY=1 around each SIGHUP's `reload`; STOPPING=1 before `stop`; WATCHDOG=1
-// with each tick when the unit asks for a watchdog.
-int run_until_signal(const std::function<void(const char* why)>& reload,
-                     const std::function<void()>& tick, const std::function<void()>& stop);
+// What the main thread's loop calls (run_until_signal).
+struct SignalHooks {
+  std::function<void(const char* why)> reload;  // on SIGHUP
+  std::function<void()> tick;                   // every 500 ms
+  // At SIGTERM or SIGINT, before the drain is announced: from its return /readyz answers 503.
+  std::function<void()> begin_drain;
+  std::function<void()> stop;  // then, once: drains and stops everything
+};
+
+// Runs the main thread's loop until SIGTERM or SIGINT, calling `hooks`, and reopens the access
+// log's file on SIGUSR1 (log rotation). Returns 0. It tells the service manager
+// (app/service_notify.h): READY=1 as it starts, so call it once the listeners are bound and the
+// first snapshot is published; RELOADING=1 then READY=1 around each SIGHUP's `reload`;
+// STOPPING=1 after `begin_drain` and before `stop`; WATCHDOG=1 with each tick when the unit asks
+// for a watchdog.
+int run_until_signal(const SignalHooks& hooks);
 
 }  // namespace rolter

@@ -93,17 +93,21 @@ int run_gateway(const GatewayOptions& options) {
   stats.start();
   spdlog::info("rolter gateway listening on {} (node {}, snapshot version {}, control plane {})",
                data_plane.url(), node_id, follower.serving_version(), options.control_plane);
-  return run_until_signal(
-      [](const char*) {
-        spdlog::info("SIGHUP: a gateway's configuration comes from its control plane; ignored");
-      },
-      [] {},
-      [&] {
-        follower.stop();
-        stats.stop();
-        data_plane.stop(
-            std::chrono::milliseconds(snapshots.current()->config().server.drain_timeout_ms));
-      });
+  return run_until_signal({
+      .reload =
+          [](const char*) {
+            spdlog::info("SIGHUP: a gateway's configuration comes from its control plane; ignored");
+          },
+      .tick = [] {},
+      .begin_drain = [&] { data_plane.begin_drain(); },
+      .stop =
+          [&] {
+            follower.stop();
+            stats.stop();
+            data_plane.stop(std::chrono::milliseconds(
+                snapshots.current()->config().server.drain_timeout_ms));
+          },
+  });
 }
 
 }  // namespace rolter

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -54,6 +55,9 @@ int run_check(const std::string& path) {
 }  // namespace rolter
 
 int main(int argc, char** argv) {
+  // SIGUSR1 reopens the access log once the server runs (run_until_signal); until then, a
+  // rotation's signal must not end the process, as its default action would.
+  std::signal(SIGUSR1, SIG_IGN);
   spdlog::set_default_logger(spdlog::stderr_color_mt("rolter"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 

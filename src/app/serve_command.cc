@@ -103,19 +103,24 @@ void reload_file(ControlPlane& control, Metrics& metrics, const char* why) {
 // wakes the long polls and drains.
 int serve_until_signal(ControlPlane& control, Metrics& metrics, DataPlane& data_plane,
                        SnapshotStore& snapshots, NodeStatsReporter* stats = nullptr) {
-  return run_until_signal(
-      [&](const char* why) {
-        if (control.has_config_file()) reload_file(control, metrics, why);
-      },
-      [&] {
-        if (control.file_changed()) reload_file(control, metrics, "file changed");
-      },
-      [&] {
-        control.shutdown();
-        if (stats != nullptr) stats->stop();
-        data_plane.stop(
-            std::chrono::milliseconds(snapshots.current()->config().server.drain_timeout_ms));
-      });
+  return run_until_signal({
+      .reload =
+          [&](const char* why) {
+            if (control.has_config_file()) reload_file(control, metrics, why);
+          },
+      .tick =
+          [&] {
+            if (control.file_changed()) reload_file(control, metrics, "file changed");
+          },
+      .begin_drain = [&] { data_plane.begin_drain(); },
+      .stop =
+          [&] {
+            control.shutdown();
+            if (stats != nullptr) stats->stop();
+            data_plane.stop(std::chrono::milliseconds(
+                snapshots.current()->config().server.drain_timeout_ms));
+          },
+  });
 }
 
 }  // namespace

@@ -6,8 +6,25 @@
 
 #include "config/loader.h"
 #include "observe/metrics.h"
+#include "proxy/request_log.h"
 
 namespace rolter {
+namespace {
+
+// The access log follows the published config (server.access_log). A file that cannot be opened
+// here keeps the lines where they went: the rest of the config is served all the same.
+void follow_access_log(const std::string& destination) {
+  const std::string before = access_log_destination();
+  if (auto set = set_access_log_destination(destination); !set) {
+    spdlog::error("server.access_log: {}; access lines still go to {}", set.error(), before);
+    return;
+  }
+  if (const std::string now = access_log_destination(); now != before) {
+    spdlog::info("access log: {} (was {})", now, before);
+  }
+}
+
+}  // namespace
 
 BalancerDeps SnapshotPublisher::deps_for(const Config& config) {
   // Prefix trees are shared with the other gateway nodes only when [shared_state] says how.
@@ -27,13 +44,15 @@ tl::expected<std::function<void()>, std::vector<std::string>> SnapshotPublisher:
   const uint64_t generation =
       discovered_ != nullptr ? discovered_->apply(loaded->config) : uint64_t{0};
   const BalancerDeps deps = deps_for(loaded->config);
+  std::string access_log = loaded->config.server.access_log;
   auto snapshot = build_snapshot(std::move(loaded->config), tracker_, deps, version, metrics_);
   if (!snapshot) {
     for (const auto& error : snapshot.error()) problems.push_back(source_name_ + ": " + error);
     return tl::unexpected(std::move(problems));
   }
   auto shared = std::make_shared<std::shared_ptr<const Snapshot>>(std::move(*snapshot));
-  return [this, shared, version, generation] {
+  return [this, shared, version, generation, access_log = std::move(access_log)] {
+    follow_access_log(access_log);
     if (metrics_ != nullptr) metrics_->config_reload(true, version);
     {
       MutexLock lock(publish_mu_);

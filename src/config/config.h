@@ -37,6 +37,9 @@ struct ServerConfig {
   bool forwarded_headers = true;
   // Networks (CIDR) of proxies in front of the gateway whose X-Forwarded-* are believed.
   std::vector<std::string> trusted_proxies;
+  // Where the JSON line per request goes: "stderr", "off", or a file (relative: beside the config
+  // file) opened for appending and reopened on SIGUSR1. A reload that changes it takes effect.
+  std::string access_log = "stderr";
 };
 
 // [tls]: the main listener terminates TLS. Both empty = plaintext HTTP. Paths are resolved against
@@ -292,6 +295,19 @@ struct AnthropicConfig {
   uint32_t default_max_tokens = 4096;  // Messages requires max_tokens; used when a client sets none
 };
 
+// [tracing] (SPEC §17): W3C Trace Context is read and passed upstream whatever this says; spans
+// are made and exported only with an otlp_endpoint.
+struct TracingConfig {
+  // Where spans are posted (OTLP/HTTP, protobuf): "http://host:4318/v1/traces". Without a path,
+  // /v1/traces. Empty: no spans.
+  std::string otlp_endpoint;
+  // Requests that start a trace are sampled at this ratio (by trace id); a caller's sampled flag
+  // decides for the requests it traces (parent-based).
+  double sample_ratio = 0.01;
+  // Spans waiting for export; beyond this, new spans are dropped and counted. Read at start-up.
+  uint64_t max_queue = 2048;
+};
+
 struct Config {
   std::string path;  // the file it was read from
   ServerConfig server;
@@ -312,6 +328,7 @@ struct Config {
   HealthConfig health;
   BreakerConfig breaker;
   RetryConfig retry;
+  TracingConfig tracing;
 };
 
 }  // namespace rolter

@@ -5,6 +5,9 @@
 // on the parsed Config and no longer sees the TOML document, locates its findings by path. A path
 // that was never read (a missing key) falls back to its enclosing table's position.
 //
+// A test may also hand it a KeyRecorder (key_recorder.h): the walker then notes every key it asks
+// for there. Loads have none.
+//
 // Thread-safety: none; one instance per load, used by one thread.
 #pragma once
 
@@ -18,6 +21,8 @@
 
 namespace rolter::config_internal {
 
+class KeyRecorder;
+
 struct SourcePos {
   uint32_t line = 0;
   uint32_t column = 0;
@@ -28,6 +33,10 @@ class Diagnostics {
   explicit Diagnostics(std::string file) : file_(std::move(file)) {}
 
   const std::string& file() const { return file_; }
+
+  // Where the schema walker notes every key it asks for; null (the default) for none.
+  void record_keys_to(KeyRecorder* recorder) { key_recorder_ = recorder; }
+  KeyRecorder* key_recorder() const { return key_recorder_; }
 
   // Remembers where `path` is defined. The first position recorded for a path wins.
   void remember(const std::string& path, SourcePos pos) { positions_.emplace(path, pos); }
@@ -57,6 +66,7 @@ class Diagnostics {
 
  private:
   std::string file_;
+  KeyRecorder* key_recorder_ = nullptr;
   std::unordered_map<std::string, SourcePos> positions_;
   std::unordered_set<std::string> errored_;
   ConfigErrors errors_;

@@ -108,6 +108,24 @@ endpoint = "tcp://{host}:5557"
   EXPECT_TRUE(p.instances.empty()) << "instances come from lookups, not from the file";
 }
 
+// A KV-event strategy over a discovered provider reads the template's streams: `rolter check`
+// must not warn that the strategy has no source, as it does when the provider has none.
+TEST(DiscoverConfig, KvTemplateIsTheSourceOfAKvStrategy) {
+  auto warned = [](const std::string& kv_table) {
+    std::string toml = discovered_provider("discover = \"dns://engines.test:8000\"\n" + kv_table);
+    toml.replace(toml.find("name = \"m\"\n"), 11, "name = \"m\"\nstrategy = \"precise_cache_aware\"\n");
+    auto loaded = load(toml);
+    EXPECT_TRUE(loaded) << dump(loaded.error());
+    if (!loaded) return true;
+    for (const auto& w : loaded->warnings) {
+      if (w.message.find("falls back to least load") != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(warned("[providers.kv_events]\nendpoint = \"tcp://{host}:5557\"\n"));
+  EXPECT_TRUE(warned("")) << "without a template, every pick is by load";
+}
+
 TEST(DiscoverConfig, MistakesAreNamedByKey) {
   const ErrorCase cases[] = {
       {discovered_provider("discover = \"dns://engines.test\"  # <-"), "providers[0].discover",

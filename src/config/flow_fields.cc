@@ -7,12 +7,13 @@ namespace rolter::config_internal {
 namespace {
 
 constexpr uint32_t kTopBand = 7;
-// An unset value: read() leaves its output alone on a bad value, so the sentinel tells.
+// An unset value: read() leaves its output alone when the key is absent or its value bad, so the
+// sentinel tells.
 constexpr uint32_t kUnread = std::numeric_limits<uint32_t>::max();
 
+// Asks for the key whether or not it is set (the reference's schema walk sees every key).
 void read_optional(TableReader& in, std::string_view key, std::optional<uint32_t>& out,
                    int64_t min, int64_t max) {
-  if (!in.has(key)) return;
   uint32_t value = kUnread;
   in.read(key, value, min, max);
   if (value != kUnread) out = value;

@@ -15,7 +15,14 @@ constexpr int64_t kAtLeastOne = 1;
 constexpr int64_t kMinHttpStatus = 100;
 constexpr int64_t kMaxHttpStatus = 599;
 
-void read_server(TableReader& in, ServerConfig& out) {
+// A relative path in the config names a file beside the config, wherever rolter was started.
+std::string beside_config(const std::string& path, const std::string& config_file) {
+  if (path.empty() || path.front() == '/') return path;
+  const std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
+  return dir.empty() ? path : (dir / path).string();
+}
+
+void read_server(TableReader& in, ServerConfig& out, const std::string& config_file) {
   in.read("listen", out.listen);
   in.read("workers", out.workers);
   in.read("max_body_bytes", out.max_body_bytes, kAtLeastOne);
@@ -29,14 +36,11 @@ void read_server(TableReader& in, ServerConfig& out) {
   in.read("metrics_listen", out.metrics_listen);
   in.read("forwarded_headers", out.forwarded_headers);
   in.read("trusted_proxies", out.trusted_proxies);
+  in.read("access_log", out.access_log);
   in.finish();
-}
-
-// A relative path in the config names a file beside the config, wherever rolter was started.
-std::string beside_config(const std::string& path, const std::string& config_file) {
-  if (path.empty() || path.front() == '/') return path;
-  const std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
-  return dir.empty() ? path : (dir / path).string();
+  if (out.access_log != "stderr" && out.access_log != "off") {
+    out.access_log = beside_config(out.access_log, config_file);
+  }
 }
 
 void read_tls(TableReader& in, TlsConfig& out, const std::string& config_file) {
@@ -108,11 +112,11 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   out.api_key_file = beside_config(out.api_key_file, diag.file());
   if (const toml::table* t = in.table("headers")) {
     TableReader headers_in(*t, in.key_path("headers"), diag);
-    for (const auto& [key, node] : *t) {
+    headers_in.for_each_name([&](std::string_view name) {
       std::string value;
-      headers_in.read(key.str(), value);
-      out.headers.emplace_back(std::string(key.str()), std::move(value));
-    }
+      headers_in.read(name, value);
+      out.headers.emplace_back(std::string(name), std::move(value));
+    });
     headers_in.finish();
   }
   in.read("max_loras", out.max_loras);  // 0 = an engine without LoRA adapters
@@ -125,18 +129,28 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   out.cost = read_cost(in, diag);
 
   // One deployment is either a single base_url (with the provider-level kv_events / lmcache
-  // tables describing it) or a list of instances, each carrying its own.
-  InstanceConfig single;
+  // tables describing it), a list of instances, each carrying its own, or instances found by DNS.
+  // Every key is read whichever is set, so that each is checked (and known) in any case.
   const bool has_base_url = in.has("base_url");
   const bool has_instances = in.has("instances");
+  InstanceConfig single;
   in.read("base_url", single.base_url);
   read_instance_extras(in, single, diag);
-  // Or the instances are found by DNS; the provider's kv_events / lmcache are then templates.
+  DiscoverConfig discover;
+  in.read("discover", discover.url);
+  in.read("discover_interval_ms", discover.interval_ms, kAtLeastOne);
+  in.read("discover_resolver", discover.resolver);
+  std::vector<InstanceConfig> listed;
+  const toml::array* instances = in.for_each_table("instances", [&](TableReader& inst_in) {
+    InstanceConfig inst;
+    inst_in.read("base_url", inst.base_url, /*required=*/true);
+    read_instance_extras(inst_in, inst, diag);
+    inst_in.finish();
+    listed.push_back(std::move(inst));
+  });
   if (in.has("discover")) {
-    DiscoverConfig discover;
-    in.read("discover", discover.url);
-    in.read("discover_interval_ms", discover.interval_ms, kAtLeastOne);
-    in.read("discover_resolver", discover.resolver);
+    // Found at each lookup (fleet/discovered_instances.h), none here; the provider's kv_events /
+    // lmcache are templates.
     discover.kv_events = std::move(single.kv_events);
     discover.lmcache = std::move(single.lmcache);
     if (has_base_url || has_instances) {
@@ -145,28 +159,18 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
     }
     out.discover = std::move(discover);
   } else {
-    DiscoverConfig unused;
     for (const char* key : {"discover_interval_ms", "discover_resolver"}) {
-      if (!in.has(key)) continue;
-      key == std::string_view("discover_resolver") ? in.read(key, unused.resolver)
-                                                   : in.read(key, unused.interval_ms);
-      diag.error(in.key_path(key), "only with discover");
+      if (in.has(key)) diag.error(in.key_path(key), "only with discover");
     }
   }
   if (out.discover) {
-    // Found at each lookup (fleet/discovered_instances.h), none here.
+    // No instances from the file.
   } else if (has_instances) {
+    out.instances = std::move(listed);
     std::string instances_path = in.key_path("instances");
-    in.for_each_table("instances", [&](TableReader& inst_in) {
-      InstanceConfig inst;
-      inst_in.read("base_url", inst.base_url, /*required=*/true);
-      read_instance_extras(inst_in, inst, diag);
-      inst_in.finish();
-      out.instances.push_back(std::move(inst));
-    });
     if (has_base_url) {
       diag.error(instances_path, "set either base_url or [[providers.instances]], not both");
-    } else if (const toml::array* a = in.get("instances")->as_array(); a && a->empty()) {
+    } else if (instances != nullptr && instances->empty()) {
       diag.error(instances_path, "needs at least one instance");
     }
     for (const char* extra : {"kv_events", "lmcache"}) {
@@ -208,30 +212,28 @@ void read_session_affinity(TableReader& in, PolicyConfig& out, Diagnostics& diag
   out.session_affinity_weight = weight;
   out.session_keys = default_session_keys();
   out.body_path_suffixes = {"/responses", "/messages"};
-  if (in.has("keys")) {
-    std::string keys_path = in.key_path("keys");
-    std::vector<SessionKeySource> keys;
-    bool ok = true;
-    in.for_each_table("keys", [&](TableReader& key_in) {
-      SessionKeySource source;
-      key_in.read("header", source.header);
-      key_in.read("body", source.body);
-      key_in.finish();
-      if (key_in.has("header") == key_in.has("body")) {
-        diag.error(key_in.path(), "set exactly one of header or body");
-        ok = false;
-      } else if (source.header.empty() && source.body.empty()) {
-        diag.error(key_in.path(), "must not be empty");
-        ok = false;
-      }
-      keys.push_back(std::move(source));
-    });
-    if (const toml::node* node = in.get("keys"); node != nullptr && node->is_array()) {
-      if (keys.empty()) {
-        diag.error(keys_path, "must not be empty: without a key source the plugin never votes");
-      } else if (ok) {
-        out.session_keys = std::move(keys);
-      }
+  std::vector<SessionKeySource> keys;
+  bool ok = true;
+  const toml::array* key_list = in.for_each_table("keys", [&](TableReader& key_in) {
+    SessionKeySource source;
+    key_in.read("header", source.header);
+    key_in.read("body", source.body);
+    key_in.finish();
+    if (key_in.has("header") == key_in.has("body")) {
+      diag.error(key_in.path(), "set exactly one of header or body");
+      ok = false;
+    } else if (source.header.empty() && source.body.empty()) {
+      diag.error(key_in.path(), "must not be empty");
+      ok = false;
+    }
+    keys.push_back(std::move(source));
+  });
+  if (key_list != nullptr) {
+    if (keys.empty()) {
+      diag.error(in.key_path("keys"),
+                 "must not be empty: without a key source the plugin never votes");
+    } else if (ok) {
+      out.session_keys = std::move(keys);
     }
   }
   in.read("body_path_suffixes", out.body_path_suffixes);
@@ -247,12 +249,12 @@ PolicyConfig::DecisionService read_decision_service(TableReader& in, Diagnostics
   if (const toml::table* t = in.table("criteria")) {
     // TOML has no null: an empty description stands for "no description".
     TableReader criteria_in(*t, in.key_path("criteria"), diag);
-    for (const auto& [key, node] : *t) {
+    criteria_in.for_each_name([&](std::string_view model) {
       std::string description;
-      criteria_in.read(key.str(), description);
-      out.criteria[std::string(key.str())] =
+      criteria_in.read(model, description);
+      out.criteria[std::string(model)] =
           description.empty() ? std::nullopt : std::optional<std::string>(description);
-    }
+    });
     criteria_in.finish();
   }
   in.finish();
@@ -294,11 +296,11 @@ RouteConfig read_route(TableReader& in, Diagnostics& diag) {
   if (const toml::table* t = in.table("pipeline")) {
     // Keys are scorer names; the validator checks them against the registry.
     TableReader sub(*t, in.key_path("pipeline"), diag);
-    for (const auto& [key, node] : *t) {
-      PipelineScorerConfig scorer{.name = std::string(key.str())};
-      sub.read(key.str(), scorer.weight, NumberRule::kNonNegative);
+    sub.for_each_name([&](std::string_view name) {
+      PipelineScorerConfig scorer{.name = std::string(name)};
+      sub.read(name, scorer.weight, NumberRule::kNonNegative);
       out.pipeline.push_back(std::move(scorer));
-    }
+    });
     sub.finish();
   }
   in.read("fallbacks", out.fallbacks);
@@ -450,7 +452,7 @@ void read_retry(TableReader& in, RetryConfig& out, Diagnostics& diag) {
   in.read("max_attempts", out.max_attempts, kAtLeastOne);
   in.read("park_on_429_max_ms", out.park_on_429_max_ms);  // 0 = never park on a 429
   in.read("max_fallbacks", out.max_fallbacks);            // 0 = fallbacks off
-  if (const toml::array* statuses = in.array("on_status")) {
+  if (const toml::array* statuses = in.array("on_status", KeyKind::kIntegerArray)) {
     std::vector<uint32_t> values;
     bool ok = true;
     std::string base = in.key_path("on_status");
@@ -476,6 +478,16 @@ void read_retry(TableReader& in, RetryConfig& out, Diagnostics& diag) {
   in.finish();
 }
 
+// The largest export queue: 1M spans is about a gigabyte held for a collector that is away.
+constexpr int64_t kMaxTracingQueue = 1 << 20;
+
+void read_tracing(TableReader& in, TracingConfig& out) {
+  in.read("otlp_endpoint", out.otlp_endpoint);
+  in.read("sample_ratio", out.sample_ratio, NumberRule::kUnit);
+  in.read("max_queue", out.max_queue, kAtLeastOne, kMaxTracingQueue);
+  in.finish();
+}
+
 // Reads the section `key` of `root` with `fn(reader)` when present.
 template <typename Fn>
 void section(TableReader& root, std::string_view key, Diagnostics& diag, Fn fn) {
@@ -490,7 +502,7 @@ void section(TableReader& root, std::string_view key, Diagnostics& diag, Fn fn) 
 Config read_config(const toml::table& root, Diagnostics& diag) {
   Config config;
   TableReader in(root, "", diag);
-  section(in, "server", diag, [&](TableReader& t) { read_server(t, config.server); });
+  section(in, "server", diag, [&](TableReader& t) { read_server(t, config.server, diag.file()); });
   section(in, "tls", diag, [&](TableReader& t) { read_tls(t, config.tls, diag.file()); });
   section(in, "store", diag, [&](TableReader& t) { read_store(t, config.store); });
   in.for_each_table("providers", [&](TableReader& provider_in) {
@@ -532,6 +544,7 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
   section(in, "health", diag, [&](TableReader& t) { read_health(t, config.health); });
   section(in, "breaker", diag, [&](TableReader& t) { read_breaker(t, config.breaker); });
   section(in, "retry", diag, [&](TableReader& t) { read_retry(t, config.retry, diag); });
+  section(in, "tracing", diag, [&](TableReader& t) { read_tracing(t, config.tracing); });
   in.finish();
   return config;
 }

@@ -59,9 +59,12 @@ TableReader::TableReader(const toml::table& table, std::string path, Diagnostics
 TableReader::TableReader(std::string path, Diagnostics& diag)
     : table_(nullptr), path_(std::move(path)), diag_(diag) {}
 
-const toml::node* TableReader::get(std::string_view key) {
+const toml::node* TableReader::get(std::string_view key, KeyKind kind) {
   if (table_ == nullptr) return nullptr;
   known_.emplace(key);
+  if (KeyRecorder* recorder = diag_.key_recorder()) {
+    recorder->record(named_keys_ ? (path_.empty() ? "*" : path_ + ".*") : key_path(key), kind);
+  }
   const toml::node* node = table_->get(key);
   if (node != nullptr) diag_.remember(key_path(key), pos_of(node->source()));
   return node;
@@ -82,8 +85,8 @@ void TableReader::type_error(const std::string& path, const toml::node& node,
 }
 
 void TableReader::read(std::string_view key, std::string& out, bool required) {
-  if (required && !require(key)) return;
-  const toml::node* node = get(key);
+  if (required) require(key);  // and still asked for, so the key recorder sees it
+  const toml::node* node = get(key, KeyKind::kString);
   if (node == nullptr) return;
   if (const auto* s = node->as_string()) {
     out = s->get();
@@ -93,7 +96,7 @@ void TableReader::read(std::string_view key, std::string& out, bool required) {
 }
 
 void TableReader::read(std::string_view key, bool& out) {
-  const toml::node* node = get(key);
+  const toml::node* node = get(key, KeyKind::kBoolean);
   if (node == nullptr) return;
   if (const auto* b = node->as_boolean()) {
     out = b->get();
@@ -123,7 +126,7 @@ bool TableReader::check_number(const std::string& path, const toml::node& node, 
 }
 
 void TableReader::read(std::string_view key, std::optional<double>& out, NumberRule rule) {
-  const toml::node* node = get(key);
+  const toml::node* node = get(key, KeyKind::kNumber);
   if (node == nullptr) return;
   double value = 0;
   // TOML writes 1 and 1.0 differently; a weight or price of 1 is still a number.
@@ -145,7 +148,7 @@ void TableReader::read(std::string_view key, double& out, NumberRule rule) {
 }
 
 bool TableReader::read_integer(std::string_view key, int64_t min, int64_t max, int64_t& out) {
-  const toml::node* node = get(key);
+  const toml::node* node = get(key, KeyKind::kInteger);
   if (node == nullptr) return false;
   const auto* i = node->as_integer();
   if (i == nullptr) {
@@ -174,7 +177,7 @@ void TableReader::read(std::string_view key, uint64_t& out, int64_t min, int64_t
 }
 
 void TableReader::read(std::string_view key, std::vector<std::string>& out) {
-  const toml::array* items = array(key);
+  const toml::array* items = array(key, KeyKind::kStringArray);
   if (items == nullptr) return;
   std::vector<std::string> values;
   bool ok = true;
@@ -194,30 +197,30 @@ void TableReader::read(std::string_view key, std::vector<std::string>& out) {
 }
 
 const toml::table* TableReader::table(std::string_view key) {
-  const toml::node* node = get(key);
+  const toml::node* node = get(key, KeyKind::kTable);
   if (node == nullptr) return nullptr;
   const auto* t = node->as_table();
   if (t == nullptr) type_error(key_path(key), *node, "table");
   return t;
 }
 
-const toml::array* TableReader::array(std::string_view key) {
-  const toml::node* node = get(key);
+const toml::array* TableReader::array(std::string_view key, KeyKind kind) {
+  const toml::node* node = get(key, kind);
   if (node == nullptr) return nullptr;
   const auto* a = node->as_array();
   if (a == nullptr) type_error(key_path(key), *node, "array");
   return a;
 }
 
-void TableReader::for_each_table(std::string_view key,
-                                 const std::function<void(TableReader&)>& fn) {
-  const toml::node* node = get(key);
-  if (node == nullptr) return;
+const toml::array* TableReader::for_each_table(std::string_view key,
+                                               const std::function<void(TableReader&)>& fn) {
+  const toml::node* node = get(key, KeyKind::kTableArray);
+  if (node == nullptr) return nullptr;
   std::string base = key_path(key);
   const auto* items = node->as_array();
   if (items == nullptr) {
     type_error(base, *node, "array of tables");
-    return;
+    return nullptr;
   }
   for (size_t i = 0; i < items->size(); ++i) {
     const toml::node& item = *items->get(i);
@@ -232,6 +235,13 @@ void TableReader::for_each_table(std::string_view key,
       fn(reader);
     }
   }
+  return items;
+}
+
+void TableReader::for_each_name(const std::function<void(std::string_view name)>& fn) {
+  if (table_ == nullptr) return;
+  named_keys_ = true;
+  for (const auto& [key, node] : *table_) fn(key.str());
 }
 
 void TableReader::finish() {

@@ -10,6 +10,9 @@
 // every read is a no-op), so the walker still appends a default entry and the indices of the
 // parsed vectors keep matching the "[i]" in paths.
 //
+// When the load's Diagnostics carries a KeyRecorder (key_recorder.h), every accessor also notes
+// there the key it asked for, present or not, and the kind of value it expected.
+//
 // Thread-safety: none; used by one thread during one load.
 #pragma once
 
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "config/diagnostics.h"
+#include "config/key_recorder.h"
 
 namespace rolter::config_internal {
 
@@ -52,8 +56,6 @@ class TableReader {
   SourcePos pos() const { return diag_.where(path_); }
   std::string key_path(std::string_view key) const { return child_path(path_, key); }
 
-  // The node at `key` (marking the key known and recording its position), or null if absent.
-  const toml::node* get(std::string_view key);
   bool has(std::string_view key) const { return table_ != nullptr && table_->contains(key); }
 
   // Reports "missing required key" at this table's position when `key` is absent.
@@ -71,16 +73,26 @@ class TableReader {
 
   // The sub-table at `key`, or null (absent, or wrong type: reported).
   const toml::table* table(std::string_view key);
-  // The array at `key`, or null (absent, or wrong type: reported).
-  const toml::array* array(std::string_view key);
+  // The array at `key`, or null (absent, or wrong type: reported). `kind` says what its elements
+  // must be (kStringArray, kIntegerArray), for the key recorder; the caller checks them.
+  const toml::array* array(std::string_view key, KeyKind kind);
   // Calls `fn(reader)` for each element of the array of tables at `key`; an element that is not a
-  // table is reported and gets a dead reader.
-  void for_each_table(std::string_view key, const std::function<void(TableReader&)>& fn);
+  // table is reported and gets a dead reader. Returns the array, or null (absent, or wrong type:
+  // reported).
+  const toml::array* for_each_table(std::string_view key,
+                                    const std::function<void(TableReader&)>& fn);
+  // For a table whose keys the operator names (header names, scorer names, model names): calls
+  // `fn(name)` for each key in turn, and `fn` reads it with the accessors above. The key recorder
+  // notes them all as one key, "*".
+  void for_each_name(const std::function<void(std::string_view name)>& fn);
 
   // Reports every key that no accessor asked for.
   void finish();
 
  private:
+  // The node at `key` (marking the key known, recording its position, and noting it to the key
+  // recorder as `kind`), or null if absent.
+  const toml::node* get(std::string_view key, KeyKind kind);
   // Reports a type mismatch at `node` under `path`.
   void type_error(const std::string& path, const toml::node& node, std::string_view expected);
   bool check_number(const std::string& path, const toml::node& node, double value, NumberRule rule);
@@ -90,6 +102,7 @@ class TableReader {
   std::string path_;
   Diagnostics& diag_;
   std::set<std::string, std::less<>> known_;
+  bool named_keys_ = false;  // for_each_name(): the recorder notes every key as "*"
 };
 
 }  // namespace rolter::config_internal

@@ -1,5 +1,8 @@
 #include "config/validator.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -167,6 +170,7 @@ class Validator {
     check_teams();
     check_limits_backend();
     check_flow(config_, diag_);
+    check_tracing();
   }
 
  private:
@@ -185,6 +189,53 @@ class Validator {
         diag_.error(index_path("server.trusted_proxies", i),
                     quoted(proxies[i]) + ": " + cidr.error());
       }
+    }
+    check_access_log();
+  }
+
+  // "stderr", "off" or a file. Where the config runs, the file must be one rolter can append to,
+  // or create: reported now, by key, rather than when the first request is logged. A control
+  // plane cannot see its nodes' disks; a node that cannot open it keeps its previous destination.
+  void check_access_log() {
+    const std::string& file = config_.server.access_log;
+    if (file == "stderr" || file == "off") return;
+    if (file.empty()) {
+      diag_.error("server.access_log", R"(must be "stderr", "off" or a file path)");
+      return;
+    }
+    if (file.back() == '/') {
+      diag_.error("server.access_log", quoted(file) + " names a directory, not a file");
+      return;
+    }
+    if (!local_secrets_) return;
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) {
+        diag_.error("server.access_log", quoted(file) + " is a directory, not a file");
+      } else if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+        diag_.error("server.access_log", quoted(file) + " is not a regular file");
+      } else if (::access(file.c_str(), W_OK) != 0) {
+        diag_.error("server.access_log",
+                    "cannot write " + quoted(file) + ": " + std::strerror(errno));
+      }
+      return;
+    }
+    if (errno != ENOENT) {
+      diag_.error("server.access_log",
+                  "cannot write " + quoted(file) + ": " + std::strerror(errno));
+      return;
+    }
+    // (<filesystem> would bring std::quoted into this file's unqualified calls.)
+    const size_t slash = file.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : file.substr(0, slash);
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      diag_.error("server.access_log",
+                  "cannot create " + quoted(file) + ": no directory " + quoted(dir));
+    } else if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+      diag_.error("server.access_log", "cannot create " + quoted(file) + " in " + quoted(dir) +
+                                           ": " + std::strerror(errno));
     }
   }
 
@@ -388,6 +439,11 @@ class Validator {
     for (const TargetConfig& t : r.targets) {
       auto it = providers_.find(t.provider);
       if (it == providers_.end()) continue;
+      // A discovered provider's templates give every instance it finds the same sources.
+      if (const auto& d = it->second->discover;
+          d && ((kv && d->kv_events) || (lmcache && d->lmcache))) {
+        return;
+      }
       for (const InstanceConfig& inst : it->second->instances) {
         if ((kv && inst.kv_events) || (lmcache && inst.lmcache)) return;
       }
@@ -762,6 +818,21 @@ class Validator {
     }
     // Read when the gateway runs where the file is: another machine's paths cannot be checked.
     check_readable_file(l.redis_ca_file, local_secrets_, "limits.redis_ca_file");
+  }
+
+  // An OTLP/HTTP endpoint the exporter can post to: http:// or https://, a host and a port.
+  void check_tracing() {
+    const std::string& endpoint = config_.tracing.otlp_endpoint;
+    if (endpoint.empty()) {
+      if (diag_.was_read("tracing.otlp_endpoint")) {
+        diag_.error("tracing.otlp_endpoint", "must not be empty (leave it out for no export)");
+      }
+      return;
+    }
+    if (auto url = parse_url(endpoint); !url) {
+      diag_.error("tracing.otlp_endpoint", "bad URL " + quoted_url(endpoint) + ": " + url.error() +
+                                               "; expected http://host:port/v1/traces");
+    }
   }
 
   const Config& config_;

@@ -212,7 +212,8 @@ ControlResponse AdminApi::handle(const ControlRequest& request) {
   }
   if (instruments_->requests != nullptr && path.starts_with("/api/")) {
     const std::string status_class = std::to_string(r.status / 100) + "xx";
-    instruments_->requests->Add({{"method", std::string(request.method)}, {"code", status_class}})
+    instruments_->requests
+        ->Add({{"method", std::string(request.method)}, {"code_class", status_class}})
         .Increment();
   }
   return r;

@@ -57,12 +57,12 @@ void LoadTracker::for_each_adaptive_picks(
       for (size_t k = 0; k < kAdaptiveDecisionCount; ++k) by_target[{c.label(), k}] += s[k];
     });
     for (size_t k = 0; k < kAdaptiveDecisionCount; ++k) {
-      fn({.model = route.route(),
+      fn({.route = route.route(),
           .decision = adaptive_decision_name(static_cast<AdaptiveDecision>(k)),
           .total = split[k]});
     }
     for (const auto& [key, total] : by_target) {
-      fn({.model = route.route(),
+      fn({.route = route.route(),
           .target = key.first,
           .decision = adaptive_decision_name(static_cast<AdaptiveDecision>(key.second)),
           .total = total});

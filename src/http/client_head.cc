@@ -50,6 +50,7 @@ void append_client_head(const http::fields& upstream, const ClientHeadSpec& spec
   for (const auto& field : upstream) {
     const std::string_view name = field.name_string();
     if (!relayed(name) || (spec.via && iequals_ascii(name, "via")) || replaced(name)) continue;
+    if (!spec.request_id.empty() && iequals_ascii(name, "x-request-id")) continue;
     append_field(out, name, field.value());
   }
   if (spec.via) {
@@ -63,6 +64,7 @@ void append_client_head(const http::fields& upstream, const ClientHeadSpec& spec
     out.append(via_entry(11)).append("\r\n");
   }
 
+  if (!spec.request_id.empty()) append_field(out, "x-request-id", spec.request_id);
   append_field(out, "x-rolter-target", spec.target);
   if (!spec.route.empty()) append_field(out, "x-rolter-route", spec.route);
   if (!spec.fallbacks.empty()) append_field(out, "x-rolter-fallbacks", spec.fallbacks);

@@ -4,8 +4,9 @@
 // upstream sent none) and the fields, less hop-by-hop fields and those the response's Connection
 // names (http/hop_by_hop.h), and less Content-Length, because the relay frames the body itself.
 // Via gets this hop appended (RFC 9110 §7.6.3) when `via` is set. Then come the gateway's own
-// fields (x-rolter-target, x-rolter-route, x-rolter-fallbacks, x-rolter-attempts,
-// x-rolter-decision, and the extra fields of a limited key), the framing the relay will use,
+// fields (x-request-id, which replaces the upstream's, x-rolter-target, x-rolter-route,
+// x-rolter-fallbacks, x-rolter-attempts, x-rolter-decision, and the extra fields of a limited
+// key), the framing the relay will use,
 // and Connection when the connection's fate differs from the version's default.
 //
 // Thread-safety: pure function.
@@ -30,6 +31,7 @@ enum class BodyFraming {
 struct ClientHeadSpec {
   unsigned version = 11;       // the client's: 10 or 11
   unsigned status = 200;       // any three-digit status
+  std::string_view request_id;  // x-request-id when not empty, instead of the upstream's
   std::string_view reason;     // the upstream's; empty = the standard phrase
   bool via = true;             // append this hop to Via
   std::string_view target;     // x-rolter-target

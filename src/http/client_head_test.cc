@@ -44,6 +44,20 @@ TEST(ClientHead, DropsHopByHopAndLengthAddsVia) {
   EXPECT_EQ(plain.find("rolter\r\n"), std::string::npos) << plain;
 }
 
+TEST(ClientHead, TheRequestsIdReplacesTheUpstreams) {
+  http::fields upstream;
+  upstream.insert("x-request-id", "engine-says");
+  upstream.insert("Content-Type", "application/json");
+  EXPECT_EQ(head_of(upstream, {.request_id = "r-1", .via = false, .target = "a/up"}),
+            "HTTP/1.1 200 OK\r\n"
+            "Content-Type: application/json\r\n"
+            "x-request-id: r-1\r\n"
+            "x-rolter-target: a/up\r\n"
+            "x-rolter-attempts: 1\r\n"
+            "Content-Length: 0\r\n"
+            "\r\n");
+}
+
 TEST(ClientHead, RouteAndFallbacksWhenSet) {
   http::fields none;
   EXPECT_EQ(head_of(none, {.via = false,

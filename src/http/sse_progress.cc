@@ -14,7 +14,7 @@ constexpr std::array<std::string_view, 7> kContentKeys = {
 constexpr std::string_view kSequenceKey = "\"sequence_number\"";
 }  // namespace
 
-void SseProgress::scan(std::string_view text) {
+void SseProgress::scan(std::string_view text, size_t carried) {
   // Every key ends in `"`; look at each closing quote that follows a key we know.
   for (size_t quote = text.find('"', 1); quote != std::string_view::npos;
        quote = text.find('"', quote + 1)) {
@@ -24,12 +24,17 @@ void SseProgress::scan(std::string_view text) {
       if (auto n = json_peek::number_after(text, end)) sequence_ = *n;
       continue;
     }
-    if (content_) continue;
     for (auto key : kContentKeys) {
-      if (before.ends_with(key) && json_peek::non_empty_string_after(text, end)) {
-        content_ = true;
-        break;
+      if (!before.ends_with(key) || !json_peek::non_empty_string_after(text, end)) continue;
+      content_ = true;
+      // In a seam, only a field that straddles the carried tail and the new chunk is new: one
+      // wholly in the tail was counted with the previous chunk, one wholly after it is counted
+      // with this chunk.
+      const size_t first_value_byte = json_peek::value_at(text, end) + 1;
+      if (carried == 0 || (end - key.size() < carried && first_value_byte >= carried)) {
+        ++pieces_;
       }
+      break;
     }
   }
 }
@@ -50,7 +55,11 @@ size_t complete_events_length(std::string_view text) {
 }
 
 bool SseProgress::feed(std::string_view chunk) {
-  seam_.feed(chunk, [this](std::string_view text) { scan(text); });
+  seam_.feed(chunk, [&](std::string_view text) {
+    // The seam is the previous chunk's tail joined to this chunk's head.
+    const bool seam = text.data() != chunk.data();
+    scan(text, seam ? text.size() - std::min(chunk.size(), kCarry) : 0);
+  });
   return content_;
 }
 

@@ -5,7 +5,10 @@
 //   (`content`, `text`, `delta`, `reasoning_content`, `arguments`, `partial_json`, `thinking`)
 //   holding a non-empty string. Role-only first chunks (`"content":""`), Anthropic's
 //   `message_start` (`"content":[]`) and Responses' `response.created` carry none. This is the
-//   moment time to first token measures;
+//   moment time to first token measures; and every later one, counted (content_pieces()), for
+//   the time between tokens. A piece is one such field: an event of the usual shapes carries one;
+//   a closing event that repeats the whole text (Responses' `response.output_text.done`) counts
+//   as one more;
 // - the last `sequence_number` (Responses API events), so an error event the proxy appends can
 //   continue the numbering.
 // Patterns split across chunks are still found (common/seam.h). Hostile input only ever yields a
@@ -28,15 +31,20 @@ class SseProgress {
   bool feed(std::string_view chunk);
 
   bool saw_content() const { return content_; }
+  // Content-carrying fields seen so far (the first one included).
+  uint64_t content_pieces() const { return pieces_; }
   std::optional<uint64_t> last_sequence_number() const { return sequence_; }
 
  private:
-  void scan(std::string_view text);
+  // Scans `text`, whose first `carried` bytes are the previous chunk's tail (0: a chunk itself).
+  void scan(std::string_view text, size_t carried);
 
   // The longest key (`"reasoning_content"`, 19 bytes), 8 spaces, colon, 8 spaces, quote and one
   // byte; or `"sequence_number"` with 18 digits and one byte after: both fit.
-  Seam<64> seam_;
+  static constexpr size_t kCarry = 64;
+  Seam<kCarry> seam_;
   bool content_ = false;
+  uint64_t pieces_ = 0;
   std::optional<uint64_t> sequence_;
 };
 

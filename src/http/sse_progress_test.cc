@@ -84,6 +84,34 @@ TEST(SseProgress, EveryByteSplitFindsTheToken) {
   }
 }
 
+// Each content piece is counted once, however the stream is cut: in one piece, at every byte,
+// and in chunks shorter than the seam.
+TEST(SseProgress, ContentPiecesCountedOnceWhateverTheSplits) {
+  std::string stream = "data: {\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}\n\n";
+  for (int i = 0; i < 12; ++i) {
+    stream += "data: {\"choices\":[{\"delta\":{\"content\":\"t" + std::to_string(i) + "\"}}]}\n\n";
+  }
+  stream += "data: [DONE]\n\n";
+  {
+    SseProgress whole;
+    whole.feed(stream);
+    EXPECT_EQ(whole.content_pieces(), 12u);
+  }
+  for (size_t split = 1; split < stream.size(); ++split) {
+    SseProgress progress;
+    progress.feed(std::string_view(stream).substr(0, split));
+    progress.feed(std::string_view(stream).substr(split));
+    EXPECT_EQ(progress.content_pieces(), 12u) << split;
+  }
+  for (size_t size : {1, 3, 7, 20, 63, 64, 65, 100}) {
+    SseProgress progress;
+    for (size_t at = 0; at < stream.size(); at += size) {
+      progress.feed(std::string_view(stream).substr(at, size));
+    }
+    EXPECT_EQ(progress.content_pieces(), 12u) << size;
+  }
+}
+
 TEST(SseEvents, CompleteEventsLength) {
   struct Case {
     std::string_view text;

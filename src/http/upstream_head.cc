@@ -29,6 +29,13 @@ bool is_fixed(const UpstreamHeadSpec& spec, std::string_view name) {
   return false;
 }
 
+// The client's trace fields that the spec's own values replace (or, for tracestate, drop).
+bool is_replaced_trace_field(const UpstreamHeadSpec& spec, std::string_view name) {
+  return (!spec.request_id.empty() && iequals_ascii(name, "x-request-id")) ||
+         (!spec.traceparent.empty() && iequals_ascii(name, "traceparent")) ||
+         (!spec.keep_tracestate && iequals_ascii(name, "tracestate"));
+}
+
 bool is_hop_record(std::string_view name) {
   return iequals_ascii(name, "x-forwarded-for") || iequals_ascii(name, "x-forwarded-proto") ||
          iequals_ascii(name, "via");
@@ -91,10 +98,13 @@ void append_upstream_head(const UpstreamHeadSpec& spec, const http::fields& clie
   }
   for (const auto& [name, value] : spec.fixed_fields) append_field(out, name, value);
   append_field(out, "Accept-Encoding", "identity");
+  if (!spec.request_id.empty()) append_field(out, "x-request-id", spec.request_id);
+  if (!spec.traceparent.empty()) append_field(out, "traceparent", spec.traceparent);
   const auto options = ConnectionOptions::of(client);
   for (const auto& field : client) {
     const std::string_view name = field.name_string();
     if (options.is_hop_by_hop(name) || is_replaced(name) || is_fixed(spec, name)) continue;
+    if (is_replaced_trace_field(spec, name)) continue;
     if (spec.forwarded && is_hop_record(name)) continue;
     append_field(out, name, field.value());
   }

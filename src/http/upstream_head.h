@@ -13,7 +13,9 @@
 // - `Accept-Encoding: identity`: the proxy reads what it relays (usage, SSE events), so it asks
 //   for bodies it can read; `Expect` was answered by the proxy;
 // - X-Forwarded-For, X-Forwarded-Proto and Via record the hop. A client's own X-Forwarded-* are
-//   kept (and extended) only when its address is a trusted proxy.
+//   kept (and extended) only when its address is a trusted proxy;
+// - the request's id (`x-request-id`) and the attempt's `traceparent` replace the client's
+//   (SPEC §17); the client's `tracestate` goes on only with the trace it belongs to.
 //
 // Thread-safety: pure function.
 #pragma once
@@ -46,6 +48,11 @@ struct UpstreamHeadSpec {
   std::string_view client_ip;  // the peer address of the client connection
   std::string_view proto = "http";
   unsigned client_version = 11;  // the client's HTTP version, for Via
+  // Sent instead of the client's fields of these names; empty: the client's pass unchanged.
+  std::string_view request_id;   // x-request-id
+  std::string_view traceparent;  // this attempt's W3C traceparent
+  // False when the client's traceparent was invalid or absent: its tracestate is dropped.
+  bool keep_tracestate = true;
 };
 
 // Appends the whole head, ending with the empty line, to `out`.

@@ -95,6 +95,32 @@ TEST(UpstreamHead, FixedFieldsReplaceTheClientsOfTheSameName) {
   EXPECT_NE(h.find("x-trace: t1\r\n"), std::string::npos) << h;
 }
 
+TEST(UpstreamHead, TheRequestsIdAndTraceparentReplaceTheClients) {
+  http::fields client;
+  client.insert("X-Request-ID", "client-id");
+  client.insert("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  client.insert("tracestate", "v=1");
+  auto s = spec();
+  s.request_id = "client-id";
+  s.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-a0a1a2a3a4a5a6a7-01";
+  std::string h = head(s, client);
+  EXPECT_NE(h.find("Accept-Encoding: identity\r\nx-request-id: client-id\r\n"
+                   "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-a0a1a2a3a4a5a6a7-01\r\n"),
+            std::string::npos)
+      << h;
+  EXPECT_EQ(h.find("X-Request-ID"), std::string::npos) << h;
+  EXPECT_EQ(h.find("00f067aa0ba902b7"), std::string::npos) << h;
+  EXPECT_NE(h.find("tracestate: v=1\r\n"), std::string::npos) << h;
+  // A tracestate whose traceparent was invalid belongs to no trace the upstream will see.
+  s.keep_tracestate = false;
+  h = head(s, client);
+  EXPECT_EQ(h.find("tracestate"), std::string::npos) << h;
+  // Without the gateway's values, the client's pass as they are.
+  h = head(spec(), client);
+  EXPECT_NE(h.find("X-Request-ID: client-id\r\n"), std::string::npos) << h;
+  EXPECT_NE(h.find("00f067aa0ba902b7"), std::string::npos) << h;
+}
+
 TEST(UpstreamHead, TheRequestLineJoinsTheBasePathByItsRule) {
   http::fields client;
   auto s = spec();

@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "common/mutex.h"
+#include "observe/process_metrics.h"
+#include "observe/series_table.h"
 
 namespace rolter {
 
@@ -47,6 +49,25 @@ constexpr std::array<const char*, 5> kDecisionOutcomes = {"ok", "timeout", "erro
 
 constexpr std::array<const char*, 6> kCodeClasses = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
+// Inter-token buckets in seconds: an engine decodes a token every few to a few hundred
+// milliseconds; the top buckets show stalls.
+const prometheus::Histogram::BucketBoundaries& inter_token_buckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5, 5};
+  return kBuckets;
+}
+
+// By Metrics::ParkReason.
+constexpr std::array<const char*, 2> kParkReasons = {"refused", "429"};
+
+constexpr std::array<const char*, 4> kAdaptiveDecisions = {"blend", "exploration", "probe",
+                                                           "fallback"};
+
+// The label an endpoint's series carry.
+prometheus::Labels endpoint_labels(std::string_view endpoint) {
+  return {{"endpoint", std::string(endpoint)}};
+}
+
 }  // namespace
 
 struct Metrics::Families {
@@ -55,6 +76,11 @@ struct Metrics::Families {
                      .Name("rolter_requests_total")
                      .Help("Responses sent to clients, by route, target and status class")
                      .Register(r)),
+        requests_by_code(prometheus::BuildCounter()
+                             .Name("rolter_requests_by_code_total")
+                             .Help("Responses sent to clients, by route and exact status (the "
+                                   "usual ones; \"other\" for the rest)")
+                             .Register(r)),
         duration(prometheus::BuildHistogram()
                      .Name("rolter_request_duration_seconds")
                      .Help("Time from request to the end of the response, by route")
@@ -64,6 +90,11 @@ struct Metrics::Families {
                  .Help("Time from request to the first token (the first content event of a stream; "
                        "the response head otherwise), by route")
                  .Register(r)),
+        inter_token(prometheus::BuildHistogram()
+                        .Name("rolter_inter_token_seconds")
+                        .Help("Time between the content events of a stream, as relayed, by route "
+                              "(k events read at once after a gap count as k gaps of gap/k)")
+                        .Register(r)),
         target_duration(prometheus::BuildHistogram()
                             .Name("rolter_target_duration_seconds")
                             .Help("Time from request to the end of the response, by route and "
@@ -88,28 +119,38 @@ struct Metrics::Families {
                    .Register(r)),
         parks(prometheus::BuildCounter()
                   .Name("rolter_parks_total")
-                  .Help("Instances parked, by reason")
+                  .Help("Endpoints parked, by reason (refused, 429)")
                   .Register(r)),
         fallbacks(prometheus::BuildCounter()
                       .Name("rolter_fallbacks_total")
                       .Help("Requests handed from a route that could not answer to its next "
                             "fallback route, by route and the route they went to")
                       .Register(r)),
+        route_endpoints(prometheus::BuildGauge()
+                            .Name("rolter_route_endpoints")
+                            .Help("Endpoints among a route's candidates")
+                            .Register(r)),
+        route_available(prometheus::BuildGauge()
+                            .Name("rolter_route_endpoints_available")
+                            .Help("Endpoints among a route's candidates that may take a request "
+                                  "now: not parked, healthy, breaker not open")
+                            .Register(r)),
         in_flight(prometheus::BuildGauge()
                       .Name("rolter_in_flight")
-                      .Help("Requests in flight to an instance from this node")
+                      .Help("Requests in flight to an endpoint from this node")
                       .Register(r)),
         breaker(prometheus::BuildGauge()
                     .Name("rolter_breaker_state")
-                    .Help("Circuit breaker state: 0 closed, 1 open, 2 half-open")
+                    .Help("An endpoint's circuit breaker, as a state set: 1 for its state "
+                          "(closed, open, half_open), 0 for the others")
                     .Register(r)),
         healthy(prometheus::BuildGauge()
-                    .Name("rolter_instance_healthy")
-                    .Help("1 when the instance passes its active health checks (or has none)")
+                    .Name("rolter_endpoint_healthy")
+                    .Help("1 when the endpoint passes its active health checks (or has none)")
                     .Register(r)),
         parked(prometheus::BuildGauge()
-                   .Name("rolter_instance_parked")
-                   .Help("1 while the instance is parked")
+                   .Name("rolter_endpoint_parked")
+                   .Help("1 while the endpoint is parked")
                    .Register(r)),
         reloads(prometheus::BuildCounter()
                     .Name("rolter_config_reloads_total")
@@ -173,9 +214,20 @@ struct Metrics::Families {
                       "0 when the last scrape failed or is stale (local in-flight is used)")
                 .Register(r)),
         engine_cache(prometheus::BuildGauge()
-                         .Name("rolter_engine_gpu_cache_usage")
+                         .Name("rolter_engine_gpu_cache_usage_ratio")
                          .Help("The engine's KV-cache usage (0 to 1) at its last good scrape")
                          .Register(r)),
+        engine_prefix_queries(
+            prometheus::BuildCounter()
+                .Name("rolter_engine_prefix_cache_queries_total")
+                .Help("Prompt tokens the engine looked up in its prefix cache, as its /metrics "
+                      "counts them (vllm:prefix_cache_queries_total), since rolter's first scrape")
+                .Register(r)),
+        engine_prefix_hits(prometheus::BuildCounter()
+                               .Name("rolter_engine_prefix_cache_hits_total")
+                               .Help("Prompt tokens the engine found in its prefix cache "
+                                     "(vllm:prefix_cache_hits_total), since rolter's first scrape")
+                               .Register(r)),
         engine_failures(prometheus::BuildCounter()
                             .Name("rolter_engine_scrape_failures_total")
                             .Help("Scrapes of the engine's /metrics that failed (connect, timeout, "
@@ -183,16 +235,17 @@ struct Metrics::Families {
                             .Register(r)),
         kv_state(prometheus::BuildGauge()
                      .Name("rolter_kv_events_state")
-                     .Help("The instance's KV-event stream: 0 disconnected, 1 live, 2 stale, 3 gap "
-                           "not yet repaired (only live is used for scoring)")
+                     .Help("The endpoint's KV-event stream, as a state set: 1 for its state "
+                           "(disconnected, live, stale, gap not yet repaired), 0 for the others; "
+                           "only live is used for scoring")
                      .Register(r)),
         kv_events(prometheus::BuildCounter()
                       .Name("rolter_kv_events_total")
-                      .Help("KV events decoded from the instance's stream and applied to its index")
+                      .Help("KV events decoded from the endpoint's stream and applied to its index")
                       .Register(r)),
         kv_gaps(prometheus::BuildCounter()
                     .Name("rolter_kv_event_gaps_total")
-                    .Help("Sequence gaps in the instance's KV-event stream")
+                    .Help("Sequence gaps in the endpoint's KV-event stream")
                     .Register(r)),
         kv_decode_errors(prometheus::BuildCounter()
                              .Name("rolter_kv_event_decode_errors_total")
@@ -200,14 +253,14 @@ struct Metrics::Families {
                              .Register(r)),
         lmcache_occupancy(
             prometheus::BuildGauge()
-                .Name("rolter_lmcache_occupancy")
-                .Help("The instance's LMCache occupancy (0 to 1) at its last good poll, while "
+                .Name("rolter_lmcache_occupancy_ratio")
+                .Help("The endpoint's LMCache occupancy (0 to 1) at its last good poll, while "
                       "lmcache_aware may use it; NaN when the poll failed, is stale or the cache "
                       "is unavailable")
                 .Register(r)),
         lmcache_failures(prometheus::BuildCounter()
                              .Name("rolter_lmcache_poll_failures_total")
-                             .Help("Polls of the instance's LMCache endpoint that failed (connect, "
+                             .Help("Polls of the endpoint's LMCache endpoint that failed (connect, "
                                    "timeout, status, or an unreadable body)")
                              .Register(r)),
         tokenize(prometheus::BuildHistogram()
@@ -270,18 +323,20 @@ struct Metrics::Families {
                             .Register(r)),
         discovery_lookups(prometheus::BuildCounter()
                               .Name("rolter_discovery_lookups_total")
-                              .Help("DNS lookups of a discovered provider's instances, by "
+                              .Help("DNS lookups of a discovered provider's endpoints, by "
                                     "outcome (ok, failed: the last good set is kept)")
                               .Register(r)),
-        discovery_instances(prometheus::BuildGauge()
-                                .Name("rolter_discovery_instances")
-                                .Help("Instances of a discovered provider, as its last good "
+        discovery_endpoints(prometheus::BuildGauge()
+                                .Name("rolter_discovery_endpoints")
+                                .Help("Endpoints of a discovered provider, as its last good "
                                       "lookup found them")
                                 .Register(r)) {}
 
   prometheus::Family<prometheus::Counter>& requests;
+  prometheus::Family<prometheus::Counter>& requests_by_code;
   prometheus::Family<prometheus::Histogram>& duration;
   prometheus::Family<prometheus::Histogram>& ttft;
+  prometheus::Family<prometheus::Histogram>& inter_token;
   prometheus::Family<prometheus::Histogram>& target_duration;
   prometheus::Family<prometheus::Histogram>& target_ttft;
   prometheus::Family<prometheus::Counter>& picks;
@@ -289,6 +344,8 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& tokens;
   prometheus::Family<prometheus::Counter>& parks;
   prometheus::Family<prometheus::Counter>& fallbacks;
+  prometheus::Family<prometheus::Gauge>& route_endpoints;
+  prometheus::Family<prometheus::Gauge>& route_available;
   prometheus::Family<prometheus::Gauge>& in_flight;
   prometheus::Family<prometheus::Gauge>& breaker;
   prometheus::Family<prometheus::Gauge>& healthy;
@@ -307,6 +364,8 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Gauge>& engine_load;
   prometheus::Family<prometheus::Gauge>& engine_fresh;
   prometheus::Family<prometheus::Gauge>& engine_cache;
+  prometheus::Family<prometheus::Counter>& engine_prefix_queries;
+  prometheus::Family<prometheus::Counter>& engine_prefix_hits;
   prometheus::Family<prometheus::Counter>& engine_failures;
   prometheus::Family<prometheus::Gauge>& kv_state;
   prometheus::Family<prometheus::Counter>& kv_events;
@@ -318,10 +377,10 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& decision_requests;
   prometheus::Family<prometheus::Histogram>& decision_seconds;
   prometheus::Family<prometheus::Gauge>& adaptive_score;
-  // Two concurrent scrapes must not both add the same difference to an adaptive counter.
-  Mutex adaptive_mu;
-  prometheus::Family<prometheus::Counter>& adaptive_decisions GUARDED_BY(adaptive_mu);
-  prometheus::Family<prometheus::Counter>& adaptive_target_picks GUARDED_BY(adaptive_mu);
+  // Synced at scrape time under the series table's lock, so two concurrent scrapes never both
+  // add the same difference.
+  prometheus::Family<prometheus::Counter>& adaptive_decisions;
+  prometheus::Family<prometheus::Counter>& adaptive_target_picks;
   prometheus::Family<prometheus::Counter>& adaptive_posts;
   prometheus::Family<prometheus::Counter>& snapshot_fetches;
   prometheus::Family<prometheus::Gauge>& snapshot_version;
@@ -329,96 +388,168 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& shared_prefixes;
   prometheus::Family<prometheus::Gauge>& shared_state_up;
   prometheus::Family<prometheus::Counter>& discovery_lookups;
-  prometheus::Family<prometheus::Gauge>& discovery_instances;
+  prometheus::Family<prometheus::Gauge>& discovery_endpoints;
 };
 
 Metrics::Metrics()
     : registry_(std::make_shared<prometheus::Registry>()),
+      table_(std::make_shared<SeriesTable>(registry_)),
       families_(std::make_unique<Families>(*registry_)) {}
 
 Metrics::~Metrics() = default;
 
-Metrics::RouteInstruments Metrics::route(std::string_view route) {
+Metrics::RouteInstruments Metrics::route(std::string_view route, SeriesLease& lease) {
+  Families& f = *families_;
+  SeriesTable& t = *table_;
   const prometheus::Labels labels = {{"route", std::string(route)}};
+  // Set by render() from the FleetView's routes.
+  t.lease(f.route_endpoints, labels, lease);
+  t.lease(f.route_available, labels, lease);
   return RouteInstruments{
-      .duration = &families_->duration.Add(labels, latency_buckets()),
-      .ttft = &families_->ttft.Add(labels, latency_buckets()),
-      .retries = &families_->retries.Add(labels),
-      .tokens_in = &families_->tokens.Add({{"route", std::string(route)}, {"direction", "in"}}),
-      .tokens_out = &families_->tokens.Add({{"route", std::string(route)}, {"direction", "out"}}),
+      .duration = &t.lease(f.duration, labels, lease, latency_buckets()),
+      .ttft = &t.lease(f.ttft, labels, lease, latency_buckets()),
+      .inter_token = &t.lease(f.inter_token, labels, lease, inter_token_buckets()),
+      .retries = &t.lease(f.retries, labels, lease),
+      .tokens_in = &t.lease(f.tokens, {{"route", std::string(route)}, {"direction", "in"}}, lease),
+      .tokens_out =
+          &t.lease(f.tokens, {{"route", std::string(route)}, {"direction", "out"}}, lease),
   };
 }
 
 Metrics::CandidateInstruments Metrics::candidate(std::string_view route, std::string_view strategy,
-                                                 std::string_view target) {
+                                                 std::string_view target, SeriesLease& lease) {
+  Families& f = *families_;
+  SeriesTable& t = *table_;
   CandidateInstruments c;
-  c.picks = &families_->picks.Add({{"route", std::string(route)},
-                                   {"strategy", std::string(strategy)},
-                                   {"target", std::string(target)}});
+  c.picks = &t.lease(f.picks,
+                     {{"route", std::string(route)},
+                      {"strategy", std::string(strategy)},
+                      {"target", std::string(target)}},
+                     lease);
   for (size_t i = 0; i < kCodeClasses.size(); ++i) {
-    c.responses[i] = &families_->requests.Add({{"route", std::string(route)},
-                                               {"target", std::string(target)},
-                                               {"code", kCodeClasses[i]}});
+    c.responses[i] = &t.lease(f.requests,
+                              {{"route", std::string(route)},
+                               {"target", std::string(target)},
+                               {"code_class", kCodeClasses[i]}},
+                              lease);
+  }
+  for (size_t i = 0; i < c.codes.size(); ++i) {
+    const std::string code = i < kCountedCodes.size() ? std::to_string(kCountedCodes[i]) : "other";
+    c.codes[i] =
+        &t.lease(f.requests_by_code, {{"route", std::string(route)}, {"code", code}}, lease);
   }
   const prometheus::Labels labels = {{"route", std::string(route)},
                                      {"target", std::string(target)}};
-  c.duration = &families_->target_duration.Add(labels, latency_buckets());
-  c.ttft = &families_->target_ttft.Add(labels, latency_buckets());
+  c.duration = &t.lease(f.target_duration, labels, lease, latency_buckets());
+  c.ttft = &t.lease(f.target_ttft, labels, lease, latency_buckets());
   return c;
 }
 
-Metrics::EngineInstruments Metrics::engine(std::string_view instance) {
-  const prometheus::Labels labels = {{"instance", std::string(instance)}};
-  families_->engine_fresh.Add(labels);  // marks the instance as scraped, for render()
+Metrics::EndpointInstruments Metrics::endpoint(std::string_view endpoint, SeriesLease& lease) {
+  Families& f = *families_;
+  SeriesTable& t = *table_;
+  const prometheus::Labels labels = endpoint_labels(endpoint);
+  // Set by render() from the FleetView before each exposition.
+  t.lease(f.in_flight, labels, lease);
+  t.lease(f.healthy, labels, lease);
+  t.lease(f.parked, labels, lease);
+  for (const std::string_view state : kBreakerStateNames) {
+    t.lease(f.breaker, {{"endpoint", std::string(endpoint)}, {"state", std::string(state)}},
+            lease);
+  }
+  EndpointInstruments e;
+  for (size_t i = 0; i < kParkReasons.size(); ++i) {
+    e.parks[i] = &t.lease(
+        f.parks, {{"endpoint", std::string(endpoint)}, {"reason", kParkReasons[i]}}, lease);
+  }
+  return e;
+}
+
+prometheus::Counter* Metrics::fallback(std::string_view route, std::string_view to,
+                                       SeriesLease& lease) {
+  return &table_->lease(families_->fallbacks,
+                        {{"route", std::string(route)}, {"to", std::string(to)}}, lease);
+}
+
+void Metrics::adaptive_route(std::string_view route, SeriesLease& lease) {
+  for (const char* decision : kAdaptiveDecisions) {
+    table_->lease(families_->adaptive_decisions,
+                  {{"route", std::string(route)}, {"decision", decision}}, lease);
+  }
+}
+
+void Metrics::adaptive_target(std::string_view route, std::string_view target,
+                              std::string_view scored_as, SeriesLease& lease) {
+  for (const char* decision : kAdaptiveDecisions) {
+    table_->lease(
+        families_->adaptive_target_picks,
+        {{"route", std::string(route)}, {"target", std::string(target)}, {"decision", decision}},
+        lease);
+  }
+  table_->lease(families_->adaptive_score,
+                {{"route", std::string(route)}, {"target", std::string(scored_as)}}, lease);
+}
+
+Metrics::EngineInstruments Metrics::engine(std::string_view endpoint, SeriesLease& lease) {
+  Families& f = *families_;
+  SeriesTable& t = *table_;
+  const prometheus::Labels labels = endpoint_labels(endpoint);
+  // engine_load and engine_load_fresh are set by render(), which shows them for every endpoint
+  // whose engine_load_fresh series exists.
+  t.lease(f.engine_load, labels, lease);
+  t.lease(f.engine_fresh, labels, lease);
   return EngineInstruments{
-      .gpu_cache_usage = &families_->engine_cache.Add(labels),
-      .scrape_failures = &families_->engine_failures.Add(labels),
+      .gpu_cache_usage = &t.lease(f.engine_cache, labels, lease),
+      .scrape_failures = &t.lease(f.engine_failures, labels, lease),
+      .prefix_cache_queries = &t.lease(f.engine_prefix_queries, labels, lease),
+      .prefix_cache_hits = &t.lease(f.engine_prefix_hits, labels, lease),
   };
 }
 
-Metrics::KvEventInstruments Metrics::kv_events(std::string_view instance) {
-  const prometheus::Labels labels = {{"instance", std::string(instance)}};
-  return KvEventInstruments{
-      .state = &families_->kv_state.Add(labels),
-      .events = &families_->kv_events.Add(labels),
-      .gaps = &families_->kv_gaps.Add(labels),
-      .decode_errors = &families_->kv_decode_errors.Add(labels),
-  };
+Metrics::KvEventInstruments Metrics::kv_events(std::string_view endpoint, SeriesLease& lease) {
+  Families& f = *families_;
+  SeriesTable& t = *table_;
+  const prometheus::Labels labels = endpoint_labels(endpoint);
+  KvEventInstruments k;
+  for (size_t i = 0; i < kKvStateNames.size(); ++i) {
+    k.state[i] = &t.lease(
+        f.kv_state, {{"endpoint", std::string(endpoint)}, {"state", std::string(kKvStateNames[i])}},
+        lease);
+  }
+  k.events = &t.lease(f.kv_events, labels, lease);
+  k.gaps = &t.lease(f.kv_gaps, labels, lease);
+  k.decode_errors = &t.lease(f.kv_decode_errors, labels, lease);
+  return k;
 }
 
-Metrics::LmcacheInstruments Metrics::lmcache(std::string_view instance) {
-  const prometheus::Labels labels = {{"instance", std::string(instance)}};
-  families_->lmcache_occupancy.Add(labels);  // marks the instance as polled, for render()
-  return LmcacheInstruments{.poll_failures = &families_->lmcache_failures.Add(labels)};
+Metrics::LmcacheInstruments Metrics::lmcache(std::string_view endpoint, SeriesLease& lease) {
+  const prometheus::Labels labels = endpoint_labels(endpoint);
+  // Set by render() from the FleetView (NaN while lmcache_aware may not use it).
+  table_->lease(families_->lmcache_occupancy, labels, lease);
+  return LmcacheInstruments{.poll_failures =
+                                &table_->lease(families_->lmcache_failures, labels, lease)};
 }
 
-Metrics::TokenizeInstruments Metrics::tokenize(std::string_view provider) {
+Metrics::TokenizeInstruments Metrics::tokenize(std::string_view provider, SeriesLease& lease) {
   TokenizeInstruments t{};
   for (size_t i = 0; i < kTokenizeOutcomes.size(); ++i) {
-    t[i] = &families_->tokenize.Add(
-        {{"provider", std::string(provider)}, {"outcome", kTokenizeOutcomes[i]}},
-        tokenize_buckets());
+    t[i] = &table_->lease(families_->tokenize,
+                          {{"provider", std::string(provider)}, {"outcome", kTokenizeOutcomes[i]}},
+                          lease, tokenize_buckets());
   }
   return t;
 }
 
-Metrics::DecisionInstruments Metrics::decision(std::string_view route) {
+Metrics::DecisionInstruments Metrics::decision(std::string_view route, SeriesLease& lease) {
   DecisionInstruments d;
   for (size_t i = 0; i < kDecisionOutcomes.size(); ++i) {
-    d.requests[i] = &families_->decision_requests.Add(
-        {{"route", std::string(route)}, {"outcome", kDecisionOutcomes[i]}});
+    d.requests[i] =
+        &table_->lease(families_->decision_requests,
+                       {{"route", std::string(route)}, {"outcome", kDecisionOutcomes[i]}}, lease);
   }
-  d.seconds = &families_->decision_seconds.Add({{"route", std::string(route)}}, decision_buckets());
+  d.seconds = &table_->lease(families_->decision_seconds, {{"route", std::string(route)}}, lease,
+                             decision_buckets());
   return d;
-}
-
-void Metrics::park(std::string_view instance, std::string_view reason) {
-  families_->parks.Add({{"instance", std::string(instance)}, {"reason", std::string(reason)}})
-      .Increment();
-}
-
-void Metrics::fallback(std::string_view route, std::string_view to) {
-  families_->fallbacks.Add({{"route", std::string(route)}, {"to", std::string(to)}}).Increment();
 }
 
 void Metrics::auth_failure(std::string_view reason) {
@@ -473,23 +604,32 @@ void Metrics::config_reload(bool ok, uint64_t version) {
   }
 }
 
-void Metrics::count_pick(const CandidateInstruments& c) {
-  if (c.picks != nullptr) c.picks->Increment();
-}
+void Metrics::count_pick(const CandidateInstruments& c) { count(c.picks); }
 
 void Metrics::count_response(const CandidateInstruments& c, unsigned status) {
   const size_t index = status >= 100 && status < 600 ? status / 100 : 0;
-  if (c.responses[index] != nullptr) c.responses[index]->Increment();
+  count(c.responses[index]);
+  size_t code = kCountedCodes.size();  // "other"
+  for (size_t i = 0; i < kCountedCodes.size(); ++i) {
+    if (kCountedCodes[i] == status) code = i;
+  }
+  count(c.codes[code]);
 }
 
-void Metrics::count_retry(const RouteInstruments& r) {
-  if (r.retries != nullptr) r.retries->Increment();
-}
+void Metrics::count_retry(const RouteInstruments& r) { count(r.retries); }
 
 void Metrics::count_tokens(const RouteInstruments& r, std::optional<uint64_t> in,
                            std::optional<uint64_t> out) {
   if (in && r.tokens_in != nullptr) r.tokens_in->Increment(static_cast<double>(*in));
   if (out && r.tokens_out != nullptr) r.tokens_out->Increment(static_cast<double>(*out));
+}
+
+void Metrics::count_park(const EndpointInstruments& e, ParkReason reason) {
+  count(e.parks[static_cast<size_t>(reason)]);
+}
+
+void Metrics::count(prometheus::Counter* counter) {
+  if (counter != nullptr) counter->Increment();
 }
 
 void Metrics::observe_seconds(prometheus::Histogram* h, double seconds) {
@@ -503,35 +643,47 @@ void Metrics::observe_tokenize(const TokenizeInstruments& t, TokenizeOutcome out
 
 void Metrics::observe_decision(const DecisionInstruments& d, DecisionOutcome outcome,
                                double seconds) {
-  if (auto* counter = d.requests[static_cast<size_t>(outcome)]) counter->Increment();
+  count(d.requests[static_cast<size_t>(outcome)]);
   observe_seconds(d.seconds, seconds);
 }
 
-void Metrics::count_engine_scrape(const EngineInstruments& e, bool ok,
-                                  std::optional<double> gpu_cache_usage) {
-  if (!ok) {
-    if (e.scrape_failures != nullptr) e.scrape_failures->Increment();
-  } else if (gpu_cache_usage && e.gpu_cache_usage != nullptr) {
-    e.gpu_cache_usage->Set(*gpu_cache_usage);
+void Metrics::count_engine_scrape(const EngineInstruments& e, const EngineScrape& scrape) {
+  if (!scrape.ok) {
+    count(e.scrape_failures);
+    return;
+  }
+  if (scrape.gpu_cache_usage && e.gpu_cache_usage != nullptr) {
+    e.gpu_cache_usage->Set(*scrape.gpu_cache_usage);
+  }
+  if (scrape.prefix_cache_queries > 0 && e.prefix_cache_queries != nullptr) {
+    e.prefix_cache_queries->Increment(scrape.prefix_cache_queries);
+  }
+  if (scrape.prefix_cache_hits > 0 && e.prefix_cache_hits != nullptr) {
+    e.prefix_cache_hits->Increment(scrape.prefix_cache_hits);
   }
 }
 
-void Metrics::sync_kv_events(const KvEventInstruments& k, const KvEventCounts& counts) {
-  // A Counter cannot be set, only increased: add what the atomics gained since the last sync.
-  auto sync = [](prometheus::Counter* counter, uint64_t total) {
-    if (counter == nullptr) return;
-    const double now = static_cast<double>(total);
-    if (now > counter->Value()) counter->Increment(now - counter->Value());
-  };
-  if (k.state != nullptr) k.state->Set(counts.state);
-  sync(k.events, counts.events);
-  sync(k.gaps, counts.gaps);
-  sync(k.decode_errors, counts.decode_errors);
+namespace {
+
+// A Counter cannot be set, only increased: brings it up to `total` (the atomics only grow).
+void sync_counter(prometheus::Counter& counter, double total) {
+  if (total > counter.Value()) counter.Increment(total - counter.Value());
 }
 
-void Metrics::count_lmcache_failure(const LmcacheInstruments& l) {
-  if (l.poll_failures != nullptr) l.poll_failures->Increment();
+}  // namespace
+
+void Metrics::sync_kv_events(const KvEventInstruments& k, const KvEventCounts& counts) {
+  for (size_t i = 0; i < k.state.size(); ++i) {
+    if (k.state[i] != nullptr) k.state[i]->Set(i == counts.state ? 1 : 0);
+  }
+  if (k.events != nullptr) sync_counter(*k.events, static_cast<double>(counts.events));
+  if (k.gaps != nullptr) sync_counter(*k.gaps, static_cast<double>(counts.gaps));
+  if (k.decode_errors != nullptr) {
+    sync_counter(*k.decode_errors, static_cast<double>(counts.decode_errors));
+  }
 }
+
+void Metrics::count_lmcache_failure(const LmcacheInstruments& l) { count(l.poll_failures); }
 
 Metrics::SnapshotFollowerInstruments Metrics::snapshot_follower() {
   static constexpr std::array<const char*, 4> kResults = {"updated", "not_modified", "rejected",
@@ -547,9 +699,7 @@ Metrics::SnapshotFollowerInstruments Metrics::snapshot_follower() {
 }
 
 void Metrics::count_snapshot_fetch(const SnapshotFollowerInstruments& s, SnapshotFetch outcome) {
-  if (auto* counter = s.fetches[static_cast<size_t>(outcome)]; counter != nullptr) {
-    counter->Increment();
-  }
+  count(s.fetches[static_cast<size_t>(outcome)]);
   if (s.up != nullptr) s.up->Set(outcome == SnapshotFetch::kError ? 0 : 1);
 }
 
@@ -561,63 +711,100 @@ void Metrics::count_shared_prefixes(uint64_t sent, uint64_t received) {
 
 void Metrics::set_shared_state_up(bool up) { families_->shared_state_up.Add({}).Set(up ? 1 : 0); }
 
-void Metrics::discovery_lookup(std::string_view provider, bool ok, size_t instances) {
+void Metrics::discovery_lookup(std::string_view provider, bool ok, size_t endpoints) {
   families_->discovery_lookups
       .Add({{"provider", std::string(provider)}, {"outcome", ok ? "ok" : "failed"}})
       .Increment();
-  families_->discovery_instances.Add({{"provider", std::string(provider)}})
-      .Set(static_cast<double>(instances));
+  families_->discovery_endpoints.Add({{"provider", std::string(provider)}})
+      .Set(static_cast<double>(endpoints));
 }
 
-void Metrics::set_adaptive_score(std::string_view model, std::string_view target, double score) {
-  families_->adaptive_score.Add({{"model", std::string(model)}, {"target", std::string(target)}})
-      .Set(score);
+void Metrics::set_adaptive_score(std::string_view route, std::string_view target, double score) {
+  const prometheus::Labels labels = {{"route", std::string(route)},
+                                     {"target", std::string(target)}};
+  table_->with_lock([&] {
+    if (families_->adaptive_score.Has(labels)) families_->adaptive_score.Add(labels).Set(score);
+  });
 }
 
 void Metrics::count_adaptive_telemetry_post(bool ok) {
   families_->adaptive_posts.Add({{"result", ok ? "ok" : "error"}}).Increment();
 }
 
+std::string Metrics::render(const FleetView& fleet) {
+  refresh(fleet);
+  std::vector<prometheus::MetricFamily> families = registry_->Collect();
+  for (auto& family : collect_process_metrics()) families.push_back(std::move(family));
+  return prometheus::TextSerializer().Serialize(families);
+}
+
 namespace {
 
-// A Counter cannot be set, only increased: brings it up to `total` (the atomics only grow).
-void sync_counter(prometheus::Counter& counter, double total) {
-  if (total > counter.Value()) counter.Increment(total - counter.Value());
-}
+// What refresh() read from the fleet, copied so that the fleet's locks and the series table's are
+// never held together.
+struct AdaptiveRow {
+  prometheus::Labels labels;
+  bool route_total = false;
+  double total = 0;
+};
+struct EndpointRow {
+  std::string endpoint;
+  InstanceReading reading;
+};
 
 }  // namespace
 
-std::string Metrics::render(const FleetView& fleet) {
-  refresh(fleet);
-  return prometheus::TextSerializer().Serialize(registry_->Collect());
-}
-
 void Metrics::refresh(const FleetView& fleet) {
-  Families& f = *families_;
+  std::vector<AdaptiveRow> adaptive;
   fleet.for_each_adaptive_picks([&](const AdaptivePicksReading& r) {
-    const std::string model(r.model);
-    const std::string decision(r.decision);
-    MutexLock lock(f.adaptive_mu);
-    prometheus::Counter& counter =
-        r.target.empty()
-            ? f.adaptive_decisions.Add({{"model", model}, {"decision", decision}})
-            : f.adaptive_target_picks.Add(
-                  {{"model", model}, {"target", std::string(r.target)}, {"decision", decision}});
-    sync_counter(counter, static_cast<double>(r.total));
+    AdaptiveRow row{.route_total = r.target.empty(), .total = static_cast<double>(r.total)};
+    row.labels = {{"route", std::string(r.route)}, {"decision", std::string(r.decision)}};
+    if (!r.target.empty()) row.labels.emplace("target", std::string(r.target));
+    adaptive.push_back(std::move(row));
   });
+  std::vector<std::pair<std::string, RouteReading>> routes;
+  fleet.for_each_route([&](const RouteReading& r) {
+    routes.emplace_back(std::string(r.route), r);
+    routes.back().second.route = {};  // valid only during the callback
+  });
+  std::vector<EndpointRow> endpoints;
   fleet.for_each_instance([&](const InstanceReading& r) {
-    const prometheus::Labels labels = {{"instance", std::string(r.instance)}};
-    families_->in_flight.Add(labels).Set(r.in_flight);
-    families_->breaker.Add(labels).Set(r.breaker);
-    families_->healthy.Add(labels).Set(r.healthy ? 1 : 0);
-    families_->parked.Add(labels).Set(r.parked ? 1 : 0);
-    if (families_->engine_fresh.Has(labels)) {
-      families_->engine_load.Add(labels).Set(r.engine_load);
-      families_->engine_fresh.Add(labels).Set(r.engine_fresh ? 1 : 0);
+    endpoints.push_back({.endpoint = std::string(r.instance), .reading = r});
+    endpoints.back().reading.instance = {};  // valid only during the callback
+  });
+  Families& f = *families_;
+  // Only series a lease holds are set: an endpoint or route no snapshot names stays out.
+  table_->with_lock([&] {
+    for (const AdaptiveRow& row : adaptive) {
+      auto& family = row.route_total ? f.adaptive_decisions : f.adaptive_target_picks;
+      if (family.Has(row.labels)) sync_counter(family.Add(row.labels), row.total);
     }
-    if (families_->lmcache_occupancy.Has(labels)) {
-      families_->lmcache_occupancy.Add(labels).Set(
-          r.lmcache_occupancy.value_or(std::numeric_limits<double>::quiet_NaN()));
+    for (const auto& [route, r] : routes) {
+      const prometheus::Labels labels = {{"route", route}};
+      if (!f.route_endpoints.Has(labels)) continue;
+      f.route_endpoints.Add(labels).Set(r.endpoints);
+      f.route_available.Add(labels).Set(r.available);
+    }
+    for (const EndpointRow& row : endpoints) {
+      const InstanceReading& r = row.reading;
+      const prometheus::Labels labels = endpoint_labels(row.endpoint);
+      if (f.in_flight.Has(labels)) {
+        f.in_flight.Add(labels).Set(r.in_flight);
+        f.healthy.Add(labels).Set(r.healthy ? 1 : 0);
+        f.parked.Add(labels).Set(r.parked ? 1 : 0);
+        for (size_t i = 0; i < kBreakerStateNames.size(); ++i) {
+          f.breaker.Add({{"endpoint", row.endpoint}, {"state", std::string(kBreakerStateNames[i])}})
+              .Set(i == r.breaker ? 1 : 0);
+        }
+      }
+      if (f.engine_fresh.Has(labels)) {
+        f.engine_load.Add(labels).Set(r.engine_load);
+        f.engine_fresh.Add(labels).Set(r.engine_fresh ? 1 : 0);
+      }
+      if (f.lmcache_occupancy.Has(labels)) {
+        f.lmcache_occupancy.Add(labels).Set(
+            r.lmcache_occupancy.value_or(std::numeric_limits<double>::quiet_NaN()));
+      }
     }
   });
 }

@@ -14,7 +14,9 @@
 namespace rolter {
 namespace http = beast::http;
 
-ClientResponse::ClientResponse(const ResponseParser& parser, const AttemptParams& p) {
+ClientResponse::ClientResponse(const ResponseParser& parser, const AttemptParams& p,
+                               uint64_t& body_bytes)
+    : body_bytes_(body_bytes) {
   const auto& in = parser.get();
   const unsigned status = in.result_int();
   ClientHeadSpec spec{.status = status, .reason = in.reason()};
@@ -32,7 +34,8 @@ ClientResponse::ClientResponse(const ResponseParser& parser, const AttemptParams
 
 ClientResponse::ClientResponse(const ResponseParser& parser, const AttemptParams& p,
                                unsigned status, std::string_view content_type,
-                               std::optional<size_t> length) {
+                               std::optional<size_t> length, uint64_t& body_bytes)
+    : body_bytes_(body_bytes) {
   http::fields fields = parser.get().base();
   fields.set(http::field::content_type, content_type);
   ClientHeadSpec spec{.status = status};
@@ -46,6 +49,7 @@ void ClientResponse::build(const http::fields& fields, ClientHeadSpec spec,
   const auto& request = *p.request;
   spec.version = request.client_version == 10 ? 10u : 11u;
   spec.via = request.snapshot->config().server.forwarded_headers;
+  spec.request_id = request_id_of(request);
   spec.target = p.candidate->label;
   spec.route = request.route.pool->name;
   spec.fallbacks = request.fallbacks;
@@ -91,6 +95,7 @@ Task<bool> ClientResponse::write(beast::tcp_stream& client, std::string_view dat
   }
   if (ec) co_return false;
   head_sent_ = true;
+  body_bytes_ += data.size();
   co_return true;
 }
 

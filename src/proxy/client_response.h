@@ -13,6 +13,7 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,13 +29,15 @@ using ResponseParser = beast::http::response_parser<beast::http::buffer_body>;
 
 class ClientResponse {
  public:
-  // The upstream's answer, relayed as it is.
-  ClientResponse(const ResponseParser& parser, const AttemptParams& p);
+  // The upstream's answer, relayed as it is. `body_bytes` counts the body bytes written to the
+  // client (framing left out), for the access log; it must outlive the object.
+  ClientResponse(const ResponseParser& parser, const AttemptParams& p, uint64_t& body_bytes);
   // The head of a translated answer: `status`, `content_type`, and Content-Length `length` when
   // the whole body is known, else chunked (close-delimited for HTTP/1.0). The upstream's other
   // fields (Retry-After, rate-limit and request-id fields) are kept.
   ClientResponse(const ResponseParser& parser, const AttemptParams& p, unsigned status,
-                 std::string_view content_type, std::optional<size_t> length);
+                 std::string_view content_type, std::optional<size_t> length,
+                 uint64_t& body_bytes);
 
   bool keep_alive() const { return keep_alive_; }
 
@@ -49,6 +52,7 @@ class ClientResponse {
   void build(const beast::http::fields& fields, ClientHeadSpec spec, const AttemptParams& p);
 
   std::string head_;
+  uint64_t& body_bytes_;
   bool head_sent_ = false;
   bool chunked_ = false;
   bool keep_alive_ = true;

@@ -170,10 +170,11 @@ class DecisionCallTest : public ::testing::Test {
   asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
   asio::ssl::context tls_{asio::ssl::context::tls_client};
   Metrics metrics_;
+  SeriesLease lease_;
   Provider provider_;
   PolicyRoute::Decision decision_ = [this] {
     auto d = two_models();
-    d.instruments = metrics_.decision("r");
+    d.instruments = metrics_.decision("r", lease_);
     return d;
   }();
   // Destroyed before io_ and after the I/O thread has stopped (the destructor joins it first).

@@ -16,11 +16,21 @@ std::string_view error_type_for_status(unsigned status) {
   }
 }
 
-std::string error_body(ErrorStyle style, const ApiError& error) {
+namespace {
+
+void append_request_id(std::string& out, std::string_view request_id) {
+  if (request_id.empty()) return;
+  out.append(R"(,"request_id":)");
+  append_json_string(out, request_id);
+}
+
+}  // namespace
+
+std::string error_body(ErrorStyle style, const ApiError& error, std::string_view request_id) {
   const std::string_view type = error.type.empty() ? error_type_for_status(error.status)
                                                    : error.type;
   std::string out;
-  out.reserve(96 + error.message.size());
+  out.reserve(96 + error.message.size() + request_id.size());
   if (style == ErrorStyle::kAnthropic) {
     // Anthropic names a missing model "not_found_error" and a bad request by its status alone.
     std::string_view anthropic_type = type;
@@ -31,6 +41,7 @@ std::string error_body(ErrorStyle style, const ApiError& error) {
     append_json_string(out, anthropic_type);
     out.append(R"(,"message":)");
     append_json_string(out, error.message);
+    append_request_id(out, request_id);
     out.append("}}");
     return out;
   }
@@ -42,6 +53,7 @@ std::string error_body(ErrorStyle style, const ApiError& error) {
   if (error.param.empty()) out.append("null"); else append_json_string(out, error.param);
   out.append(R"(,"code":)");
   if (error.code.empty()) out.append("null"); else append_json_string(out, error.code);
+  append_request_id(out, request_id);
   out.append("}}");
   return out;
 }

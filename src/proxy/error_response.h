@@ -1,6 +1,7 @@
 // Error bodies in the shape the client's API expects (SPEC §2): OpenAI
 // `{"error":{"message","type","param","code"}}`, or Anthropic
-// `{"type":"error","error":{"type","message"}}` on /v1/messages.
+// `{"type":"error","error":{"type","message"}}` on /v1/messages. Given the request's id, the
+// error object carries it as `request_id` (SPEC §17), in either shape.
 //
 // Messages never carry upstream API keys or internals: callers pass text written for clients.
 // Thread-safety: pure functions.
@@ -21,7 +22,7 @@ struct ApiError {
   std::string_view param;  // optional, e.g. "model"
 };
 
-std::string error_body(ErrorStyle style, const ApiError& error);
+std::string error_body(ErrorStyle style, const ApiError& error, std::string_view request_id = {});
 
 // The default error type for an HTTP status, for OpenAI-style bodies.
 std::string_view error_type_for_status(unsigned status);

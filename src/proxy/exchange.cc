@@ -20,6 +20,7 @@
 #include "http/upstream_head.h"
 #include "inspect/model_rewrite.h"
 #include "net/write_now.h"
+#include "observe/inter_token_timer.h"
 #include "proxy/client_response.h"
 #include "proxy/relay_buffer.h"
 #include "proxy/request_log.h"
@@ -88,6 +89,11 @@ std::string build_request_head(const ForwardRequest& request, const Candidate& c
       .proto = request.client_tls ? "https" : "http",
       .client_version = request.client_version,
   };
+  if (request.trace != nullptr) {
+    spec.request_id = request.trace->request_id();
+    spec.traceparent = request.trace->upstream_traceparent();
+    spec.keep_tracestate = request.trace->keeps_tracestate();
+  }
   if (client.method() != http::verb::get || body_length > 0) spec.content_length = body_length;
   std::string head;
   head.reserve(512);
@@ -101,6 +107,7 @@ bool sent_or_failed(const error_code& write_ec, const UpstreamConnection& connec
   if (!write_ec) return true;
   report.outcome =
       connection.reused && is_stale_connection_error(write_ec) ? Outcome::kStale : Outcome::kFailed;
+  report.reason = AttemptReason::kSendError;
   report.error = "send: " + write_ec.message();
   return false;
 }
@@ -135,8 +142,9 @@ Task<void> refuse_untranslatable(beast::tcp_stream& client, const AttemptParams&
   report.first_byte = std::chrono::steady_clock::now();
   report.first_token = report.first_byte;
   const ApiError error{.status = 400, .type = "invalid_request_error", .message = report.error};
-  const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
-                                       p.attempt_number, {}, request.extra_fields);
+  const auto ec = co_await write_error(client, request.style, error, request_id_of(request),
+                                       request.client_keep_alive, p.attempt_number, {},
+                                       request.extra_fields, &report.bytes_out);
   report.client_usable = !ec && request.client_keep_alive;
   report.client_gone = static_cast<bool>(ec);
 }
@@ -181,6 +189,7 @@ Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, beast:
   const auto& request = *p.request;
   auto rewrite = rewrite_model(request.body, *request.facts, p.model);
   if (!rewrite) {
+    report.reason = AttemptReason::kInternal;
     report.error = "model rewrite: " + rewrite.error().message;
     co_return false;
   }
@@ -237,6 +246,9 @@ Task<bool> read_final_head(Stream& upstream, UpstreamConnection& connection,
       }
       report.timed_out = ec == beast::error::timeout;
       const bool request_deadline = std::chrono::steady_clock::now() >= p.deadline;
+      report.reason = !report.timed_out  ? AttemptReason::kResponseError
+                      : request_deadline ? AttemptReason::kDeadline
+                                         : AttemptReason::kFirstByteTimeout;
       report.error = !report.timed_out  ? "response: " + ec.message()
                      : request_deadline ? "no response within upstream_timeout_ms"
                                         : "no response within first_byte_timeout_ms";
@@ -244,11 +256,13 @@ Task<bool> read_final_head(Stream& upstream, UpstreamConnection& connection,
     }
     const unsigned status = parser->get().result_int();
     if (status == 101) {
+      report.reason = AttemptReason::kProtocolError;
       report.error = "upstream switched protocols (101), which was never asked for";
       co_return false;
     }
     if (status >= 200) co_return true;
   }
+  report.reason = AttemptReason::kProtocolError;
   report.error = "more than " + std::to_string(kMaxInterimResponses) + " interim responses";
   co_return false;
 }
@@ -301,7 +315,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
     co_await relay_translated(upstream, connection, client, parser, p, *plan.translator, report);
     co_return;
   }
-  ClientResponse response(parser, p);
+  ClientResponse response(parser, p, report.bytes_out);
   const bool is_sse = parser.get()[http::field::content_type].starts_with("text/event-stream");
   // (A stream framed by Content-Length keeps its bytes: the client was promised that length.)
   const bool drop_usage =
@@ -322,6 +336,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
   }
   bool finished = false;  // the last piece went out
   SseProgress progress;
+  InterTokenTimer inter_token(p.request->route.pool->instruments.inter_token);
   RelayBuffer buffer;
   size_t held = 0;  // SSE: the start of an incomplete event, at the front of `buffer`
   while (!parser.is_done()) {
@@ -347,9 +362,13 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
       const size_t got = buffer.size() - held - parser.get().body().size;
       const std::string_view fresh(buffer.data() + held, got);
       report.usage.feed(fresh);
+      const uint64_t pieces_before = progress.content_pieces();
       if (is_sse && progress.feed(fresh) && !report.first_token) {
         report.first_token = std::chrono::steady_clock::now();
         if (p.prefill != nullptr) p.prefill->release();
+      }
+      if (const uint64_t pieces = progress.content_pieces() - pieces_before; pieces > 0) {
+        inter_token.arrived(std::chrono::steady_clock::now(), pieces);
       }
       std::string_view ready(buffer.data(), held + got);
       size_t send = ready.size();
@@ -386,7 +405,9 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
                                     : "upstream failed mid-stream: " + read_ec.message();
         // The incomplete event was dropped above: the error event takes its place.
         co_await response.write(
-            client, stream_error_event(p.request->kind, why, progress.last_sequence_number()),
+            client,
+            stream_error_event(p.request->kind, why, progress.last_sequence_number(),
+                               request_id_of(*p.request)),
             false);
       }
       co_return;

@@ -35,6 +35,9 @@ enum class Outcome {
 struct AttemptReport {
   Outcome outcome = Outcome::kFailed;
   std::string error;           // for kFailed: what went wrong, for the 502 message
+  // for kFailed: what went wrong, for the access log, where the flags below do not say it
+  // (the forwarder's reason_of() reads both)
+  AttemptReason reason = AttemptReason::kNone;
   bool timed_out = false;      // for kFailed: a first-byte timeout
   bool refused = false;        // for kFailed: the connection was refused
   bool auth_rejected = false;  // for kFailed: the upstream refused the gateway's credentials
@@ -51,6 +54,7 @@ struct AttemptReport {
   bool client_usable = true;
   bool client_gone = false;  // for kRelayed: the client stopped reading mid-relay
   unsigned status = 0;       // the upstream status, when a response head arrived
+  uint64_t bytes_out = 0;    // for kRelayed: the response body bytes written to the client
   std::chrono::steady_clock::time_point first_byte;  // for kRelayed: head sent to the client
   std::optional<std::chrono::steady_clock::time_point>
       first_token;     // for kRelayed: first content event (streams), or head

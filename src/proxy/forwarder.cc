@@ -17,6 +17,7 @@
 #include "proxy/exchange.h"
 #include "proxy/fallback.h"
 #include "proxy/queue_gate.h"
+#include "proxy/request_line.h"
 #include "proxy/request_log.h"
 
 namespace rolter {
@@ -70,18 +71,17 @@ void learn(const AttemptReport& report, const Candidate& candidate, const Snapsh
            Clock::TimePoint after) {
   auto& health = candidate.state->health;
   const BreakerParams& breaker = snapshot.breaker();
-  Metrics* metrics = snapshot.metrics();
   if (report.auth_rejected) {
     // A credentials problem is the operator's to fix; the instance itself is fine.
   } else if (report.refused) {
     park_refused(health, after);
     record_failure(health, after, breaker);
-    if (metrics != nullptr) metrics->park(candidate.state->identity, "refused");
+    Metrics::count_park(candidate.endpoint_instruments, Metrics::ParkReason::kRefused);
   } else if (report.status == 429) {
     const auto cap = milliseconds(snapshot.config().retry.park_on_429_max_ms);
     const auto wait = report.retry_after.value_or(std::chrono::seconds(1));
     park_for(health, after, std::min<Clock::Duration>(wait, cap));
-    if (metrics != nullptr) metrics->park(candidate.state->identity, "429");
+    Metrics::count_park(candidate.endpoint_instruments, Metrics::ParkReason::kRateLimited);
     record_success(health);  // it answered: rate limiting is not a fault of the instance
   } else if (report.status >= 500 || report.broken ||
              (report.status == 0 && report.outcome == Outcome::kFailed)) {
@@ -134,14 +134,6 @@ void record_evidence(const AttemptReport& report, const Candidate& candidate,
   candidate.state->evidence.record_success(sample);
 }
 
-std::string_view key_name(const ForwardRequest& request) {
-  return request.key == nullptr ? std::string_view() : std::string_view(request.key->name);
-}
-
-std::string_view team_name(const ForwardRequest& request) {
-  return request.key == nullptr ? std::string_view() : std::string_view(request.key->team);
-}
-
 // What a relayed answer used, for the caller's settlement and usage record.
 void note_usage(ServedUsage& usage, const RoutePool& pool, const Candidate& candidate,
                 const AttemptReport& report) {
@@ -162,7 +154,7 @@ void note_usage(ServedUsage& usage, const RoutePool& pool, const Candidate& cand
 // Metrics and the log line of a relayed response. A client that left before the end is logged and
 // counted as 499, never as the relayed status: it did not get it (nginx's "client closed request").
 void log_relayed(const ForwardRequest& request, const Candidate& candidate,
-                 const AttemptReport& report, unsigned attempts,
+                 const AttemptReport& report, unsigned attempts, const AttemptLog& tries,
                  std::chrono::steady_clock::time_point started) {
   const RoutePool& pool = *request.route.pool;
   auto since_start = [&](std::chrono::steady_clock::time_point t) {
@@ -182,21 +174,44 @@ void log_relayed(const ForwardRequest& request, const Candidate& candidate,
   Metrics::count_tokens(pool.instruments, report.usage.input_tokens(),
                         report.usage.output_tokens());
   if (request.usage != nullptr) note_usage(*request.usage, pool, candidate, report);
-  log_request(
-      RequestLogLine{.key = key_name(request),
-                     .team = team_name(request),
-                     .route = pool.name,
-                     .fallbacks = request.fallbacks,
-                     .target = candidate.label,
-                     .attempts = attempts,
-                     .status = logged_status,
-                     .upstream_status = report.status,
-                     .duration_s = duration,
-                     .ttft_s = ttft,
-                     .tokens_in = report.usage.input_tokens(),
-                     .tokens_out = report.usage.output_tokens(),
-                     .complete = !report.broken && !report.client_gone,
-                     .usage_estimated = request.usage != nullptr && !request.usage->reported});
+  RequestLogLine line = request_log_line(request);
+  line.target = candidate.label;
+  line.endpoint = candidate.endpoint->base_url;
+  line.attempts = attempts;
+  line.tries = tries.entries();
+  line.queue_ms = tries.queue_ms();
+  line.status = logged_status;
+  line.upstream_status = report.status;
+  line.bytes_out = report.bytes_out;
+  line.duration_s = duration;
+  line.ttft_s = ttft;
+  line.tokens_in = report.usage.input_tokens();
+  line.tokens_out = report.usage.output_tokens();
+  line.complete = !report.broken && !report.client_gone;
+  line.usage_estimated = request.usage != nullptr && !request.usage->reported;
+  log_request(line);
+}
+
+// Why an attempt did not answer the client, for the access log; kNone when it did.
+AttemptReason reason_of(const AttemptReport& report) {
+  if (report.outcome == Outcome::kRelayed) return AttemptReason::kNone;
+  if (report.auth_rejected) return AttemptReason::kUpstreamAuth;
+  if (report.context_length) return AttemptReason::kContextLength;
+  if (report.content_filter) return AttemptReason::kContentFilter;
+  if (report.reason != AttemptReason::kNone) return report.reason;
+  if (report.status != 0) return AttemptReason::kStatus;
+  return AttemptReason::kResponseError;
+}
+
+// Records an attempt for the access log.
+void note_attempt(AttemptLog& tries, const Candidate& candidate, const AttemptReport& report,
+                  std::chrono::steady_clock::time_point started) {
+  tries.add(AttemptEntry{
+      .endpoint = candidate.endpoint->base_url,
+      .ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - started)
+                .count(),
+      .status = static_cast<uint16_t>(report.status),
+      .reason = reason_of(report)});
 }
 
 }  // namespace
@@ -267,8 +282,19 @@ ApiError no_answer(const ForwardRequest& request, unsigned attempts, const Route
 struct Selection {
   Choice choice;
   InstanceEvidence::Sample sample;
-  std::string decision;  // x-rolter-decision; empty unless asked for
+  // The candidates' scores (x-rolter-decision's JSON); empty unless the client asked for it or
+  // the request is traced.
+  std::string decision;
+  std::string_view reason;  // why this candidate, for the rolter.route span
 };
+
+// Why `choice` was chosen over the strategy's `pick`, as a rolter.route span says it.
+std::string_view pick_reason(std::optional<size_t> pick, const Choice& choice) {
+  if (choice.bypass_admit) return "all_out_soonest_back";
+  if (!pick) return "no_strategy_pick";
+  if (*pick != choice.index) return "strategy_pick_ineligible";
+  return "strategy_pick";
+}
 
 template <typename Eligible>
 std::optional<Selection> select(const ForwardRequest& request, const Loads& loads,
@@ -287,12 +313,16 @@ std::optional<Selection> select(const ForwardRequest& request, const Loads& load
   };
   std::optional<Explain> explain;
   RouteContext ctx = *request.ctx;
-  if (request.explain) ctx.explain = &explain.emplace(start_explain(pool, loads, may_take));
+  // A recorded request's rolter.route span carries the explanation too.
+  const bool recorded = request.trace != nullptr && request.trace->recording();
+  if (request.explain || recorded) {
+    ctx.explain = &explain.emplace(start_explain(pool, loads, may_take));
+  }
   const auto pick = pool.balancer->pick_eligible(ctx, loads, may_take);
   const auto choice = choose(pool, pick, may_take, excluded, now, breaker);
   if (!choice) return std::nullopt;
   const Candidate& candidate = pool.candidates[choice->index];
-  Selection selection{.choice = *choice};
+  Selection selection{.choice = *choice, .reason = pick_reason(pick, *choice)};
   selection.sample = {.queue_depth = static_cast<double>(loads[choice->index]),
                       .queued_prefill_ktokens = loads.prefill_ktokens(choice->index)};
   // The keys live in a thread-local buffer, so they must not outlive this step.
@@ -300,6 +330,80 @@ std::optional<Selection> select(const ForwardRequest& request, const Loads& load
   selection.sample.uncached_ktokens = uncached_ktokens(*request.ctx, &candidate.state->kv, keys);
   if (explain) selection.decision = finish_explain(*explain, pool, pick, choice->index);
   return selection;
+}
+
+// gen_ai.operation.name (OpenTelemetry's GenAI conventions) of a request to `kind`.
+std::string_view gen_ai_operation(ApiKind kind) {
+  switch (kind) {
+    case ApiKind::kCompletions:
+      return "text_completion";
+    case ApiKind::kEmbeddings:
+      return "embeddings";
+    case ApiKind::kChatCompletions:
+    case ApiKind::kResponses:
+    case ApiKind::kMessages:
+      break;
+  }
+  return "chat";
+}
+
+// gen_ai.provider.name of a target of `kind`: the API it speaks, as the conventions name it.
+std::string_view gen_ai_provider(ProviderKind kind) {
+  switch (kind) {
+    case ProviderKind::kAnthropic:
+      return "anthropic";
+    case ProviderKind::kGemini:
+      return "gcp.gemini";
+    case ProviderKind::kOpenAi:
+    case ProviderKind::kDecisionService:
+      break;
+  }
+  return "openai";
+}
+
+bool traced(const ForwardRequest& request) {
+  return request.trace != nullptr && request.trace->recording();
+}
+
+// The rolter.route span of one pick (`selection` null: no candidate could be chosen).
+void trace_route(const ForwardRequest& request, const Selection* selection, unsigned attempt) {
+  if (!traced(request)) return;
+  const RoutePool& pool = *request.route.pool;
+  RouteSpanFacts facts{.route = pool.name, .strategy = pool.strategy, .attempt = attempt};
+  if (selection != nullptr) {
+    facts.winner = pool.candidates[selection->choice.index].label;
+    facts.reason = selection->reason;
+    facts.decision = selection->decision;
+  } else {
+    facts.reason = "no_eligible_candidate";
+  }
+  request.trace->end_route(facts);
+}
+
+// The rolter.upstream span of one attempt.
+void trace_attempt(const ForwardRequest& request, const AttemptParams& params,
+                   const AttemptReport& report,
+                   std::chrono::steady_clock::time_point attempt_started) {
+  if (!traced(request)) return;
+  const Candidate& candidate = *params.candidate;
+  const bool relayed = report.outcome == Outcome::kRelayed;
+  std::optional<double> ttft;
+  if (relayed && report.first_token) {
+    ttft = std::chrono::duration<double>(*report.first_token - attempt_started).count();
+  }
+  std::string_view error = report.error;
+  if (relayed && report.broken) error = "the answer broke off mid-body";
+  request.trace->end_attempt({.endpoint = candidate.state->identity,
+                              .target = candidate.label,
+                              .provider_name = gen_ai_provider(candidate.provider->kind),
+                              .model = params.model,
+                              .attempt = params.attempt_number,
+                              .status = report.status,
+                              .relayed = relayed,
+                              .error = error,
+                              .ttft_s = ttft,
+                              .input_tokens = report.usage.input_tokens(),
+                              .output_tokens = report.usage.output_tokens()});
 }
 
 // Whether `status` is retried on another candidate (retry.on_status).
@@ -337,6 +441,7 @@ bool may_fall_back_on_429(const ForwardRequest& request, const FallbackTrail* tr
 struct OwnAnswer {
   const ApiError* error;
   unsigned attempts;
+  const AttemptLog* tries;
   std::string_view fallbacks;  // the routes given up on
   std::chrono::steady_clock::time_point started;
 };
@@ -344,22 +449,56 @@ struct OwnAnswer {
 }  // namespace
 
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
-                             bool keep_alive, unsigned attempts, std::string_view fallbacks,
-                             std::string_view extra_fields) {
+                             std::string_view request_id, bool keep_alive, unsigned attempts,
+                             std::string_view fallbacks, std::string_view extra_fields,
+                             uint64_t* body_bytes) {
   http::response<http::string_body> res{static_cast<http::status>(error.status), 11};
   res.set(http::field::content_type, "application/json");
+  if (!request_id.empty()) res.set("x-request-id", request_id);
   if (attempts > 0) res.set("x-rolter-attempts", std::to_string(attempts));
   if (!fallbacks.empty()) res.set("x-rolter-fallbacks", fallbacks);
   for_each_field_line(extra_fields,
                       [&](std::string_view name, std::string_view value) { res.set(name, value); });
-  res.body() = error_body(style, error);
+  res.body() = error_body(style, error, request_id);
   res.keep_alive(keep_alive);
   res.prepare_payload();
   auto [ec, n] = co_await http::async_write(client, res, kNoThrow);
+  if (body_bytes != nullptr) *body_bytes = ec ? 0 : res.body().size();
   co_return ec;
 }
 
 namespace {
+
+// The log lines are built in plain functions: a coroutine would keep them in its frame.
+
+// The log line of the gateway's own answer.
+void log_own_answer(const ForwardRequest& request, const OwnAnswer& answer, unsigned status,
+                    uint64_t body_bytes, double duration) {
+  RequestLogLine line = request_log_line(request);
+  line.fallbacks = answer.fallbacks;
+  line.target = "none";
+  line.attempts = answer.attempts;
+  line.tries = answer.tries->entries();
+  line.queue_ms = answer.tries->queue_ms();
+  line.status = status;
+  line.bytes_out = body_bytes;
+  line.duration_s = duration;
+  log_request(line);
+}
+
+// The log line of a request whose client left before its answer.
+void log_client_gone(const ForwardRequest& request, unsigned attempts, const AttemptLog& tries,
+                     std::chrono::steady_clock::time_point started) {
+  RequestLogLine line = request_log_line(request);
+  line.target = "none";
+  line.attempts = attempts;
+  line.tries = tries.entries();
+  line.queue_ms = tries.queue_ms();
+  line.status = kClientClosedRequest;
+  line.duration_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  log_request(line);
+}
 
 // Writes the gateway's own answer, counts it on the request's first route, and logs it.
 Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest& request,
@@ -367,19 +506,15 @@ Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest&
   const auto& pool = *request.route.pool;
   const ApiError& error = *answer.error;
   Metrics::count_response(pool.no_target, error.status);
-  const auto ec = co_await write_error(client, request.style, error, request.client_keep_alive,
-                                       answer.attempts, answer.fallbacks, request.extra_fields);
+  uint64_t body_bytes = 0;
+  const auto ec = co_await write_error(client, request.style, error, request_id_of(request),
+                                       request.client_keep_alive, answer.attempts,
+                                       answer.fallbacks, request.extra_fields, &body_bytes);
+  if (request.trace != nullptr) request.trace->set_served_by(pool.name, {}, answer.attempts);
   const double duration =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - answer.started).count();
   Metrics::observe_seconds(pool.instruments.duration, duration);
-  log_request(RequestLogLine{.key = key_name(request),
-                             .team = team_name(request),
-                             .route = pool.name,
-                             .fallbacks = answer.fallbacks,
-                             .target = "none",
-                             .attempts = answer.attempts,
-                             .status = error.status,
-                             .duration_s = duration});
+  log_own_answer(request, answer, error.status, body_bytes, duration);
   ForwardResult result;
   result.attempts = answer.attempts;
   result.status = error.status;
@@ -391,7 +526,18 @@ Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest&
 
 Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& watch,
                                        const ForwardRequest& request) {
+  // The attempts are recorded on this small frame of their own, rather than on forward_logged()'s:
+  // a frame past Asio's recycling size (1020 bytes) would cost a malloc per request.
+  AttemptLog tries;
+  co_return co_await forward_logged(client, watch, request, tries);
+}
+
+Task<ForwardResult> Forwarder::forward_logged(beast::tcp_stream& client, ClientWatch& watch,
+                                              const ForwardRequest& request, AttemptLog& tries) {
   const auto started = std::chrono::steady_clock::now();
+  if (request.trace != nullptr) {
+    request.trace->set_gen_ai_request(gen_ai_operation(request.kind), request.facts->model);
+  }
   // A client that stops reading cannot hold a worker's stream beyond the request's own deadline.
   client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
   watch.arm();
@@ -399,9 +545,9 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
   // shed; every other route pays this pointer test (and its frame holds nothing of the queue's).
   ForwardResult result;
   if (request.route.pool->flow == nullptr) {
-    result = co_await run_attempts(client, request, watch);
+    result = co_await run_attempts(client, request, watch, tries);
   } else {
-    result = co_await run_queued(client, request, watch);
+    result = co_await run_queued(client, request, watch, tries);
   }
   watch.disarm();
   if (!watch.gone() || result.status != 0) {
@@ -412,14 +558,7 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
   // The client left before its answer: 499, once, as nginx logs it; never a 5xx.
   const auto& pool = *request.route.pool;
   Metrics::count_response(pool.no_target, kClientClosedRequest);
-  log_request(RequestLogLine{
-      .key = key_name(request),
-      .team = team_name(request),
-      .route = pool.name,
-      .target = "none",
-      .status = kClientClosedRequest,
-      .duration_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()});
+  log_client_gone(request, result.attempts, tries, started);
   ForwardResult gone;
   gone.client_usable = false;
   gone.status = kClientClosedRequest;
@@ -427,19 +566,20 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
 }
 
 Task<ForwardResult> Forwarder::run_queued(beast::tcp_stream& client,
-                                          const ForwardRequest& request, ClientWatch& watch) {
+                                          const ForwardRequest& request, ClientWatch& watch,
+                                          AttemptLog& tries) {
   QueuePass pass;
   co_await pass_queue(client, watch, request, pass);
+  if (pass.queue_ms) tries.set_queue_ms(*pass.queue_ms);
   if (pass.answered) co_return *pass.answered;
-  // pass.queue_ms is the request's queue time, for the access log.
-  ForwardResult result = co_await run_attempts(client, pass.forwarded(request), watch);
+  ForwardResult result = co_await run_attempts(client, pass.forwarded(request), watch, tries);
   release_queue_slot(request);
   co_return result;
 }
 
 Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
                                             const ForwardRequest& request, ClientWatch& watch,
-                                            FallbackTrail* trail) {
+                                            AttemptLog& tries, FallbackTrail* trail) {
   const auto& snapshot = *request.snapshot;
   const auto& server = snapshot.config().server;
   const BreakerParams& breaker = snapshot.breaker();
@@ -476,8 +616,10 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   while (result.attempts - earlier < max_attempts && std::chrono::steady_clock::now() < deadline) {
     if (watch.gone()) co_return gone(result);
     now = clock_.now();
+    if (request.trace != nullptr) request.trace->start_route();
     const std::optional<Selection> selection =
         select(request, loads, eligible, excluded, now, breaker);
+    trace_route(request, selection ? &*selection : nullptr, result.attempts + 1);
     if (!selection) break;
     const Candidate& candidate = pool.candidates[selection->choice.index];
     excluded[selection->choice.index] = true;
@@ -492,6 +634,8 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         *candidate.state,
         static_cast<uint64_t>(std::llround(selection->sample.uncached_ktokens * 1000)));
     const auto attempt_started = std::chrono::steady_clock::now();
+    // This attempt's span id, named by the traceparent its request carries upstream.
+    if (request.trace != nullptr) request.trace->start_attempt();
     const AttemptParams params{
         .request = &request,
         .candidate = &candidate,
@@ -504,19 +648,24 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .attempt_number = attempt_number,
         .first_byte_timeout = milliseconds(server.first_byte_timeout_ms),
         .deadline = deadline,
-        .decision = selection->decision,
+        .decision = request.explain ? std::string_view(selection->decision) : std::string_view(),
         .prefill = &prefill,
         .watch = &watch,
     };
     const AttemptReport report = co_await attempt(client, params, watch);
+    note_attempt(tries, candidate, report, attempt_started);
+    trace_attempt(request, params, report, attempt_started);
 
     // A client that went away cut the attempt short: that says nothing about the instance, and
-    // there is no one left to answer (forward() logs the 499).
+    // there is no one left to answer (forward_logged() logs the 499).
     if (watch.gone()) co_return gone(result);
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
       record_evidence(report, candidate, *request.ctx, selection->sample, attempt_started);
-      log_relayed(request, candidate, report, result.attempts, started);
+      log_relayed(request, candidate, report, result.attempts, tries, started);
+      if (request.trace != nullptr) {
+        request.trace->set_served_by(pool.name, candidate.label, result.attempts);
+      }
       result.client_usable = report.client_usable;
       result.status = report.status;
       co_return result;
@@ -529,13 +678,13 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
                      .attempts = result.attempts,
                      .now = now,
                      .started = started};
-  co_return co_await route_failed(client, request, watch, failures, end, trail);
+  co_return co_await route_failed(client, request, watch, failures, end, trail, tries);
 }
 
 Task<ForwardResult> Forwarder::route_failed(beast::tcp_stream& client,
                                             const ForwardRequest& request, ClientWatch& watch,
                                             const RouteFailures& failures, const RouteEnd& end,
-                                            FallbackTrail* trail) {
+                                            FallbackTrail* trail, AttemptLog& tries) {
   const auto& pool = *request.route.pool;
   const ApiError error = no_answer(request, end.route_attempts, failures, end.now);
   const RoutePool& origin = trail != nullptr ? *trail->origin : pool;
@@ -552,16 +701,18 @@ Task<ForwardResult> Forwarder::route_failed(beast::tcp_stream& client,
   }
   if (cause != FallbackCause::kNone &&
       fallback_hops(pool, request.snapshot->config().retry.max_fallbacks) > 0) {
-    co_return co_await fall_back(client, request, watch, error, failures, end);
+    co_return co_await fall_back(client, request, watch, error, failures, end, tries);
   }
   co_return co_await answer_self(
       client, request,
-      OwnAnswer{.error = &error, .attempts = end.attempts, .started = end.started});
+      OwnAnswer{
+          .error = &error, .attempts = end.attempts, .tries = &tries, .started = end.started});
 }
 
 Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const ForwardRequest& request,
                                          ClientWatch& watch, const ApiError& error,
-                                         const RouteFailures& failures, const RouteEnd& end) {
+                                         const RouteFailures& failures, const RouteEnd& end,
+                                         AttemptLog& tries) {
   const RoutePool& origin = *request.route.pool;
   const Snapshot& snapshot = *request.snapshot;
   const size_t hops = fallback_hops(origin, snapshot.config().retry.max_fallbacks);
@@ -581,13 +732,11 @@ Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const Forwar
   result.attempts = end.attempts;
   for (size_t i = 0; i < hops && std::chrono::steady_clock::now() < trail.deadline; ++i) {
     const RoutePool& next = *origin.fallbacks[i];
-    if (Metrics* metrics = snapshot.metrics(); metrics != nullptr) {
-      metrics->fallback(i == 0 ? origin.name : origin.fallbacks[i - 1]->name, next.name);
-    }
+    if (i < origin.fallback_counters.size()) Metrics::count(origin.fallback_counters[i]);
     hop.route = ResolvedRoute{.pool = &next, .requested_model = request.route.requested_model};
     hop.fallbacks = trail.given_up;
     trail.more_after_this = i + 1 < hops;
-    result = co_await run_attempts(client, hop, watch, &trail);
+    result = co_await run_attempts(client, hop, watch, tries, &trail);
     if (result.status != 0 || !result.client_usable) co_return result;  // answered, or gone
     if (trail.cause == FallbackCause::kNone) break;
   }
@@ -595,6 +744,7 @@ Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const Forwar
   co_return co_await answer_self(client, request,
                                  OwnAnswer{.error = &final_error,
                                            .attempts = trail.attempts,
+                                           .tries = &tries,
                                            .fallbacks = trail.given_up,
                                            .started = trail.started});
 }
@@ -619,6 +769,9 @@ Task<AttemptReport> Forwarder::attempt(beast::tcp_stream& client, const AttemptP
         report.refused = ec == asio::error::connection_refused;
         // A connect that timed out is an upstream timeout too (SPEC §2: 504).
         report.timed_out = ec == beast::error::timeout;
+        report.reason = report.refused     ? AttemptReason::kConnectRefused
+                        : report.timed_out ? AttemptReason::kConnectTimeout
+                                           : AttemptReason::kConnectError;
         co_return report;
       }
       connection = std::move(fresh);

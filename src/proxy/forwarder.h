@@ -29,9 +29,11 @@
 #include "balance/route_context.h"
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
+#include "proxy/attempt_log.h"
 #include "proxy/client_watch.h"
 #include "proxy/error_response.h"
 #include "snapshot/snapshot.h"
+#include "trace/request_trace.h"
 #include "upstream/connection_pool.h"
 
 namespace rolter {
@@ -69,7 +71,19 @@ struct ForwardRequest {
   std::string_view extra_fields;
   // When set, filled with what the answer used (SPEC §15's settlement and usage records).
   struct ServedUsage* usage = nullptr;
+  // The request's id and trace (SPEC §17): every attempt sends them upstream, every answer carries
+  // the id, and a recorded request's spans are made here. Null only in tests that need none.
+  RequestTrace* trace = nullptr;
 };
+
+// The request's id and its trace id (32 hex digits), as the access log carries them; empty
+// without a trace.
+inline std::string_view request_id_of(const ForwardRequest& request) {
+  return request.trace != nullptr ? request.trace->request_id() : std::string_view();
+}
+inline std::string_view trace_id_of(const ForwardRequest& request) {
+  return request.trace != nullptr ? request.trace->trace_id() : std::string_view();
+}
 
 // SPEC §15: a chat or completions stream whose client did not ask for usage. rolter asks an
 // OpenAI-compatible upstream for it anyway, and takes the usage chunk out of what the client gets
@@ -117,25 +131,30 @@ class Forwarder {
                               const ForwardRequest& request);
 
  private:
+  // forward(), recording each attempt in `tries` (the request's, for its access-log line).
+  Task<ForwardResult> forward_logged(beast::tcp_stream& client, ClientWatch& watch,
+                                     const ForwardRequest& request, AttemptLog& tries);
   // A request on a route with flow control (SPEC §19, proxy/queue_gate.h): its turn in the
   // route's queue (or its refusal), then the attempt loop.
   Task<ForwardResult> run_queued(beast::tcp_stream& client, const ForwardRequest& request,
-                                 ClientWatch& watch);
+                                 ClientWatch& watch, AttemptLog& tries);
   // The attempt loop on request.route. `trail` is null on the request's first route; on a
   // fallback route it is the request's FallbackTrail, and a route that cannot answer is recorded
   // there (status 0 returned) instead of answered.
   Task<ForwardResult> run_attempts(beast::tcp_stream& client, const ForwardRequest& request,
-                                   ClientWatch& watch, FallbackTrail* trail = nullptr);
+                                   ClientWatch& watch, AttemptLog& tries,
+                                   FallbackTrail* trail = nullptr);
   // After a route's last attempt failed: the gateway's own answer, the request handed on to the
   // fallback routes, or (on a fallback route) the failure recorded in `trail`.
   Task<ForwardResult> route_failed(beast::tcp_stream& client, const ForwardRequest& request,
                                    ClientWatch& watch, const RouteFailures& failures,
-                                   const RouteEnd& end, FallbackTrail* trail);
+                                   const RouteEnd& end, FallbackTrail* trail, AttemptLog& tries);
   // The request's first route could not answer (`error` is what it would have answered): tries
   // the fallback routes in order, then answers with every route's failures.
   Task<ForwardResult> fall_back(beast::tcp_stream& client, const ForwardRequest& request,
                                 ClientWatch& watch, const ApiError& error,
-                                const RouteFailures& failures, const RouteEnd& end);
+                                const RouteFailures& failures, const RouteEnd& end,
+                                AttemptLog& tries);
   // One attempt on params.candidate: a pooled connection (a stale one replaced once by a fresh
   // one) or a new one, the exchange (proxy/exchange.h), and the connection back to the pool if
   // clean. The watch knows the connection while the exchange runs.
@@ -147,11 +166,14 @@ class Forwarder {
   const Clock& clock_;
 };
 
-// Writes a complete JSON error response to the client. `fallbacks`: x-rolter-fallbacks, the
-// routes given up on, when not empty; `extra_fields`: whole field lines to add (a limited key's
-// rate-limit fields, as ForwardRequest::extra_fields).
+// Writes a complete JSON error response to the client. `request_id`: x-request-id and the body's
+// error.request_id (SPEC §17), when not empty; `fallbacks`: x-rolter-fallbacks, the routes given
+// up on, when not empty; `extra_fields`: whole field lines to add (a limited key's rate-limit
+// fields, as ForwardRequest::extra_fields). `body_bytes`, when given, gets the size of the body
+// that went out (0 when the write failed), for the access log.
 Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
-                             bool keep_alive, unsigned attempts = 0,
-                             std::string_view fallbacks = {}, std::string_view extra_fields = {});
+                             std::string_view request_id, bool keep_alive, unsigned attempts = 0,
+                             std::string_view fallbacks = {}, std::string_view extra_fields = {},
+                             uint64_t* body_bytes = nullptr);
 
 }  // namespace rolter

@@ -10,6 +10,7 @@
 #include "balance/kv_match.h"
 #include "flow/priority.h"
 #include "limits/estimate.h"
+#include "proxy/request_line.h"
 #include "proxy/request_log.h"
 #include "proxy/tenancy.h"
 
@@ -76,6 +77,18 @@ uint64_t ms_since(SteadyTime start) {
                                    .count());
 }
 
+// The refusal's access-log line (a plain function: a coroutine would keep it in its frame).
+void log_shed(const ForwardRequest& request, unsigned status, uint64_t body_bytes, double duration,
+              std::optional<uint64_t> queue_ms) {
+  RequestLogLine line = request_log_line(request);
+  line.target = "none";
+  line.queue_ms = queue_ms;
+  line.status = status;
+  line.bytes_out = body_bytes;
+  line.duration_s = duration;
+  log_request(line);
+}
+
 // The refusal: 429 overloaded with its Retry-After, counted and logged as the gateway's own.
 Task<ForwardResult> shed(beast::tcp_stream& client, const ForwardRequest& request,
                          ShedReason reason, uint32_t retry_after_s, SteadyTime started,
@@ -92,18 +105,15 @@ Task<ForwardResult> shed(beast::tcp_stream& client, const ForwardRequest& reques
   fields += "Retry-After: " + std::to_string(retry_after_s) + "\r\n";
   if (queue_ms) fields += "x-rolter-queue-ms: " + std::to_string(*queue_ms) + "\r\n";
   Metrics::count_response(pool.no_target, error.status);
+  uint64_t body_bytes = 0;
   const error_code ec =
-      co_await write_error(client, request.style, error, request.client_keep_alive, 0, {}, fields);
+      co_await write_error(client, request.style, error, request_id_of(request),
+                           request.client_keep_alive, 0, {}, fields, &body_bytes);
+  if (request.trace != nullptr) request.trace->set_served_by(pool.name, {}, 0);
   const double duration =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   Metrics::observe_seconds(pool.instruments.duration, duration);
-  log_request(RequestLogLine{
-      .key = request.key == nullptr ? std::string_view() : std::string_view(request.key->name),
-      .team = request.key == nullptr ? std::string_view() : std::string_view(request.key->team),
-      .route = pool.name,
-      .target = "none",
-      .status = error.status,
-      .duration_s = duration});
+  log_shed(request, error.status, body_bytes, duration, queue_ms);
   ForwardResult result;
   result.status = error.status;
   result.client_usable = !ec && request.client_keep_alive;

@@ -1,27 +1,53 @@
-// The per-request log line (SPEC §9): one JSON object at info level per proxied request, with
-// the key's name and team, route, the fallback path, target, attempts, status, duration, TTFT and
-// tokens. It never carries a key's secret, a header value or prompt text.
+// The access log (SPEC §9, §17): one JSON object per line per proxied request, at info level, with
+// who asked (key, team, client address), what (method, path, model, stream), where it went (route,
+// fallbacks, target, the endpoint that answered, every attempt and why it failed), and how it went
+// (status, upstream status, bytes, duration, TTFT, tokens). It never carries a key's secret, a
+// header value, a query string or prompt text; every value a client chose is JSON-escaped, and
+// bytes that are not UTF-8 become U+FFFD.
 //
-// Thread-safety: log_request() may be called from any thread (spdlog's logger is thread-safe).
+// The lines go to server.access_log: "stderr" (the default, beside the application log), "off",
+// or a file opened for appending that SIGUSR1 reopens (proxy/access_log_writer.h). The other
+// lines written here (auth_failed, upstream_auth_failed) belong to the application log and stay
+// on stderr.
+//
+// Thread-safety: every function may be called from any thread.
 #pragma once
+
+#include <tl/expected.hpp>
 
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
+
+#include "proxy/attempt_log.h"
 
 namespace rolter {
 
 struct RequestLogLine {
+  std::string_view request_id;  // x-request-id (SPEC §17); empty: not written
+  std::string_view trace_id;    // the W3C trace id; empty: not written
+  std::string_view client;      // the peer's address
+  std::string_view method;
+  std::string_view path;   // the request target without its query
+  std::string_view model;  // `model` as the client asked for it
+  bool stream = false;     // the client asked for a stream
   std::string_view key;    // the key's name; empty on an open gateway
   std::string_view team;   // the key's team; empty for none
   std::string_view route;  // the route that answered (the request's own when none did)
   // The routes given up on before it ("a,b"; SPEC §16), or every route tried when none answered;
   // empty when the request stayed on its route.
   std::string_view fallbacks;
-  std::string_view target;  // "none" when the gateway answered itself
+  std::string_view target;    // "none" when the gateway answered itself
+  std::string_view endpoint;  // the base URL of the instance that answered; empty: none did
   unsigned attempts = 0;
-  unsigned status = 0;           // 499: the client went away before the end of its answer
-  unsigned upstream_status = 0;  // the status the upstream answered; 0 = none
+  std::span<const AttemptEntry> tries;  // the first attempts (AttemptLog), in order
+  std::optional<uint64_t> queue_ms;     // the time it waited in its route's queue, when it did
+  unsigned status = 0;                  // 499: the client went away before the end of its answer
+  unsigned upstream_status = 0;         // the status the upstream answered; 0 = none
+  uint64_t bytes_in = 0;                // the request's body
+  uint64_t bytes_out = 0;               // the response body sent to the client
   double duration_s = 0;
   std::optional<double> ttft_s;
   std::optional<uint64_t> tokens_in;
@@ -33,11 +59,28 @@ struct RequestLogLine {
   std::string_view limited;
 };
 
-// Writes the line, unless the access log is off (set_access_log(false)).
+// Writes the line to the access log, unless it is off.
 void log_request(const RequestLogLine& line);
 
-// Turns the per-request lines on (the default) or off, as nginx's `access_log off` does: a
-// gateway whose traffic is logged elsewhere saves one write per request. Call at start.
+// The line log_request() writes, without its newline, stamped `ts_ms` (milliseconds since the
+// epoch).
+std::string format_request_line(const RequestLogLine& line, int64_t ts_ms);
+
+// Where the lines go (server.access_log): "stderr", "off" or a file path, opened now for
+// appending. Naming the destination already in use changes nothing. On failure the message says
+// why, and the lines keep going where they went. While set_access_log(false) holds, the
+// destination is only remembered.
+tl::expected<void, std::string> set_access_log_destination(std::string_view destination);
+
+// Reopens a file destination by its path (SIGUSR1, after a rotation renamed the file).
+tl::expected<void, std::string> reopen_access_log();
+
+// Where the lines go now: "stderr", "off" or the file's path.
+std::string access_log_destination();
+
+// false: no line at all, whatever server.access_log says (`--no-access-log`, like nginx's
+// `access_log off`: a gateway whose traffic is logged elsewhere saves one write per request).
+// true (the default): the configured destination.
 void set_access_log(bool on);
 
 // One JSON line for a request refused for its key: why ("missing" or "invalid"), the path and the

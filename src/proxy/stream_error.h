@@ -4,7 +4,8 @@
 // - Responses: `event: error` with `{"type":"error","code","message","param","sequence_number"}`,
 //   numbered after the last event relayed;
 // - Anthropic Messages: `event: error` with `{"type":"error","error":{"type","message"}}`.
-// No `data: [DONE]` follows: the stream did not complete.
+// No `data: [DONE]` follows: the stream did not complete. Given the request's id, the error carries
+// it as `request_id` (in the error object; in the Responses event itself).
 //
 // Thread-safety: pure function.
 #pragma once
@@ -19,6 +20,7 @@
 namespace rolter {
 
 std::string stream_error_event(ApiKind kind, std::string_view message,
-                               std::optional<uint64_t> last_sequence_number);
+                               std::optional<uint64_t> last_sequence_number,
+                               std::string_view request_id = {});
 
 }  // namespace rolter

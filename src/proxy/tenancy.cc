@@ -6,6 +6,7 @@
 #include "limits/estimate.h"
 #include "limits/rate_limit_headers.h"
 #include "observe/metrics.h"
+#include "proxy/request_line.h"
 #include "proxy/request_log.h"
 #include "usage/usage_ledger.h"
 
@@ -49,6 +50,19 @@ ApiError refusal_error(const Admission& admission) {
           .code = "rate_limit_exceeded"};
 }
 
+// The refused request's log line (built here, not in refuse()'s coroutine frame).
+void log_refusal(const ForwardRequest& request, unsigned status, uint64_t body_bytes,
+                 std::chrono::steady_clock::time_point started, std::string_view reason) {
+  RequestLogLine line = request_log_line(request);
+  line.target = "none";
+  line.status = status;
+  line.bytes_out = body_bytes;
+  line.duration_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  line.limited = reason;
+  log_request(line);
+}
+
 // The refused request's answer: no upstream is asked.
 Task<ForwardResult> refuse(beast::tcp_stream& client, const ForwardRequest& request,
                            const Admission& admission, std::string_view fields,
@@ -57,17 +71,10 @@ Task<ForwardResult> refuse(beast::tcp_stream& client, const ForwardRequest& requ
   const ApiError error = refusal_error(admission);
   const std::string_view reason = refusal_reason(admission.refusal);
   if (scope.metrics != nullptr) scope.metrics->limit_refusal(reason);
-  const auto ec =
-      co_await write_error(client, request.style, error, request.client_keep_alive, 0, {}, fields);
-  log_request(RequestLogLine{
-      .key = scope.key->name,
-      .team = scope.key->team,
-      .route = request.route.pool->name,
-      .target = "none",
-      .status = error.status,
-      .duration_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
-      .limited = reason});
+  uint64_t body_bytes = 0;
+  const auto ec = co_await write_error(client, request.style, error, request_id_of(request),
+                                       request.client_keep_alive, 0, {}, fields, &body_bytes);
+  log_refusal(request, error.status, body_bytes, started, reason);
   ForwardResult result;
   result.status = error.status;
   result.client_usable = !ec && request.client_keep_alive;

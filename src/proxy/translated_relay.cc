@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "http/sse_progress.h"
+#include "observe/inter_token_timer.h"
 #include "proxy/error_response.h"
 #include "proxy/fallback.h"
 #include "proxy/usage_chunk.h"
@@ -55,16 +56,19 @@ Task<void> relay_whole(Stream& upstream, UpstreamConnection& connection,
                      ApiError{.status = out_status,
                               .type = error_type_for_status(out_status),
                               .message = "reading " + p.candidate->label +
-                                         "'s answer failed: " + read_ec.message()});
+                                         "'s answer failed: " + read_ec.message()},
+                     request_id_of(*p.request));
   } else if (status >= 200 && status < 300) {
     auto translated = translator.response(body, translate_options(p));
     if (translated) {
       out = std::move(*translated);
     } else {
       out_status = translated.error().status;
-      out = error_body(p.request->style, ApiError{.status = out_status,
-                                                   .type = error_type_for_status(out_status),
-                                                   .message = translated.error().message});
+      out = error_body(p.request->style,
+                       ApiError{.status = out_status,
+                                .type = error_type_for_status(out_status),
+                                .message = translated.error().message},
+                       request_id_of(*p.request));
     }
   } else {
     TranslatedError error = translator.error(status, body);
@@ -73,7 +77,8 @@ Task<void> relay_whole(Stream& upstream, UpstreamConnection& connection,
   }
   report.status = out_status;
   report.usage.feed(out);
-  ClientResponse response(parser, p, out_status, "application/json", out.size());
+  ClientResponse response(parser, p, out_status, "application/json", out.size(),
+                          report.bytes_out);
   if (!co_await response.write(client, out, true)) {
     report.client_usable = false;
     report.client_gone = true;
@@ -94,7 +99,7 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
                         beast::tcp_stream& client, ResponseParser& parser, const AttemptParams& p,
                         const Translator& translator, AttemptReport& report) {
   auto stream = translator.stream(translate_options(p));
-  ClientResponse response(parser, p, 200, "text/event-stream", std::nullopt);
+  ClientResponse response(parser, p, 200, "text/event-stream", std::nullopt, report.bytes_out);
   if (stream == nullptr || !co_await response.write_head(client)) {
     report.client_usable = false;
     report.client_gone = stream != nullptr;
@@ -102,6 +107,7 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
   }
   std::array<char, kStreamRead> buffer;
   SseProgress progress;
+  InterTokenTimer inter_token(p.request->route.pool->instruments.inter_token);
   std::string out;
   error_code read_ec;
   while (!parser.is_done()) {
@@ -119,9 +125,13 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
     if (out.empty() && !read_ec) continue;
     report.usage.feed(out);
     drop_unasked_usage(*p.request, out);
+    const uint64_t pieces_before = progress.content_pieces();
     if (progress.feed(out) && !report.first_token) {
       report.first_token = std::chrono::steady_clock::now();
       if (p.prefill != nullptr) p.prefill->release();
+    }
+    if (const uint64_t pieces = progress.content_pieces() - pieces_before; pieces > 0) {
+      inter_token.arrived(std::chrono::steady_clock::now(), pieces);
     }
     if (!co_await response.write(client, out, false)) {
       report.client_usable = false;
@@ -175,7 +185,8 @@ Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connec
                      ApiError{.status = out_status,
                               .type = error_type_for_status(out_status),
                               .message = "reading " + p.candidate->label +
-                                         "'s answer failed: " + read_ec.message()});
+                                         "'s answer failed: " + read_ec.message()},
+                     request_id_of(*p.request));
   } else if (plan.translator != nullptr) {
     TranslatedError error = plan.translator->error(status, body);
     out_status = error.status;
@@ -187,7 +198,7 @@ Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connec
   report.first_token = report.first_byte;
   if (p.prefill != nullptr) p.prefill->release();
   report.status = out_status;
-  ClientResponse response(parser, p, out_status, content_type, out.size());
+  ClientResponse response(parser, p, out_status, content_type, out.size(), report.bytes_out);
   if (!co_await response.write(client, out, true)) {
     report.client_usable = false;
     report.client_gone = true;

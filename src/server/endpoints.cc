@@ -21,6 +21,7 @@
 #include "server/control_handler.h"
 #include "server/server_state.h"
 #include "server/worker.h"
+#include "snapshot/snapshot_fleet_view.h"
 
 namespace rolter {
 namespace http = beast::http;
@@ -56,6 +57,9 @@ constexpr EndpointSpec kControlEndpoint = {"/api/", http::verb::unknown, std::nu
 constexpr auto kLongPoll = std::chrono::seconds(30);
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+// The field every answer of the gateway's own carries (SPEC §17).
+constexpr std::string_view kRequestIdField = "x-request-id";
 
 const EndpointSpec* find_endpoint(std::string_view path) {
   for (const auto& e : kEndpoints) {
@@ -176,7 +180,8 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
     if (state.metrics == nullptr || state.tracker == nullptr) {
       return Dispatch::fail(style, {.status = 404, .message = "metrics are not enabled"});
     }
-    Dispatch d = Dispatch::json_answer(http::status::ok, state.metrics->render(*state.tracker));
+    const SnapshotFleetView fleet(*state.tracker, snapshot, std::chrono::steady_clock::now());
+    Dispatch d = Dispatch::json_answer(http::status::ok, state.metrics->render(fleet));
     d.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return d;
   }
@@ -302,14 +307,24 @@ namespace {
 // The coroutines below run only for the requests that need them, each with its own frame: what
 // they hold while they wait stays off handle_request's frame, which every request pays for.
 
-// A JSON answer of the gateway's own (models, health, metrics).
-Task<bool> write_json(beast::tcp_stream& stream, const Dispatch& d, bool keep_alive) {
+// A JSON answer of the gateway's own (models, health, metrics). (The trace goes by reference:
+// what a co_await's arguments hold stays in the caller's frame, which every request pays for.)
+Task<bool> write_json(beast::tcp_stream& stream, const Dispatch& d, bool keep_alive,
+                      const RequestTrace& trace) {
   http::response<http::string_body> res{d.status, 11};
   res.set(http::field::content_type, d.content_type);
+  res.set(kRequestIdField, trace.request_id());
   res.body() = d.json;
   res.keep_alive(keep_alive);
   res.prepare_payload();
   auto [ec, n] = co_await http::async_write(stream, res, kNoThrow);
+  co_return !ec && keep_alive;
+}
+
+// An error of the gateway's own, decided before any upstream was asked.
+Task<bool> write_dispatch_error(beast::tcp_stream& stream, const Dispatch& d, bool keep_alive,
+                                const RequestTrace& trace) {
+  const error_code ec = co_await write_error(stream, d.style, d.error, trace.request_id(), keep_alive);
   co_return !ec && keep_alive;
 }
 
@@ -361,7 +376,8 @@ Task<void> attach_engine_tokens(Worker& worker, const Snapshot& snapshot, Dispat
 // A request for the control plane in this process: answered by it, with a long poll waiting on a
 // timer that the control plane cancels when a new version is published.
 Task<bool> serve_control(Worker& worker, beast::tcp_stream& stream,
-                         const http::request<http::string_body>& request, bool keep_alive) {
+                         const http::request<http::string_body>& request, bool keep_alive,
+                         RequestTrace& trace) {
   ControlHandler& control = *worker.server().control;
   const std::string method(request.method_string());
   ControlRequest call{
@@ -390,6 +406,8 @@ Task<bool> serve_control(Worker& worker, beast::tcp_stream& stream,
   }
   res.set(http::field::cache_control, "no-store");
   for (const auto& [name, value] : answer.headers) res.set(name, value);
+  res.set(kRequestIdField, trace.request_id());
+  trace.set_status(answer.status);
   res.keep_alive(keep_alive);
   res.prepare_payload();
   auto [ec, n] = co_await http::async_write(stream, res, kNoThrow);
@@ -404,26 +422,33 @@ Task<bool> forward_with_tenancy(Worker& worker, const Snapshot& snapshot, beast:
                                                     worker.server().metrics);
   const ForwardResult result =
       co_await forward_accounted(worker.forwarder(), stream, watch, forward, scope);
+  if (forward.trace != nullptr) forward.trace->set_status(result.status);
   co_return result.client_usable;
 }
 
 }  // namespace
 
+std::string_view endpoint_route(const EndpointSpec* endpoint) {
+  if (endpoint == nullptr || endpoint == &kControlEndpoint) return {};
+  if (endpoint->path == kModelsPrefix) return "/v1/models/{id}";
+  return endpoint->path;
+}
+
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
                           ClientWatch& watch, http::request<http::string_body>& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
-                          bool keep_alive) {
+                          bool keep_alive, RequestTrace& trace) {
   if (head.endpoint == &kControlEndpoint) {
-    co_return co_await serve_control(worker, stream, request, keep_alive);
+    co_return co_await serve_control(worker, stream, request, keep_alive, trace);
   }
   Dispatch d = dispatch(worker, snapshot, request, facts, head);
   switch (d.kind) {
     case Dispatch::Kind::kJson:
-      co_return co_await write_json(stream, d, keep_alive);
-    case Dispatch::Kind::kError: {
-      const error_code ec = co_await write_error(stream, d.style, d.error, keep_alive);
-      co_return !ec && keep_alive;
-    }
+      trace.set_status(static_cast<unsigned>(d.status));
+      co_return co_await write_json(stream, d, keep_alive, trace);
+    case Dispatch::Kind::kError:
+      trace.set_status(d.error.status);
+      co_return co_await write_dispatch_error(stream, d, keep_alive, trace);
     case Dispatch::Kind::kForward:
       break;
   }
@@ -455,11 +480,13 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_s
       .client_tls = peer.tls,
       .client_version = request.version(),
       .explain = wants_explain(request),
+      .trace = &trace,
   };
   if (WorkerTenancy::applies(worker.server().tenancy, d.key)) {
     co_return co_await forward_with_tenancy(worker, snapshot, stream, watch, forward);
   }
   const ForwardResult result = co_await worker.forwarder().forward(stream, watch, forward);
+  trace.set_status(result.status);
   co_return result.client_usable;
 }
 

@@ -15,6 +15,7 @@
 #include "proxy/client_watch.h"
 #include "proxy/error_response.h"
 #include "snapshot/snapshot.h"
+#include "trace/request_trace.h"
 
 namespace rolter {
 
@@ -47,12 +48,17 @@ HeadVerdict check_head(Worker& worker, const Snapshot& snapshot,
                        const beast::http::request<beast::http::string_body>& request,
                        const ClientPeer& peer);
 
+// The route template of an endpoint, for a trace's http.route: "/v1/chat/completions",
+// "/v1/models/{id}"; empty for none.
+std::string_view endpoint_route(const EndpointSpec* endpoint);
+
 // Answers one request whose head passed check_head() and whose body has been read. Returns false
-// when the connection must be closed. `watch` is the connection's (proxy/client_watch.h).
+// when the connection must be closed. `watch` is the connection's (proxy/client_watch.h); `trace`
+// is the request's (its id goes on every answer; its status is set here).
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
                           ClientWatch& watch,
                           beast::http::request<beast::http::string_body>& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
-                          bool keep_alive);
+                          bool keep_alive, RequestTrace& trace);
 
 }  // namespace rolter

@@ -17,6 +17,7 @@
 #include "server/endpoints.h"
 #include "server/server_state.h"
 #include "server/worker.h"
+#include "trace/request_trace.h"
 
 namespace rolter {
 namespace http = beast::http;
@@ -81,6 +82,25 @@ Task<void> discard_until_close(beast::tcp_stream& stream) {
   }
 }
 
+// What the client's head says of the request's id and trace (SPEC §17).
+IncomingTrace incoming_trace(const http::request_parser<http::string_body>& parser) {
+  const auto& request = parser.get();
+  IncomingTrace in;
+  in.request_id = request["x-request-id"];
+  const auto traceparent = request.find("traceparent");
+  if (traceparent != request.end()) {
+    in.traceparent = traceparent->value();
+    in.several_traceparents = request.count("traceparent") > 1;
+  }
+  in.tracestate = request["tracestate"];
+  return in;
+}
+
+TracingSettings tracing_settings(const Snapshot& snapshot) {
+  const TracingConfig& tracing = snapshot.config().tracing;
+  return {.exporting = !tracing.otlp_endpoint.empty(), .sample_ratio = tracing.sample_ratio};
+}
+
 // True when the body has not been (and would have to be) read: the connection cannot carry
 // another request unless it is.
 bool body_pending(const http::request_parser<http::string_body>& parser) {
@@ -103,7 +123,9 @@ std::string client_ip(const asio::ip::tcp::socket& socket) {
 Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer peer) {
   beast::flat_buffer buffer;
   RequestFacts facts;  // reused across the connection's requests: no allocation once warm
+  RequestTrace trace;  // the same: each request's id and trace (SPEC §17)
   auto& server = worker.server();
+  const TraceDeps trace_deps{.queue = server.spans};
   bool linger = false;  // closing with the client possibly still sending: see discard_until_close
   ClientWatch watch(stream);
   for (;;) {
@@ -139,17 +161,22 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer
     }
     if (ec) {
       if (auto error = read_error(ec, *snapshot)) {
-        co_await write_error(stream, ErrorStyle::kOpenAi, *error, false);
+        trace.begin_unread(trace_deps);
+        co_await write_error(stream, ErrorStyle::kOpenAi, *error, trace.request_id(), false);
         linger = true;
       }
       break;
     }
     auto& request = parser.get();
+    trace.begin(trace_deps, tracing_settings(*snapshot), incoming_trace(parser));
+    trace.set_http(request.method_string(), {});
     if (auto problem = request_framing_problem(request, request.version())) {
       // The body's extent is unknown or ambiguous: answer, and never read on from here.
       const ApiError error{.status = 400,
                            .message = "malformed HTTP request: " + std::string(*problem)};
-      co_await write_error(stream, ErrorStyle::kOpenAi, error, false);
+      trace.set_status(error.status);
+      co_await write_error(stream, ErrorStyle::kOpenAi, error, trace.request_id(), false);
+      trace.end();
       linger = true;
       break;
     }
@@ -157,10 +184,14 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer
     ActiveRequest active(server);
     snapshot = worker.snapshot();  // the newest snapshot for the request that just arrived
     const HeadVerdict head = check_head(worker, *snapshot, request, peer);
+    trace.set_http(request.method_string(), endpoint_route(head.endpoint));
     if (head.error) {
       // Refused on its head alone: the body is never read, so the connection cannot go on.
       const bool keep = !body_pending(parser) && request.keep_alive() && !server.draining();
-      const error_code write_ec = co_await write_error(stream, head.style, *head.error, keep);
+      trace.set_status(head.error->status);
+      const error_code write_ec =
+          co_await write_error(stream, head.style, *head.error, trace.request_id(), keep);
+      trace.end();
       if (write_ec || !keep) {
         linger = !write_ec;
         break;
@@ -189,9 +220,11 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer
     }
     if (body_ec) {
       if (auto error = read_error(body_ec, *snapshot)) {
-        co_await write_error(stream, ErrorStyle::kOpenAi, *error, false);
+        trace.set_status(error->status);
+        co_await write_error(stream, ErrorStyle::kOpenAi, *error, trace.request_id(), false);
         linger = true;
       }
+      trace.end();
       break;
     }
     stream.expires_never();
@@ -200,7 +233,8 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer
 
     const bool keep_alive = request.keep_alive() && !server.draining();
     const bool usable = co_await handle_request(worker, *snapshot, stream, watch, request, facts,
-                                                head, peer, keep_alive);
+                                                head, peer, keep_alive, trace);
+    trace.end();
     if (!usable || !keep_alive) break;
   }
   error_code ignored;

@@ -31,6 +31,7 @@
 #include "proxy/request_log.h"
 #include "server/server.h"
 #include "snapshot/snapshot_store.h"
+#include "trace/span_queue.h"
 
 // Counting happens at malloc's level, not operator new's: Asio allocates its coroutine frames and
 // handlers with aligned_alloc() and malloc() directly (recycling what it can), and those count
@@ -286,9 +287,11 @@ class Client {
 
 class RequestAllocationTest : public ::testing::Test {
  protected:
-  void start(const std::string& upstream_response) {
+  // `extra_toml` goes before the provider (a table such as [tracing]).
+  void start(const std::string& upstream_response, const std::string& extra_toml = "") {
     upstream_ = std::make_unique<CannedUpstream>(upstream_response);
-    const std::string toml = "[[providers]]\nname = \"up\"\nbase_url = \"http://127.0.0.1:" +
+    const std::string toml = extra_toml +
+                             "[[providers]]\nname = \"up\"\nbase_url = \"http://127.0.0.1:" +
                              std::to_string(upstream_->port()) +
                              "\"\n[[routes]]\nname = \"m\"\nstrategy = \"round_robin\"\n"
                              "targets = [{ provider = \"up\", model = \"upstream-m\" }]\n";
@@ -300,6 +303,7 @@ class RequestAllocationTest : public ::testing::Test {
     server_ = std::make_unique<Server>(store_, 1);
     server_->state().metrics = &metrics_;
     server_->state().tracker = &tracker_;
+    server_->state().spans = &spans_;
     auto port = server_->listen("127.0.0.1", 0);
     ASSERT_TRUE(port) << port.error();
     server_->start();
@@ -334,16 +338,18 @@ class RequestAllocationTest : public ::testing::Test {
   SnapshotStore store_;
   LoadTracker tracker_;
   Metrics metrics_;
+  SpanQueue spans_{64};  // a recorded request's spans would go here
   std::unique_ptr<CannedUpstream> upstream_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<Client> client_;
 };
 
-std::string chat_request(bool stream) {
+// `fields`: more header lines, each ending in \r\n.
+std::string chat_request(bool stream, const std::string& fields = "") {
   const std::string body = std::string(R"({"model":"m",)") + (stream ? R"("stream":true,)" : "") +
                            R"("messages":[{"role":"user","content":"hi"}]})";
   return "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: "
-         "application/json\r\nContent-Length: " +
+         "application/json\r\n" + fields + "Content-Length: " +
          std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
@@ -373,6 +379,29 @@ TEST_F(RequestAllocationTest, StreamingRequest) {
   std::printf("allocations per proxied request (streaming, 16 events): %.2f\n", per_request);
   RecordProperty("allocations_per_stream", std::to_string(per_request));
   EXPECT_LE(per_request, kMaxAllocationsPerStream);
+  set_access_log(true);
+}
+
+// SPEC §17: with tracing on, a request that is not sampled (its caller's traceparent says so)
+// costs what one without tracing costs: its id, trace id and traceparents live in fixed buffers.
+// Its two extra request fields are Beast's to store (one allocation each).
+TEST_F(RequestAllocationTest, NotSampledRequestWithTracingOn) {
+  set_access_log(false);
+  start("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+            std::to_string(kCompletion.size()) + "\r\n\r\n" + std::string(kCompletion),
+        "[tracing]\notlp_endpoint = \"http://127.0.0.1:9/v1/traces\"\nsample_ratio = 1.0\n");
+  const std::string request = chat_request(
+      false,
+      "x-request-id: client-request-7\r\n"
+      "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00\r\n");
+  const double per_request = allocations_per_request(request);
+  ASSERT_GE(per_request, 0);
+  EXPECT_NE(client_->last().find("x-request-id: client-request-7"), std::string_view::npos)
+      << client_->last();
+  EXPECT_EQ(spans_.size(), 0u);
+  std::printf("allocations per proxied request (tracing on, not sampled): %.2f\n", per_request);
+  RecordProperty("allocations_per_unsampled_request", std::to_string(per_request));
+  EXPECT_LE(per_request, kMaxAllocationsPerRequest + 2);
   set_access_log(true);
 }
 

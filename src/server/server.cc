@@ -214,8 +214,8 @@ void Server::start() {
   state_.set_ready(true);
 }
 
-uint64_t Server::drain(std::chrono::milliseconds timeout) {
-  state_.start_draining();
+void Server::begin_drain() {
+  if (!state_.start_draining()) return;
   // The metrics listener stays open until stop(): probes see the drain on /readyz.
   asio::post(workers_[0]->io(), [this] {
     error_code ignored;
@@ -224,6 +224,10 @@ uint64_t Server::drain(std::chrono::milliseconds timeout) {
   for (auto& worker : workers_) {
     asio::post(worker->io(), [w = worker.get()] { w->close_idle(); });
   }
+}
+
+uint64_t Server::drain(std::chrono::milliseconds timeout) {
+  begin_drain();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (state_.active_requests() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

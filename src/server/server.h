@@ -11,8 +11,8 @@
 // With use_tls() the main listener terminates TLS in front of the same sessions
 // (server/tls_connection.h); the metrics listener stays plaintext.
 //
-// Thread-safety: construct, listen() and run() from one thread; drain() and stop() from any
-// thread.
+// Thread-safety: construct, listen() and run() from one thread; begin_drain(), drain() and stop()
+// from any thread.
 #pragma once
 
 #include <tl/expected.hpp>
@@ -49,8 +49,12 @@ class Server {
   // Starts the acceptor and the worker threads; returns at once.
   void start();
 
-  // Stops accepting on the main listener, closes idle connections, and waits until no request
-  // is in progress or the timeout passes. Returns the number of requests still in progress.
+  // Stops accepting on the main listener and closes idle connections; from its return, /readyz
+  // answers 503. Returns at once; calling it again does nothing more.
+  void begin_drain();
+
+  // begin_drain(), then waits until no request is in progress or the timeout passes. Returns the
+  // number of requests still in progress.
   uint64_t drain(std::chrono::milliseconds timeout);
 
   // Stops every worker and joins the threads.

@@ -11,6 +11,7 @@ namespace rolter {
 class ControlHandler;
 class LoadTracker;
 class Metrics;
+class SpanQueue;
 struct TenancyServices;
 
 class ServerState {
@@ -22,9 +23,12 @@ class ServerState {
   ControlHandler* control = nullptr;
   // The limits and usage records of keys (server/worker_tenancy.h), or null: none.
   const TenancyServices* tenancy = nullptr;
+  // Where recorded requests' spans go for export ([tracing], SPEC §17), or null: none are made.
+  SpanQueue* spans = nullptr;
 
   bool draining() const { return draining_.load(std::memory_order_acquire); }
-  void start_draining() { draining_.store(true, std::memory_order_release); }
+  // True for the call that started the drain, false for any later one.
+  bool start_draining() { return !draining_.exchange(true, std::memory_order_acq_rel); }
 
   bool ready() const { return ready_.load(std::memory_order_acquire); }
   void set_ready(bool ready) { ready_.store(ready, std::memory_order_release); }

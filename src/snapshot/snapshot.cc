@@ -295,7 +295,7 @@ class SnapshotBuilder {
     provider->tokenize_engine = pc.tokenize == "engine";
     provider->tokenize_timeout = std::chrono::milliseconds(pc.tokenize_timeout_ms);
     if (provider->tokenize_engine && metrics_ != nullptr) {
-      provider->tokenize_instruments = metrics_->tokenize(pc.name);
+      provider->tokenize_instruments = metrics_->tokenize(pc.name, snap_->series_);
     }
     if (!pc.api_key_env.empty()) {
       auto key = secret("providers." + pc.name + ".api_key_env", pc.api_key_env);
@@ -356,7 +356,7 @@ class SnapshotBuilder {
         info != nullptr && info->table == StrategyTable::kPolicy) {
       auto policy = make_policy_route(rc, providers_);
       if (metrics_ != nullptr && policy->decision) {
-        policy->decision->instruments = metrics_->decision(rc.name);
+        policy->decision->instruments = metrics_->decision(rc.name, snap_->series_);
       }
       pool->policy = std::move(policy);
       settings.policy = &pool->policy->settings;
@@ -378,7 +378,13 @@ class SnapshotBuilder {
     if (pool == nullptr) return;
     for (const auto& name : rc.fallbacks) {
       auto it = snap_->routes_.find(name);
-      if (it != snap_->routes_.end()) pool->fallbacks.push_back(it->second);
+      if (it == snap_->routes_.end()) continue;
+      if (metrics_ != nullptr) {
+        const std::string& from =
+            pool->fallbacks.empty() ? pool->name : pool->fallbacks.back()->name;
+        pool->fallback_counters.push_back(metrics_->fallback(from, name, snap_->series_));
+      }
+      pool->fallbacks.push_back(it->second);
     }
     if (!rc.fallback_on.empty()) {
       pool->fallback_on = {.unavailable = false};
@@ -443,16 +449,19 @@ class SnapshotBuilder {
     }
     pool->balancer = std::move(*balancer);
     // Pins are addressed as "<provider>/<any model>", so their series is named that way.
-    const std::string series =
-        pool->kind == RoutePool::Kind::kProviderPin ? pool->name + "/*" : pool->name;
+    pool->series = pool->kind == RoutePool::Kind::kProviderPin ? pool->name + "/*" : pool->name;
+    const std::string& series = pool->series;
     pool->flow = make_flow_gate(*pool, series, *config_, route_priority(*pool), snap_->breaker_,
                                 tracker_, metrics_);
     if (metrics_ != nullptr) {
-      pool->instruments = metrics_->route(series);
-      pool->no_target = metrics_->candidate(series, pool->strategy, "none");
+      SeriesLease& lease = snap_->series_;
+      pool->instruments = metrics_->route(series, lease);
+      pool->no_target = metrics_->candidate(series, pool->strategy, "none", lease);
       for (auto& c : pool->candidates) {
-        c.instruments = metrics_->candidate(series, pool->strategy, c.label);
+        c.instruments = metrics_->candidate(series, pool->strategy, c.label, lease);
+        c.endpoint_instruments = metrics_->endpoint(c.state->identity, lease);
       }
+      if (pool->adaptive_state != nullptr) adaptive_series(*pool, lease);
     }
     snap_->pools_.push_back(std::move(pool));
     return snap_->pools_.back().get();
@@ -464,6 +473,16 @@ class SnapshotBuilder {
       if (rc.name == pool.name) return rc.priority;
     }
     return std::nullopt;
+  }
+
+  // An adaptive pool's series, named as its state and its telemetry samples name it: a group by its
+  // address "<slug>/*", a target's picks by its label, its score by its explain name.
+  void adaptive_series(const RoutePool& pool, SeriesLease& lease) {
+    const std::string route = pool.kind == RoutePool::Kind::kGroup ? pool.name + "/*" : pool.name;
+    metrics_->adaptive_route(route, lease);
+    for (const auto& c : pool.candidates) {
+      metrics_->adaptive_target(route, c.label, c.explain_name, lease);
+    }
   }
 
   void key(const KeyConfig& kc, const std::vector<TeamConfig>& teams) {

@@ -93,6 +93,7 @@ struct Candidate {
   std::string explain_name;
   TokenPrices prices;
   Metrics::CandidateInstruments instruments;
+  Metrics::EndpointInstruments endpoint_instruments;  // its instance's (parks)
 };
 
 // Policy mode (SPEC §7): a policy route's settings, for its balancer and for what the request path
@@ -120,6 +121,8 @@ struct RoutePool {
   enum class Kind { kRoute, kGroup, kProviderPin };
   Kind kind = Kind::kRoute;
   std::string name;  // route name, group slug or provider name
+  // Its route label in metrics: the name, and for a provider pin "<provider>/*" (its address).
+  std::string series;
   std::string strategy;
   // A provider group with at least one passthrough member: the requested model names a LoRA
   // adapter the members serve (SPEC §6.12), so it becomes RouteContext::adapter.
@@ -136,6 +139,9 @@ struct RoutePool {
   // Routes tried in order when this one cannot answer (RouteConfig::fallbacks), resolved; the
   // fallback_on conditions as a set.
   std::vector<const RoutePool*> fallbacks;
+  // fallback_counters[i] counts the hops to fallbacks[i] (from this route, then from
+  // fallbacks[i - 1]); empty without metrics.
+  std::vector<prometheus::Counter*> fallback_counters;
   struct FallbackOn {
     bool unavailable = true;
     bool rate_limited = false;
@@ -241,6 +247,9 @@ class Snapshot {
   Config config_;
   BreakerParams breaker_;
   Metrics* metrics_ = nullptr;
+  // The series the pools' instruments point to: they leave /metrics when the last snapshot that
+  // names them is released (observe/series_lease.h).
+  SeriesLease series_;
   AdaptivePolicy adaptive_policy_;
   std::vector<std::unique_ptr<Provider>> providers_;
   std::vector<std::unique_ptr<RoutePool>> pools_;

@@ -53,6 +53,7 @@ test('the package holds the binaries, units, docs, example and the configuration
     '/lib/systemd/system/rolter.service', '/lib/systemd/system/rolter-control-plane.service',
     '/usr/share/rolter/rolter.toml.example', '/usr/share/doc/rolter/README.md',
     '/usr/share/doc/rolter/docs/configuration.md', '/etc/rolter/rolter.toml', '/etc/default/rolter',
+    '/etc/logrotate.d/rolter',
   ]) {
     assert.ok(entries.has(file), `${file} in the package`);
     assert.equal(entries.get(file).owner, 'root/root', file);
@@ -64,7 +65,8 @@ test('the package holds the binaries, units, docs, example and the configuration
 
   const info = await run('dpkg-deb', ['--info', deb, 'conffiles']);
   assert.equal(info.code, 0, info.output);
-  assert.deepEqual(info.stdout.trim().split('\n').sort(), ['/etc/default/rolter', '/etc/rolter/rolter.toml']);
+  assert.deepEqual(info.stdout.trim().split('\n').sort(),
+    ['/etc/default/rolter', '/etc/logrotate.d/rolter', '/etc/rolter/rolter.toml']);
 });
 
 test('the packaged binaries are stripped, the units run /usr/bin/rolter, the config is valid', async () => {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { binDir } from '../lib/rolter.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const guides = ['docs/policy-mode.md', 'docs/adaptive-routing.md'];
+const guides = ['docs/configuration.md', 'docs/policy-mode.md', 'docs/adaptive-routing.md'];
 
 // The ```toml blocks of a Markdown file, with the line each starts on.
 export function tomlBlocks(markdown) {

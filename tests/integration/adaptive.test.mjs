@@ -50,7 +50,7 @@ async function picks(rolter) {
     out[target] = {};
     for (const decision of ['blend', 'exploration', 'probe', 'fallback']) {
       out[target][decision] = sumOf(text, 'rolter_adaptive_routing_target_picks_total',
-        { model: 'm', target, decision });
+        { route: 'm', target, decision });
     }
   }
   return out;
@@ -209,7 +209,7 @@ test('the telemetry sender posts every adaptive route to the control plane with 
   // The same tick set the score gauges and counted the post.
   const text = await scrapeMetrics(rolter);
   for (const target of kTargets) {
-    assert.match(text, new RegExp(`^rolter_adaptive_routing_target_score\\{model="m",target="${target}"\\} `, 'm'));
+    assert.match(text, new RegExp(`^rolter_adaptive_routing_target_score\\{route="m",target="${target}"\\} `, 'm'));
   }
   assert.ok(sumOf(text, 'rolter_adaptive_telemetry_posts_total', { result: 'ok' }) >= 1);
   const lint = await promtool(t, text);

@@ -181,7 +181,7 @@ describe('the dashboard\'s API on a control plane with a gateway', () => {
     const instances = Object.fromEntries(node.stats.instances.map((x) => [x.provider, x]));
     for (const [name, engine] of [['a', sim.engines[0]], ['b', sim.engines[1]]]) {
       assert.deepEqual(instances[name], {
-        instance: `${name}@${engine.url}`, provider: name, base_url: engine.url, in_flight: 0,
+        endpoint: `${name}@${engine.url}`, provider: name, base_url: engine.url, in_flight: 0,
         breaker: 'closed', healthy: true, parked: false, kv_events: null, lmcache_occupancy: null,
         engine_load: null,
       });

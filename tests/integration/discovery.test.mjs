@@ -82,13 +82,13 @@ model = "sim-model"
 `;
   const rolter = await startRolter({ config });
   t.after(() => rolter.stop());
-  const identity = (host) => `vllm@http://${host}:${port}`;  // the metrics' instance label
+  const identity = (host) => `vllm@http://${host}:${port}`;  // the metrics' endpoint label
   return { dns, sims, rolter, port, identity };
 }
 
-// How many instances rolter serves for the provider, by its own gauge.
+// How many endpoints rolter serves for the provider, by its own gauge.
 async function instancesServed(rolter) {
-  const m = (await scrapeMetrics(rolter)).match(/^rolter_discovery_instances\{provider="vllm"\} (\S+)$/m);
+  const m = (await scrapeMetrics(rolter)).match(/^rolter_discovery_endpoints\{provider="vllm"\} (\S+)$/m);
   return m ? Number(m[1]) : undefined;
 }
 const waitServed = (rolter, n, timeoutMs = 10 * kIntervalMs) =>
@@ -193,13 +193,16 @@ test('with DNS down the last good set keeps serving, and the failure is counted'
 const tokens = (seed, blocks, tail = 3) =>
   Array.from({ length: blocks * kBlockSize + tail }, (_, i) => seed * 100000 + i);
 
-async function instanceMetric(rolter, metric, identity) {
-  const escaped = identity.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  const m = (await scrapeMetrics(rolter)).match(new RegExp(`^${metric}\\{instance="${escaped}"\\} (\\S+)$`, 'm'));
+// The value of `metric`'s series for the endpoint `identity`, with `labels` after its endpoint
+// label (e.g. ',state="live"').
+async function endpointMetric(rolter, metric, identity, labels = '') {
+  const escaped = (identity + labels).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const m = (await scrapeMetrics(rolter)).match(new RegExp(`^${metric}\\{endpoint="${escaped}\\} (\\S+)$`, 'm'));
   return m ? Number(m[1]) : undefined;
 }
-const kvEvents = async (rolter, identity) => (await instanceMetric(rolter, 'rolter_kv_events_total', identity)) ?? 0;
-const kvState = (rolter, identity) => instanceMetric(rolter, 'rolter_kv_events_state', identity);
+const kvEvents = async (rolter, identity) => (await endpointMetric(rolter, 'rolter_kv_events_total', identity, '"')) ?? 0;
+const kvLive = async (rolter, identity) =>
+  (await endpointMetric(rolter, 'rolter_kv_events_state', identity, '",state="live"')) === 1;
 
 test('an instance that leaves DNS and returns keeps its KV index', async (t) => {
   const { dns, sims, rolter, port, identity } = await discoveredFleet(t, [kHosts[0], kHosts[1]]);
@@ -233,7 +236,7 @@ test('an instance that leaves DNS and returns keeps its KV index', async (t) => 
   const back = await kvEvents(rolter, identity(holder));
   let seed = 3;
   await waitUntil(async () => {
-    if ((await kvEvents(rolter, identity(holder))) > back && await kvState(rolter, identity(holder)) === 1) return true;
+    if ((await kvEvents(rolter, identity(holder))) > back && await kvLive(rolter, identity(holder))) return true;
     await direct(tokens(seed++, 1));
     return false;
   }, { timeoutMs: 10000, intervalMs: 100, what: 'the returned holder\'s stream to be live again' });

@@ -7,7 +7,7 @@ import { startRolter, configFor } from '../lib/rolter.mjs';
 import { startSimFor } from '../lib/sim.mjs';
 import { startEchoUpstream } from '../lib/echo_upstream.mjs';
 import { chat, sleep, waitUntil } from '../lib/http.mjs';
-import { instanceValue, promtool, scrapeMetrics } from '../lib/metrics.mjs';
+import { endpointValue, promtool, scrapeMetrics } from '../lib/metrics.mjs';
 
 // A request of 20 tokens stays in flight for about 400 ms: 20 ms to the first token, then 19 more
 // at 20 ms each, whatever the batch (no per-sequence slowdown), so placement alone decides the
@@ -22,7 +22,7 @@ const kEngineMetrics = { load_source: 'engine_metrics', metrics_interval_ms: kIn
 function allFresh(rolter, providers) {
   return waitUntil(async () => {
     const text = await scrapeMetrics(rolter);
-    return providers.every((p) => instanceValue(text, 'rolter_engine_load_fresh', p) === 1);
+    return providers.every((p) => endpointValue(text, 'rolter_engine_load_fresh', p) === 1);
   }, { timeoutMs: 10000, intervalMs: 50, what: `fresh engine loads for ${providers.join(', ')}` });
 }
 
@@ -133,9 +133,9 @@ test('an engine whose /metrics fails is balanced on local in-flight', async (t) 
 
   await waitUntil(async () => {
     const text = await scrapeMetrics(rolter);
-    return instanceValue(text, 'rolter_engine_load_fresh', 'engine-0') === 1 &&
-      instanceValue(text, 'rolter_engine_load_fresh', 'engine-1') === 0 &&
-      instanceValue(text, 'rolter_engine_scrape_failures_total', 'engine-1') >= 1;
+    return endpointValue(text, 'rolter_engine_load_fresh', 'engine-0') === 1 &&
+      endpointValue(text, 'rolter_engine_load_fresh', 'engine-1') === 0 &&
+      endpointValue(text, 'rolter_engine_scrape_failures_total', 'engine-1') >= 1;
   }, { timeoutMs: 10000, intervalMs: 50, what: 'engine-0 fresh and engine-1 failing its scrapes' });
 
   // Both engines hold a request equally long, so the least loaded of the two is right about half
@@ -151,10 +151,10 @@ test('an engine whose /metrics fails is balanced on local in-flight', async (t) 
   assert.ok(share > 0.3, report);
 
   const text = await scrapeMetrics(rolter);
-  assert.equal(instanceValue(text, 'rolter_engine_load_fresh', 'engine-1'), 0);
-  assert.ok(instanceValue(text, 'rolter_engine_scrape_failures_total', 'engine-1') >= 10, 'it kept trying');
-  assert.equal(instanceValue(text, 'rolter_engine_load_fresh', 'engine-0'), 1);
-  assert.ok(instanceValue(text, 'rolter_engine_load', 'engine-0') >= 0);
+  assert.equal(endpointValue(text, 'rolter_engine_load_fresh', 'engine-1'), 0);
+  assert.ok(endpointValue(text, 'rolter_engine_scrape_failures_total', 'engine-1') >= 10, 'it kept trying');
+  assert.equal(endpointValue(text, 'rolter_engine_load_fresh', 'engine-0'), 1);
+  assert.ok(endpointValue(text, 'rolter_engine_load', 'engine-0') >= 0);
   // The engine series pass the same lint as the rest of the exposition.
   const lint = await promtool(t, text);
   assert.equal(lint.code, 0, lint.out);

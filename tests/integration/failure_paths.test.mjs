@@ -237,7 +237,7 @@ test('once upstream_timeout_ms is spent no further attempt is made or counted, a
     // failure_threshold = 1: a failure recorded against an engine opens its breaker at once.
     for (const [i, u] of ups.entries()) {
       if (u.requests.length > 0) continue;
-      assert.equal(await metric(rolter.url, 'rolter_breaker_state', { instance: instanceOf(i, u.url) }), 0,
+      assert.equal(await metric(rolter.url, 'rolter_breaker_state', { endpoint: instanceOf(i, u.url), state: 'open' }), 0,
         `engine ${i} never got the request, yet its breaker opened`);
     }
   });
@@ -427,9 +427,9 @@ async function parkedFor(retryAfter, { retry = {} } = {}) {
       assert.equal(r.target, 'engine-1/up');
     }
     assert.equal(arrivals[0].length, 1, 'engine 0 got a request and answered 429');
-    assert.equal(await metric(rolter.url, 'rolter_instance_parked', { instance }), 1, 'engine 0 is parked');
-    assert.equal(await metric(rolter.url, 'rolter_parks_total', { instance, reason: '429' }), 1);
-    assert.equal(await metric(rolter.url, 'rolter_instance_parked', { instance: instanceOf(1, ups[1].url) }), 0);
+    assert.equal(await metric(rolter.url, 'rolter_endpoint_parked', { endpoint: instance }), 1, 'engine 0 is parked');
+    assert.equal(await metric(rolter.url, 'rolter_parks_total', { endpoint: instance, reason: '429' }), 1);
+    assert.equal(await metric(rolter.url, 'rolter_endpoint_parked', { endpoint: instanceOf(1, ups[1].url) }), 0);
     // Keep asking; engine 1 serves everything until engine 0's parking ends.
     const servedWhileParked = [];
     await until(async () => {
@@ -440,8 +440,8 @@ async function parkedFor(retryAfter, { retry = {} } = {}) {
     }, 10000, 'engine 0 to get traffic again');
     assert.ok(servedWhileParked.every((t) => t === 'engine-1/up'));
     assert.ok(servedWhileParked.length > 0, 'requests went on while engine 0 was parked');
-    assert.equal(await metric(rolter.url, 'rolter_instance_parked', { instance }), 0, 'no longer parked');
-    assert.equal(await metric(rolter.url, 'rolter_parks_total', { instance, reason: '429' }), 1);
+    assert.equal(await metric(rolter.url, 'rolter_endpoint_parked', { endpoint: instance }), 0, 'no longer parked');
+    assert.equal(await metric(rolter.url, 'rolter_parks_total', { endpoint: instance, reason: '429' }), 1);
     return { outMs: arrivals[0][1] - rateLimitedAt, rateLimitedAt, backAt: arrivals[0][1], retryAfterValue };
   } finally {
     await rolter.stop();
@@ -485,7 +485,7 @@ test('every candidate is out: the one back soonest serves instead of an error', 
     assert.equal(first.attempts, '3');
     assert.deepEqual((await sim.allStats()).map((s) => s.requests), [1, 1, 1]);
     for (let i = 0; i < 3; i++) {
-      assert.equal(await metric(rolter.url, 'rolter_instance_parked', { instance: instanceOf(i, sim.engines[i].url) }), 1, `engine ${i} parked`);
+      assert.equal(await metric(rolter.url, 'rolter_endpoint_parked', { endpoint: instanceOf(i, sim.engines[i].url) }), 1, `engine ${i} parked`);
     }
     for (let i = 0; i < 3; i++) await sim.clearFault(i);
     for (let k = 0; k < 3; k++) {

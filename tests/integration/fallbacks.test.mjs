@@ -74,7 +74,7 @@ test('every target of the route refuses: its fallback route serves, once', async
   assert.equal(r.attempts, 3, 'two refused attempts on a, one on b');
   assert.equal(r.json.object, 'chat.completion');
   assert.deepEqual(await requestsPerEngine(sim), [0, 0, 1]);
-  await rolter.log.waitFor(/"event":"request","route":"b","fallbacks":"a","target":"engine-2\/up","attempts":3,"status":200/,
+  await rolter.log.waitFor(/"event":"request",[^\n]*"route":"b","fallbacks":"a","target":"engine-2\/up",[^\n]*"attempts":3,"status":200/,
     { timeoutMs: 5000 });
   const metrics = await (await fetchWithin(`${rolter.url}/metrics`)).text();
   assert.match(metrics, /rolter_fallbacks_total\{route="a",to="b"\} 1/);
@@ -203,7 +203,7 @@ test('a stream that began on the route and then breaks is never moved to the fal
   assert.equal(res.headers.get('x-rolter-fallbacks'), null);
   assert.equal(res.headers.get('x-rolter-attempts'), '1');
   const { text } = await readAll(res);
-  assert.match(text, /\n\ndata: \{"error":\{"message":"upstream failed mid-stream[^\n]*"code":"upstream_error"\}\}\n\n$/);
+  assert.match(text, /\n\ndata: \{"error":\{"message":"upstream failed mid-stream[^\n]*"code":"upstream_error","request_id":"[^"]+"\}\}\n\n$/);
   assert.equal((text.match(/"chat\.completion\.chunk"/g) ?? []).length, 3);
   assert.deepEqual(await requestsPerEngine(sim), [1, 0], "the fallback route's engine saw no request");
 });
@@ -229,7 +229,7 @@ test('max_fallbacks = 1: a and b down, c is not tried; the error names a and b',
   assert.match(message, /route 'b': all 1 attempts failed: engine-1\/up: connect: Connection refused/);
   assert.doesNotMatch(message, /route 'c'/);
   assert.deepEqual(await requestsPerEngine(sim), [0, 0, 0], 'c was not tried');
-  await rolter.log.waitFor(/"event":"request","route":"a","fallbacks":"a,b","target":"none","attempts":2,"status":502/,
+  await rolter.log.waitFor(/"event":"request",[^\n]*"route":"a","fallbacks":"a,b","target":"none","attempts":2,"status":502/,
     { timeoutMs: 5000 });
 });
 

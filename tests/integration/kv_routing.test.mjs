@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFleet } from '../lib/rolter.mjs';
 import { postJson, settle, waitUntil } from '../lib/http.mjs';
-import { instanceValue, promtool, scrapeMetrics } from '../lib/metrics.mjs';
+import { endpointState, endpointValue, promtool, scrapeMetrics } from '../lib/metrics.mjs';
 
 const kEngines = 3;
 const kBlockSize = 16;
@@ -56,12 +56,13 @@ async function viaGateway(rolter, prompt) {
   return { target: res.target, decision: JSON.parse(res.headers.get('x-rolter-decision')) };
 }
 
-const metric = async (rolter, name, i) => instanceValue(await scrapeMetrics(rolter), name, `engine-${i}`);
+const metric = async (rolter, name, i) => endpointValue(await scrapeMetrics(rolter), name, `engine-${i}`);
+const streamState = async (rolter, i) => endpointState(await scrapeMetrics(rolter), 'rolter_kv_events_state', `engine-${i}`);
 
 // Waits until the gateway has applied at least `n` KV-event batches from engine i, live.
 async function eventsApplied(rolter, i, n) {
   await waitUntil(async () => (await metric(rolter, 'rolter_kv_events_total', i) ?? 0) >= n &&
-    await metric(rolter, 'rolter_kv_events_state', i) === 1,
+    await streamState(rolter, i) === 'live',
   { timeoutMs: 10000, what: `engine-${i}'s stream live with ${n} batches applied` });
 }
 const eventsSoFar = async (rolter, i) => (await metric(rolter, 'rolter_kv_events_total', i)) ?? 0;
@@ -102,7 +103,7 @@ for (const format of ['array', 'map']) {
 
     const text = await scrapeMetrics(rolter);
     assert.equal((await promtool(t, text)).code, 0);
-    assert.equal(instanceValue(text, 'rolter_kv_event_decode_errors_total', `engine-${kHolder}`), 0);
+    assert.equal(endpointValue(text, 'rolter_kv_event_decode_errors_total', `engine-${kHolder}`), 0);
   });
 }
 
@@ -142,7 +143,7 @@ for (const replay of [true, false]) {
     const gapsBefore = (await metric(rolter, 'rolter_kv_event_gaps_total', kHolder)) ?? 0;
     await warmDirectly(sim, kHolder, tokens(11, 8, 0));
     await waitUntil(async () => ((await metric(rolter, 'rolter_kv_event_gaps_total', kHolder)) ?? 0) > gapsBefore &&
-      await metric(rolter, 'rolter_kv_events_state', kHolder) === 1,
+      await streamState(rolter, kHolder) === 'live',
     { timeoutMs: 10000, what: 'the gap seen and the stream live again' });
 
     const missedScore = kvScore((await viaGateway(rolter, [...missed, ...tokens(80, 2)])).decision, kHolder);

@@ -12,7 +12,7 @@ import { startRolter } from '../lib/rolter.mjs';
 import { startSimFor } from '../lib/sim.mjs';
 import { startEchoUpstream } from '../lib/echo_upstream.mjs';
 import { chat, fetchWithin, settle, waitUntil } from '../lib/http.mjs';
-import { instanceValue, promtool, scrapeMetrics } from '../lib/metrics.mjs';
+import { endpointValue, promtool, scrapeMetrics } from '../lib/metrics.mjs';
 
 // 100 blocks of 16 tokens: a 400-word prompt fills 25 blocks, a quarter of the cache.
 const kSimArgs = ['--time-scale', '0', '--kv-blocks', '100', '--block-size', '16'];
@@ -52,12 +52,12 @@ function lmcacheConfig(engines, lmcacheUrls) {
 }
 
 // Resolves with the metrics text once `check(occupancyOf)` holds, occupancyOf(i) being engine-i's
-// rolter_lmcache_occupancy (NaN while unusable, undefined before the first poll is set up).
+// rolter_lmcache_occupancy_ratio (NaN while unusable, undefined before the first poll is set up).
 function waitForOccupancy(rolter, check, what) {
   let text;
   return waitUntil(async () => {
     text = await scrapeMetrics(rolter);
-    return check((i) => instanceValue(text, 'rolter_lmcache_occupancy', `engine-${i}`));
+    return check((i) => endpointValue(text, 'rolter_lmcache_occupancy_ratio', `engine-${i}`));
   }, { timeoutMs: 10000, intervalMs: 50, what }).then(() => text);
 }
 
@@ -119,7 +119,7 @@ test('a failed LMCache endpoint is neutral at once', async (t) => {
   await waitForOccupancy(rolter, (occ) => Number.isNaN(occ(0)) && occ(1) === engine1,
     'engine-0 failing its polls');
   assert.deepEqual(await targets(rolter, kPicks), { 'engine-1/sim-model': kPicks });
-  const failures = instanceValue(await scrapeMetrics(rolter), 'rolter_lmcache_poll_failures_total', 'engine-0');
+  const failures = endpointValue(await scrapeMetrics(rolter), 'rolter_lmcache_poll_failures_total', 'engine-0');
   assert.ok(failures >= 1, `engine-0 poll failures ${failures}`);
 });
 
@@ -138,12 +138,12 @@ test('with no usable occupancy (failed, unavailable) least load decides', async 
   t.after(() => rolter.stop());
   await waitUntil(async () => {
     const text = await scrapeMetrics(rolter);
-    return instanceValue(text, 'rolter_lmcache_poll_failures_total', 'engine-0') >= 1 &&
+    return endpointValue(text, 'rolter_lmcache_poll_failures_total', 'engine-0') >= 1 &&
       unavailable.requests.length >= 1;
   }, { timeoutMs: 10000, intervalMs: 50, what: 'a poll of each endpoint' });
   const text = await scrapeMetrics(rolter);
-  assert.ok(Number.isNaN(instanceValue(text, 'rolter_lmcache_occupancy', 'engine-0')));
-  assert.ok(Number.isNaN(instanceValue(text, 'rolter_lmcache_occupancy', 'engine-1')));
+  assert.ok(Number.isNaN(endpointValue(text, 'rolter_lmcache_occupancy_ratio', 'engine-0')));
+  assert.ok(Number.isNaN(endpointValue(text, 'rolter_lmcache_occupancy_ratio', 'engine-1')));
   // Every score neutral and every engine idle at each pick: ties go at random, so both engines
   // serve (the chance that 40 picks all land on one is 2 × 2^-40).
   const spread = await targets(rolter, 40);

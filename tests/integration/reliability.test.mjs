@@ -146,7 +146,7 @@ test('an engine dying mid-stream ends the stream with an SSE error event', async
   // The relay closes the connection after the error event: the body may end cut on purpose.
   const { text } = await readAll(res);
   // Chat streams end with the error as a data event, which the OpenAI SDKs raise as an APIError.
-  assert.match(text, /\n\ndata: \{"error":\{"message":"upstream failed mid-stream[^\n]*"code":"upstream_error"\}\}\n\n$/);
+  assert.match(text, /\n\ndata: \{"error":\{"message":"upstream failed mid-stream[^\n]*"code":"upstream_error","request_id":"[^"]+"\}\}\n\n$/);
   assert.doesNotMatch(text, /event: error/);
   assert.doesNotMatch(text, /\[DONE\]/);
   assert.equal((text.match(/"chat\.completion\.chunk"/g) ?? []).length, 3);

@@ -365,7 +365,7 @@ test('a client that goes away during a slow upstream is logged once as 499, with
   assert.equal(slowLines[0].status, 499);
   const metrics = await (await fetchWithin(`${open.url}/metrics`)).text();
   const fiveXx = metrics.split('\n').filter((l) => l.startsWith('rolter_requests_total{') &&
-    l.includes('route="slow"') && l.includes('code="5xx"'));
+    l.includes('route="slow"') && l.includes('code_class="5xx"'));
   for (const line of fiveXx) assert.equal(Number(line.split(' ').pop()), 0, line);
 });
 

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { configFor, startFleet } from '../lib/rolter.mjs';
 import { postJson, settle, waitUntil, withDeadline } from '../lib/http.mjs';
-import { instanceValue, scrapeMetrics } from '../lib/metrics.mjs';
+import { endpointValue, scrapeMetrics } from '../lib/metrics.mjs';
 
 const kEngines = 4;
 
@@ -50,7 +50,7 @@ function decisionOf(res) {
 
 // The gateway's own in-flight count on the instance of `target`'s provider, from its /metrics.
 async function inFlight(rolter, target) {
-  return instanceValue(await scrapeMetrics(rolter), 'rolter_in_flight', target.split('/')[0]) ?? 0;
+  return endpointValue(await scrapeMetrics(rolter), 'rolter_in_flight', target.split('/')[0]) ?? 0;
 }
 
 function cacheAwareFleet(t, simArgs = ['--time-scale', '0']) {

@@ -24,7 +24,7 @@ async function decisions(gw, model) {
   const out = { blend: 0, exploration: 0, probe: 0, fallback: 0 };
   for (const line of text.split('\n')) {
     const m = line.match(/^rolter_adaptive_routing_target_picks_total\{(.*)\} (\S+)$/);
-    if (!m || !m[1].includes(`model="${model}"`)) continue;
+    if (!m || !m[1].includes(`route="${model}"`)) continue;
     const decision = m[1].match(/decision="(\w+)"/)[1];
     out[decision] += Number(m[2]);
   }

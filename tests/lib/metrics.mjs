@@ -1,8 +1,9 @@
-// Reading a rolter's Prometheus exposition in tests: scrape it, read one instance's series, and
+// Reading a rolter's Prometheus exposition in tests: scrape it, read one endpoint's series, and
 // lint it with promtool.
 //
 //   const text = await scrapeMetrics(rolter);
-//   instanceValue(text, 'rolter_in_flight', 'engine-0');   // a number, or undefined when absent
+//   endpointValue(text, 'rolter_in_flight', 'engine-0');          // a number, or undefined
+//   endpointState(text, 'rolter_kv_events_state', 'engine-0');    // 'live', ..., or undefined
 //   assert.equal((await promtool(t, text)).code, 0);
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -18,11 +19,18 @@ export async function scrapeMetrics(rolter) {
   return r.text;
 }
 
-// The value of `metric` for provider `provider`'s instance (the series labelled
-// instance="<provider>@<base_url>"), or undefined when absent.
-export function instanceValue(text, metric, provider) {
-  const m = text.match(new RegExp(`^${metric}\\{instance="${provider}@[^"]*"\\} (\\S+)$`, 'm'));
+// The value of `metric` for provider `provider`'s endpoint (the series labelled
+// endpoint="<provider>@<base_url>" and nothing else), or undefined when absent.
+export function endpointValue(text, metric, provider) {
+  const m = text.match(new RegExp(`^${metric}\\{endpoint="${provider}@[^"]*"\\} (\\S+)$`, 'm'));
   return m ? Number(m[1]) : undefined;
+}
+
+// The state a state-set `metric` marks (its series with value 1) for provider `provider`'s
+// endpoint, or undefined when it has none.
+export function endpointState(text, metric, provider) {
+  const re = new RegExp(`^${metric}\\{endpoint="${provider}@[^"]*",state="([^"]*)"\\} 1$`, 'm');
+  return text.match(re)?.[1];
 }
 
 // Runs `promtool check metrics` on an exposition; resolves with its exit code and output. The

@@ -19,7 +19,8 @@ export function mergeInstances(nodes) {
   for (const node of nodes) {
     if (node.health === 'down') continue;
     for (const inst of node.stats?.instances ?? []) {
-      const key = inst.instance ?? `${inst.provider}@${inst.base_url}`;
+      // `endpoint` (the metrics' label); nodes of earlier versions call it `instance`.
+      const key = inst.endpoint ?? inst.instance ?? `${inst.provider}@${inst.base_url}`;
       let m = merged.get(key);
       if (!m) {
         m = { nodes: 0, healthKnown: 0, healthy: 0, breaker: 'closed', breakerOpenOn: 0, parked: 0, in_flight: 0,

@@ -57,13 +57,18 @@ export class ReportWindow {
       const cur = w.cur.routes?.find((r) => r.route === name);
       if (!cur) continue;
       const prev = w.prev.routes?.find((r) => r.route === name) ?? null;
-      // A node that restarted reports smaller counters: count its new totals as the interval's.
-      const restarted = prev && requestsOf(prev) > requestsOf(cur);
+      // A node that restarted counts from zero: its new totals are the interval's. Its reports say
+      // when its counters started (older nodes do not: then smaller counters mean a restart). A
+      // reload that removed one of the route's targets also lowers its totals, by what that target
+      // had counted; that interval counts what it can see, never less than nothing.
+      const restarted = prev && (w.cur.started_at_ms !== undefined && w.prev.started_at_ms !== undefined
+        ? w.cur.started_at_ms !== w.prev.started_at_ms
+        : requestsOf(prev) > requestsOf(cur));
       const base = restarted ? null : prev;
-      const count = requestsOf(cur) - (base ? requestsOf(base) : 0);
+      const count = Math.max(0, requestsOf(cur) - (base ? requestsOf(base) : 0));
       rps += count / seconds;
       total += count;
-      errors += Number(cur.requests?.['5xx'] ?? 0) - Number(base?.requests?.['5xx'] ?? 0);
+      errors += Math.max(0, Number(cur.requests?.['5xx'] ?? 0) - Number(base?.requests?.['5xx'] ?? 0));
       duration.add(cur.duration_ms, base?.duration_ms);
       ttft.add(cur.ttft_ms, base?.ttft_ms);
       for (const t of cur.targets ?? []) {

@@ -73,6 +73,9 @@ CLI::App* add_overhead_command(CLI::App& app, OverheadOptions& o) {
                   "and max_in_flight limits that never refuse, counted in this process or in a "
                   "redis-server the bench starts (repeatable)")
       ->check(CLI::IsMember({"local", "redis"}));
+  cmd->add_flag("--tracing-dead-collector", o.tracing_dead_collector,
+                "Also measure rolter with [tracing] sample_ratio = 1 and an otlp_endpoint where "
+                "nothing listens: every request makes its spans, which are dropped");
   cmd->add_option("--json", o.json_path, "Write the JSON report here");
   cmd->add_option("--markdown", o.markdown_path, "Write the Markdown report here (also printed)");
   cmd->add_option("--svg", o.svg_path, "Write an SVG chart here");

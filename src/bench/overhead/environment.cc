@@ -53,6 +53,11 @@ tl::expected<std::unique_ptr<Environment>, std::string> Environment::start(
       return tl::unexpected(added.error());
     }
   }
+  if (o.tracing_dead_collector && !rolter_path.empty()) {
+    if (auto added = env->add_traced_rolter(o, rolter_path); !added) {
+      return tl::unexpected(added.error());
+    }
+  }
   if (!nginx_path.empty()) {
     const uint16_t upstream_port = env->paths_.front().target.port;
     auto proxy = start_nginx(nginx_path, "nginx", env->dir_, o.workers, [&](const NginxCommon& c) {
@@ -135,6 +140,19 @@ tl::expected<void, std::string> Environment::add_limited_rolter(const OverheadOp
   if (!added) return added;
   paths_.back().target.headers.emplace_back("Authorization", std::string("Bearer ") + kLimitedKey);
   return {};
+}
+
+tl::expected<void, std::string> Environment::add_traced_rolter(const OverheadOptions& o,
+                                                               const std::string& rolter_path) {
+  // A port that was free a moment ago: nothing listens there, so every export is refused.
+  auto port = free_port();
+  if (!port) return tl::unexpected(port.error());
+  const std::string name = "rolter-tracing-dead";
+  const std::string endpoint = "http://127.0.0.1:" + std::to_string(*port) + "/v1/traces";
+  auto rolter = start_rolter(rolter_path, dir_, upstream_url_, o.workers, name,
+                             tracing_toml(endpoint));
+  if (!rolter) return tl::unexpected(rolter.error());
+  return add_owned(name, "rolter", std::move(*rolter), std::to_string(o.workers));
 }
 
 tl::expected<void, std::string> Environment::add_peer(const PeerSpec& peer) {

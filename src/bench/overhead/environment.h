@@ -56,6 +56,10 @@ class Environment {
   tl::expected<void, std::string> add_limited_rolter(const OverheadOptions& o,
                                                      const std::string& rolter_path,
                                                      const std::string& backend);
+  // rolter tracing every request to an OTLP endpoint where nothing listens
+  // (--tracing-dead-collector).
+  tl::expected<void, std::string> add_traced_rolter(const OverheadOptions& o,
+                                                    const std::string& rolter_path);
 
   std::string dir_;
   std::vector<std::unique_ptr<ChildProcess>> processes_;  // stopped in reverse order

@@ -128,6 +128,10 @@ std::string limited_key_toml(const std::string& redis_socket) {
   return toml;
 }
 
+std::string tracing_toml(const std::string& otlp_endpoint) {
+  return "\n[tracing]\notlp_endpoint = \"" + otlp_endpoint + "\"\nsample_ratio = 1.0\n";
+}
+
 tl::expected<Launched, std::string> start_redis(const std::string& parent_dir,
                                                 std::string& socket_path) {
   socket_path = parent_dir + "/redis.sock";

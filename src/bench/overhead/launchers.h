@@ -44,6 +44,9 @@ std::string rolter_toml(const std::string& upstream_url, int workers);
 inline constexpr const char* kLimitedKey = "rk-bench-limited-key";
 std::string limited_key_toml(const std::string& redis_socket);
 
+// The [tracing] of a traced path: every request sampled, spans posted to `otlp_endpoint`.
+std::string tracing_toml(const std::string& otlp_endpoint);
+
 // Whether this rolter's `serve` knows --no-access-log (read from its --help).
 bool rolter_has_no_access_log(const std::string& rolter_path);
 

@@ -33,6 +33,9 @@ struct OverheadOptions {
   std::vector<std::string> peers;
   // Also measure rolter with a limited key (SPEC §15), per backend: "local" and/or "redis".
   std::vector<std::string> limits;
+  // Also measure rolter tracing every request (sample_ratio 1) to a collector that is not there
+  // (SPEC §17): what spans cost the request path when they can only be dropped.
+  bool tracing_dead_collector = false;
   std::vector<std::string> peer_headers;
   std::string json_path, markdown_path, svg_path;
 };

@@ -97,12 +97,12 @@ TEST_F(AdaptiveTelemetryTest, SnapshotWiresPolicyAndStateThatSurvivesReloads) {
 
   // The split is on /metrics, read from the tracker at scrape time.
   const std::string text = metrics_.render(tracker_);
-  EXPECT_NE(text.find(R"(rolter_adaptive_routing_decisions_total{decision="probe",model="m"} 2)"),
+  EXPECT_NE(text.find(R"(rolter_adaptive_routing_decisions_total{decision="probe",route="m"} 2)"),
             std::string::npos)
       << text;
   EXPECT_NE(
       text.find(
-          R"(rolter_adaptive_routing_target_picks_total{decision="fallback",model="m",target=)"),
+          R"(rolter_adaptive_routing_target_picks_total{decision="fallback",route="m",target=)"),
       std::string::npos)
       << text;
 }
@@ -174,7 +174,7 @@ TEST_F(AdaptiveTelemetryTest, FailedPostsAreCountedAndNeverFatal) {
   }
   telemetry.stop();
   EXPECT_GE(failures(text), 2) << text;
-  EXPECT_NE(text.find(R"(rolter_adaptive_routing_target_score{model="m",target="fast/up"})"),
+  EXPECT_NE(text.find(R"(rolter_adaptive_routing_target_score{route="m",target="fast/up"})"),
             std::string::npos)
       << text;
 }

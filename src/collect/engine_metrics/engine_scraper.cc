@@ -47,6 +47,7 @@ struct EngineScraper::Impl {
     Endpoint endpoint;  // a copy: a scrape may outlive the snapshot it came from
     uint32_t instance_id = 0;
     std::vector<Metrics::EngineInstruments> instruments;  // one per instance
+    SeriesLease series;                                   // what `instruments` point to
   };
   // What the current snapshot asks of one engine.
   struct Wanted {
@@ -101,13 +102,18 @@ void EngineScraper::Impl::update(Target& target, const Wanted& wanted,
   target.endpoint = *wanted.endpoint;
   target.instance_id = wanted.states.front()->id;
   std::vector<LoadSignals*> signals;
-  target.instruments.clear();
+  std::vector<Metrics::EngineInstruments> instruments;
+  SeriesLease series;
   for (InstanceState* state : wanted.states) {
     signals.push_back(&state->load);
     if (Metrics* metrics = snapshot.metrics()) {
-      target.instruments.push_back(metrics->engine(state->identity));
+      instruments.push_back(metrics->engine(state->identity, series));
     }
   }
+  target.instruments = std::move(instruments);
+  // The new lease holds what stays before the old one lets go: only a series of an instance no
+  // longer scraped leaves /metrics.
+  target.series = std::move(series);
   target.engine.set_instances(std::move(signals));
 }
 
@@ -136,9 +142,19 @@ Task<void> EngineScraper::Impl::poll(std::shared_ptr<Target> target) {
   const OneShotResult answer = co_await one_shot(target->endpoint, target->instance_id, tls,
                                                  std::move(request), limits, sending);
   const tl::expected<EngineSample, std::string> sample = sample_of(answer);
+  Metrics::EngineScrape scrape{.ok = sample.has_value()};
+  if (sample) {
+    const std::optional<EngineSample>& before = engine.last_sample();
+    scrape.gpu_cache_usage = sample->gpu_cache_usage;
+    if (before) {
+      scrape.prefix_cache_queries =
+          counter_increase(before->prefix_cache_queries, sample->prefix_cache_queries);
+      scrape.prefix_cache_hits =
+          counter_increase(before->prefix_cache_hits, sample->prefix_cache_hits);
+    }
+  }
   for (const auto& instruments : target->instruments) {
-    Metrics::count_engine_scrape(instruments, sample.has_value(),
-                                 sample ? sample->gpu_cache_usage : std::nullopt);
+    Metrics::count_engine_scrape(instruments, scrape);
   }
   const std::string& url = target->endpoint.base_url;
   if (sample && engine.succeed(*sample)) {

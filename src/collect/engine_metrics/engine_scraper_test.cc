@@ -83,6 +83,35 @@ TEST(ReadEngineSample, Table) {
   }
 }
 
+TEST(ReadEngineSample, PrefixCacheCountersOnlyAsAPair) {
+  const std::string base = "vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n";
+  const auto both = read_engine_sample(base +
+                                       "vllm:prefix_cache_queries_total{model_name=\"m\"} 40\n"
+                                       "vllm:prefix_cache_hits_total{model_name=\"m\"} 10\n");
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->prefix_cache_queries, 40);
+  EXPECT_EQ(both->prefix_cache_hits, 10);
+  const auto one = read_engine_sample(base + "vllm:prefix_cache_hits_total 10\n");
+  ASSERT_TRUE(one.has_value());
+  EXPECT_FALSE(one->prefix_cache_hits.has_value());
+  EXPECT_FALSE(one->prefix_cache_queries.has_value());
+}
+
+TEST(CounterIncrease, Table) {
+  const struct {
+    std::optional<double> before, now;
+    double increase;
+  } cases[] = {
+      {10, 25, 15},
+      {10, 10, 0},
+      {10, 4, 4},  // the engine restarted: it counts from zero again
+      {std::nullopt, 25, 0},
+      {10, std::nullopt, 0},
+      {std::nullopt, std::nullopt, 0},
+  };
+  for (const auto& c : cases) EXPECT_EQ(counter_increase(c.before, c.now), c.increase);
+}
+
 TEST(EngineSample, LoadIsRoundedAndClamped) {
   const struct {
     double running, waiting;
@@ -465,31 +494,54 @@ TEST_F(EngineScraperThreadTest, ScrapesFollowsFailuresAndReloads) {
   EXPECT_EQ(load("p").current(), 7u);
   EXPECT_FALSE(fresh("r"));
   const std::string text = metrics_.render(tracker_);
-  const std::string instance = "{instance=\"p@" + server_.url() + "\"}";
-  EXPECT_NE(text.find("rolter_engine_load" + instance + " 7\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("rolter_engine_load_fresh" + instance + " 1\n"), std::string::npos);
-  EXPECT_NE(text.find("rolter_engine_gpu_cache_usage" + instance + " 0.5\n"), std::string::npos);
-  EXPECT_EQ(text.find("rolter_engine_load{instance=\"r@"), std::string::npos) << "not scraped";
+  const std::string endpoint = "{endpoint=\"p@" + server_.url() + "\"}";
+  EXPECT_NE(text.find("rolter_engine_load" + endpoint + " 7\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("rolter_engine_load_fresh" + endpoint + " 1\n"), std::string::npos);
+  EXPECT_NE(text.find("rolter_engine_gpu_cache_usage_ratio" + endpoint + " 0.5\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("rolter_engine_prefix_cache_hits_total" + endpoint + " 0\n"),
+            std::string::npos)
+      << "counted from the first scrape on";
+  EXPECT_EQ(text.find("rolter_engine_load{endpoint=\"r@"), std::string::npos) << "not scraped";
 
   server_.answer(http::status::internal_server_error, kGoodMetrics);
   clock_.advance(milliseconds(20));
   ASSERT_TRUE(wait_for([&] { return !fresh("p") && !fresh("q"); })) << "a 500 fails the scrape";
   EXPECT_EQ(server_.requests(), 2);
   EXPECT_NE(
-      metrics_.render(tracker_).find("rolter_engine_scrape_failures_total" + instance + " 1\n"),
+      metrics_.render(tracker_).find("rolter_engine_scrape_failures_total" + endpoint + " 1\n"),
       std::string::npos);
 
-  server_.answer(http::status::ok, kGoodMetrics);
+  server_.answer(http::status::ok, std::string(kGoodMetrics) +
+                                       "vllm:prefix_cache_queries_total 100\n"
+                                       "vllm:prefix_cache_hits_total 30\n");
   clock_.advance(milliseconds(20));
   ASSERT_TRUE(wait_for([&] { return fresh("p") && fresh("q"); })) << "recovered";
+  server_.answer(http::status::ok, std::string(kGoodMetrics) +
+                                       "vllm:prefix_cache_queries_total 160\n"
+                                       "vllm:prefix_cache_hits_total 50\n");
+  clock_.advance(milliseconds(20));
+  ASSERT_TRUE(wait_for([&] {
+    const std::string now = metrics_.render(tracker_);
+    return now.find("rolter_engine_prefix_cache_queries_total" + endpoint + " 60\n") !=
+           std::string::npos;
+  })) << "what the engine's counter gained between two good scrapes";
+  EXPECT_NE(
+      metrics_.render(tracker_).find("rolter_engine_prefix_cache_hits_total" + endpoint + " 20\n"),
+      std::string::npos);
 
-  // A reload that turns p local: p stops being scraped and is cleared at once; q goes on.
+  // A reload that turns p local: p stops being scraped and is cleared at once, and its engine
+  // series leave /metrics; q goes on.
   publish({provider("p", server_.url(), "local"), provider("q", server_.url(), "engine_metrics")});
   ASSERT_TRUE(wait_for([&] { return !fresh("p"); }));
   EXPECT_TRUE(fresh("q"));
+  const std::string after = metrics_.render(tracker_);
+  EXPECT_EQ(after.find("rolter_engine_load_fresh" + endpoint), std::string::npos) << after;
+  EXPECT_EQ(after.find("rolter_engine_scrape_failures_total" + endpoint), std::string::npos);
+  EXPECT_NE(after.find("rolter_engine_load_fresh{endpoint=\"q@"), std::string::npos);
   publish({provider("q", server_.url(), "local")});
   ASSERT_TRUE(wait_for([&] { return !fresh("q"); }));
-  EXPECT_EQ(server_.requests(), 3) << "no scrape without time passing";
+  EXPECT_EQ(server_.requests(), 4) << "no scrape without time passing";
   scraper.stop();
 }
 
@@ -502,7 +554,7 @@ TEST_F(EngineScraperThreadTest, UnreachableEngineIsNeverFreshAndStopClears) {
   scraper.start();
   ASSERT_TRUE(wait_for([&] { return fresh("p"); }));
   const std::string failures =
-      "rolter_engine_scrape_failures_total{instance=\"dead@" + unreachable + "\"} 1\n";
+      "rolter_engine_scrape_failures_total{endpoint=\"dead@" + unreachable + "\"} 1\n";
   ASSERT_TRUE(
       wait_for([&] { return metrics_.render(tracker_).find(failures) != std::string::npos; }));
   EXPECT_FALSE(tracker_.instance("dead", unreachable).load.engine_fresh);

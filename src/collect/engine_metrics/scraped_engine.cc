@@ -12,6 +12,8 @@ using std::chrono::milliseconds;
 
 constexpr std::string_view kGpuCacheUsage = "vllm:gpu_cache_usage_perc";
 constexpr std::string_view kKvCacheUsage = "vllm:kv_cache_usage_perc";  // its name since vLLM 0.10
+constexpr std::string_view kPrefixCacheQueries = "vllm:prefix_cache_queries_total";
+constexpr std::string_view kPrefixCacheHits = "vllm:prefix_cache_hits_total";
 
 // A scrape must end before the next is due, but a loopback engine answers in about a millisecond:
 // 50 ms keeps a tiny interval from failing every scrape, 1 s keeps a long one from hiding a dead
@@ -40,7 +42,19 @@ std::optional<EngineSample> read_engine_sample(std::string_view metrics_text) {
   auto cache = sum_samples(metrics_text, kGpuCacheUsage);
   if (!cache) cache = sum_samples(metrics_text, kKvCacheUsage);
   if (cache && std::isfinite(*cache)) sample.gpu_cache_usage = *cache;
+  const auto queries = sum_samples(metrics_text, kPrefixCacheQueries);
+  const auto hits = sum_samples(metrics_text, kPrefixCacheHits);
+  if (queries && hits && std::isfinite(*queries) && std::isfinite(*hits)) {
+    sample.prefix_cache_queries = *queries;
+    sample.prefix_cache_hits = *hits;
+  }
   return sample;
+}
+
+double counter_increase(std::optional<double> before, std::optional<double> now) {
+  if (!before || !now || *now < 0) return 0;
+  // Lower than before: the engine restarted and counts from zero again.
+  return *now >= *before ? *now - *before : *now;
 }
 
 PollTiming scrape_timing(milliseconds interval) {

@@ -30,6 +30,10 @@ struct EngineSample {
   double running = 0;
   double waiting = 0;
   std::optional<double> gpu_cache_usage;  // 0..1; absent when the engine does not export it
+  // The engine's prefix-cache counters (vllm:prefix_cache_queries_total, _hits_total: prompt
+  // tokens looked up, and found); absent unless it exports both.
+  std::optional<double> prefix_cache_queries;
+  std::optional<double> prefix_cache_hits;
 
   // running + waiting, rounded to the nearest request and clamped to [0, UINT32_MAX].
   uint32_t load() const;
@@ -39,6 +43,10 @@ struct EngineSample {
 // waiting is missing, unreadable or not finite. vLLM 0.10 renamed the cache gauge to
 // vllm:kv_cache_usage_perc; either is read.
 std::optional<EngineSample> read_engine_sample(std::string_view metrics_text);
+
+// What an engine's counter gained between two good scrapes: 0 when either reading is missing, the
+// whole reading when it went down (the engine restarted).
+double counter_increase(std::optional<double> before, std::optional<double> now);
 
 // A scrape's timeout and staleness bound from its interval (the table above).
 PollTiming scrape_timing(std::chrono::milliseconds interval);

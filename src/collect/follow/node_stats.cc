@@ -22,6 +22,10 @@ constexpr const char* kStatsPath = "/internal/node-stats";
 // this report, and the next one carries the same totals and more.
 constexpr std::chrono::milliseconds kMaxPostTimeout{5000};
 
+int64_t unix_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
 }  // namespace
 
 struct NodeStatsReporter::Impl {
@@ -48,6 +52,8 @@ struct NodeStatsReporter::Impl {
   const NodeCredentials node;
   std::optional<Endpoint> endpoint;
   asio::ssl::context tls;
+  // The counters it reports start with the process, as the reporter does.
+  const int64_t started_at_ms = unix_ms(std::chrono::system_clock::now());
   std::atomic<uint64_t> ok{0};
   std::atomic<uint64_t> failed{0};
   bool failing = false;    // the reporter thread's
@@ -63,9 +69,8 @@ Task<void> NodeStatsReporter::Impl::report() {
       .node_id = options.node_id,
       .version = options.node_version,
       .snapshot_version = serving,
-      .at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count(),
+      .at_ms = unix_ms(std::chrono::system_clock::now()),
+      .started_at_ms = started_at_ms,
   };
   if (options.tracker != nullptr) metrics.refresh(*options.tracker);
   std::string body = node_stats_json(header, metrics.registry().Collect());

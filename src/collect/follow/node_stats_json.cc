@@ -11,12 +11,15 @@
 #include <span>
 #include <string_view>
 
+#include "observe/metrics.h"
+
 namespace rolter {
 namespace {
 
 using Json = nlohmann::json;
 
-// Response classes as reported: requests_total's 1xx, 3xx and "other" all count as "other".
+// Response classes as reported: requests_total's code_class 1xx, 3xx and "other" all count as
+// "other".
 constexpr std::array<const char*, 4> kClasses = {"2xx", "4xx", "5xx", "other"};
 using ClassCounts = std::array<uint64_t, kClasses.size()>;
 
@@ -58,7 +61,8 @@ struct TargetSum {
   HistogramSum ttft;
 };
 
-// One instance's state, from the gauges labelled by instance ("provider@base_url").
+// One endpoint's state, from the gauges labelled by endpoint ("provider@base_url"); breaker and
+// kv_state are the index of the state their state set marks.
 struct InstanceSum {
   double in_flight = 0;
   std::optional<double> breaker, healthy, parked, kv_state, lmcache, engine_load;
@@ -109,47 +113,55 @@ Json histogram_json(const HistogramSum& h) {
   return out;
 }
 
-constexpr std::array<const char*, 3> kBreakerStates = {"closed", "open", "half_open"};
-constexpr std::array<const char*, 4> kKvStates = {"disconnected", "live", "stale", "gap"};
-
-Json state_name(const std::optional<double>& value, std::span<const char* const> names) {
+Json state_name(const std::optional<double>& value, std::span<const std::string_view> names) {
   if (!value) return nullptr;
   const auto i = static_cast<size_t>(std::llround(*value));
   return i < names.size() ? Json(names[i]) : Json(nullptr);
+}
+
+// The index of a state-set series' `state` label in `names`, or nullopt.
+std::optional<double> state_index(const prometheus::ClientMetric& metric,
+                                  std::span<const std::string_view> names) {
+  const std::string_view state = label(metric, "state");
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == state) return static_cast<double>(i);
+  }
+  return std::nullopt;
 }
 
 Json number_or_null(const std::optional<double>& value) {
   return value && std::isfinite(*value) ? Json(*value) : Json(nullptr);
 }
 
-Json instance_json(const std::string& instance, const InstanceSum& s) {
-  const auto at = instance.find('@');
-  return {{"instance", instance},
-          {"provider", instance.substr(0, at)},
-          {"base_url", at == std::string::npos ? "" : instance.substr(at + 1)},
+Json instance_json(const std::string& endpoint, const InstanceSum& s) {
+  const auto at = endpoint.find('@');
+  return {{"endpoint", endpoint},
+          {"provider", endpoint.substr(0, at)},
+          {"base_url", at == std::string::npos ? "" : endpoint.substr(at + 1)},
           {"in_flight", count(s.in_flight)},
-          {"breaker", state_name(s.breaker, kBreakerStates)},
+          {"breaker", state_name(s.breaker, kBreakerStateNames)},
           {"healthy", s.healthy ? Json(*s.healthy > 0) : Json(nullptr)},
           {"parked", s.parked ? Json(*s.parked > 0) : Json(nullptr)},
-          {"kv_events", state_name(s.kv_state, kKvStates)},
+          {"kv_events", state_name(s.kv_state, kKvStateNames)},
           {"lmcache_occupancy", number_or_null(s.lmcache)},
           {"engine_load", number_or_null(s.engine_load)}};
 }
 
-// Adds one family's per-instance gauges.
+// Adds one family's per-endpoint gauges.
 void add_instance_family(const prometheus::MetricFamily& family,
                          std::map<std::string, InstanceSum>& instances) {
   struct Slot {
     std::string_view family;
     std::optional<double> InstanceSum::*field;
+    std::span<const std::string_view> states;  // a state set's states; empty for a plain gauge
   };
   static constexpr Slot kSlots[] = {
-      {"rolter_breaker_state", &InstanceSum::breaker},
-      {"rolter_instance_healthy", &InstanceSum::healthy},
-      {"rolter_instance_parked", &InstanceSum::parked},
-      {"rolter_kv_events_state", &InstanceSum::kv_state},
-      {"rolter_lmcache_occupancy", &InstanceSum::lmcache},
-      {"rolter_engine_load", &InstanceSum::engine_load},
+      {"rolter_breaker_state", &InstanceSum::breaker, kBreakerStateNames},
+      {"rolter_endpoint_healthy", &InstanceSum::healthy, {}},
+      {"rolter_endpoint_parked", &InstanceSum::parked, {}},
+      {"rolter_kv_events_state", &InstanceSum::kv_state, kKvStateNames},
+      {"rolter_lmcache_occupancy_ratio", &InstanceSum::lmcache, {}},
+      {"rolter_engine_load", &InstanceSum::engine_load, {}},
   };
   const bool in_flight = family.name == "rolter_in_flight";
   const Slot* slot = nullptr;
@@ -158,13 +170,15 @@ void add_instance_family(const prometheus::MetricFamily& family,
   }
   if (!in_flight && slot == nullptr) return;
   for (const auto& metric : family.metric) {
-    const std::string instance(label(metric, "instance"));
-    if (instance.empty()) continue;
-    InstanceSum& sum = instances[instance];
+    const std::string endpoint(label(metric, "endpoint"));
+    if (endpoint.empty()) continue;
+    InstanceSum& sum = instances[endpoint];
     if (in_flight) {
       sum.in_flight = metric.gauge.value;
-    } else {
+    } else if (slot->states.empty()) {
       sum.*(slot->field) = metric.gauge.value;
+    } else if (metric.gauge.value > 0) {
+      sum.*(slot->field) = state_index(metric, slot->states);
     }
   }
 }
@@ -176,7 +190,7 @@ void add_family(const prometheus::MetricFamily& family, std::map<std::string, Ro
     const std::string route(label(metric, "route"));
     if (route.empty()) continue;
     if (name == "rolter_requests_total") {
-      const size_t k = class_index(label(metric, "code"));
+      const size_t k = class_index(label(metric, "code_class"));
       const uint64_t n = count(metric.counter.value);
       RouteSum& r = routes[route];
       r.requests[k] += n;
@@ -234,6 +248,7 @@ std::string node_stats_json(const NodeStatsHeader& header,
               {"version", header.version},
               {"snapshot_version", header.snapshot_version},
               {"at_ms", header.at_ms},
+              {"started_at_ms", header.started_at_ms},
               {"routes", Json::array()}};
   for (const auto& [name, r] : routes) {
     Json targets = Json::array();

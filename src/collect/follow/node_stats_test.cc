@@ -46,11 +46,12 @@ TEST(HistogramQuantileTest, InterpolatesWithinTheBucket) {
 // with percentiles in milliseconds.
 TEST(NodeStatsJsonTest, ReportsWhatMetricsCounted) {
   Metrics metrics;
-  const auto route = metrics.route("qwen3");
-  const auto a = metrics.candidate("qwen3", "round_robin", "qwen-a/Qwen/Qwen3-8B");
-  const auto b = metrics.candidate("qwen3", "round_robin", "qwen-b/Qwen/Qwen3-8B");
-  const auto none = metrics.candidate("qwen3", "round_robin", "none");
-  metrics.route("idle");
+  SeriesLease lease;
+  const auto route = metrics.route("qwen3", lease);
+  const auto a = metrics.candidate("qwen3", "round_robin", "qwen-a/Qwen/Qwen3-8B", lease);
+  const auto b = metrics.candidate("qwen3", "round_robin", "qwen-b/Qwen/Qwen3-8B", lease);
+  const auto none = metrics.candidate("qwen3", "round_robin", "none", lease);
+  metrics.route("idle", lease);
   for (int i = 0; i < 7; ++i) Metrics::count_pick(a);
   for (int i = 0; i < 6; ++i) Metrics::count_response(a, 200);
   Metrics::count_response(a, 404);
@@ -68,12 +69,17 @@ TEST(NodeStatsJsonTest, ReportsWhatMetricsCounted) {
   Metrics::observe_seconds(route.ttft, 500);  // above the top bucket (300 s)
 
   const NodeStatsHeader header{
-      .node_id = "node-1", .version = "1.2.3", .snapshot_version = 42, .at_ms = 1700000000123};
+      .node_id = "node-1",
+      .version = "1.2.3",
+      .snapshot_version = 42,
+      .at_ms = 1700000000123,
+      .started_at_ms = 1700000000000};
   const Json doc = Json::parse(node_stats_json(header, metrics.registry().Collect()));
   EXPECT_EQ(doc["node_id"], "node-1");
   EXPECT_EQ(doc["version"], "1.2.3");
   EXPECT_EQ(doc["snapshot_version"], 42);
   EXPECT_EQ(doc["at_ms"], 1700000000123);
+  EXPECT_EQ(doc["started_at_ms"], 1700000000000);
   ASSERT_EQ(doc["routes"].size(), 2u);  // by name
   const Json& idle = doc["routes"][0];
   EXPECT_EQ(idle["route"], "idle");
@@ -128,9 +134,10 @@ TEST(NodeStatsJsonTest, ReportsWhatMetricsCounted) {
 // Each target's own latency: what answered it, not the route's mix.
 TEST(NodeStatsJsonTest, PercentilesPerTarget) {
   Metrics metrics;
-  const auto a = metrics.candidate("m", "random", "a/m");
-  const auto b = metrics.candidate("m", "random", "b/m");
-  const auto a_again = metrics.candidate("m", "random", "a/m");  // a second instance of a
+  SeriesLease lease;
+  const auto a = metrics.candidate("m", "random", "a/m", lease);
+  const auto b = metrics.candidate("m", "random", "b/m", lease);
+  const auto a_again = metrics.candidate("m", "random", "a/m", lease);  // a second instance of a
   for (int i = 0; i < 4; ++i) Metrics::observe_seconds(a.duration, 0.003);
   for (int i = 0; i < 4; ++i) Metrics::observe_seconds(a_again.duration, 0.003);
   for (int i = 0; i < 2; ++i) Metrics::observe_seconds(b.duration, 0.020);
@@ -146,7 +153,8 @@ TEST(NodeStatsJsonTest, PercentilesPerTarget) {
   EXPECT_EQ(targets[0]["ttft_ms"]["count"], 0);
 }
 
-// Instances: their live state, named, from the gauges the tracker sets.
+// Endpoints: their live state, named, from the gauges the tracker sets, for those some lease
+// holds.
 TEST(NodeStatsJsonTest, InstanceStates) {
   Metrics metrics;
   LoadTracker tracker;
@@ -156,21 +164,24 @@ TEST(NodeStatsJsonTest, InstanceStates) {
   b.health.breaker.store(1);
   b.health.healthy.store(false);
   b.health.parked_until.store(std::numeric_limits<int64_t>::max());
-  metrics.kv_events(a.identity).state->Set(1);
+  tracker.instance("gone", "http://10.0.0.3:8000");  // no snapshot names it: not reported
+  SeriesLease lease;
+  metrics.endpoint(a.identity, lease);
+  metrics.endpoint(b.identity, lease);
+  Metrics::sync_kv_events(metrics.kv_events(a.identity, lease), {.state = 1});
   metrics.refresh(tracker);
   const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.registry().Collect()));
   ASSERT_EQ(doc["instances"].size(), 2u);
-  EXPECT_EQ(doc["instances"][0],
-            (Json{{"instance", "qwen-a@http://10.0.0.1:8000"},
-                  {"provider", "qwen-a"},
-                  {"base_url", "http://10.0.0.1:8000"},
-                  {"in_flight", 3},
-                  {"breaker", "closed"},
-                  {"healthy", true},
-                  {"parked", false},
-                  {"kv_events", "live"},
-                  {"lmcache_occupancy", nullptr},
-                  {"engine_load", nullptr}}));
+  EXPECT_EQ(doc["instances"][0], (Json{{"endpoint", "qwen-a@http://10.0.0.1:8000"},
+                                       {"provider", "qwen-a"},
+                                       {"base_url", "http://10.0.0.1:8000"},
+                                       {"in_flight", 3},
+                                       {"breaker", "closed"},
+                                       {"healthy", true},
+                                       {"parked", false},
+                                       {"kv_events", "live"},
+                                       {"lmcache_occupancy", nullptr},
+                                       {"engine_load", nullptr}}));
   const Json& second = doc["instances"][1];
   EXPECT_EQ(second["provider"], "qwen-b");
   EXPECT_EQ(second["in_flight"], 0);
@@ -184,6 +195,8 @@ TEST(NodeStatsJsonTest, InstanceStates) {
 TEST(NodeStatsReporterTest, DeliversInsteadOfPosting) {
   Metrics metrics;
   LoadTracker tracker;
+  SeriesLease lease;
+  metrics.endpoint(tracker.instance("p", "http://10.0.0.9:1").identity, lease);
   tracker.instance("p", "http://10.0.0.9:1").load.in_flight.store(2);
   std::mutex mu;
   std::vector<std::pair<std::string, std::string>> got;
@@ -222,7 +235,8 @@ TEST(NodeStatsReporterTest, PostsEveryIntervalAndSurvivesFailures) {
   cp.set_fallback({.status = 202});
   cp.script({{.status = 500}});
   Metrics metrics;
-  Metrics::count_response(metrics.candidate("m", "random", "p/m"), 200);
+  SeriesLease lease;
+  Metrics::count_response(metrics.candidate("m", "random", "p/m", lease), 200);
   NodeStatsReporter reporter(metrics,
                              {.control_plane = cp.url(),
                               .node_id = "node-9",
@@ -247,6 +261,8 @@ TEST(NodeStatsReporterTest, PostsEveryIntervalAndSurvivesFailures) {
   EXPECT_EQ(doc["node_id"], "node-9");
   EXPECT_EQ(doc["snapshot_version"], 17);
   EXPECT_GT(doc["at_ms"].get<int64_t>(), 0);
+  EXPECT_GT(doc["started_at_ms"].get<int64_t>(), 0);
+  EXPECT_LE(doc["started_at_ms"].get<int64_t>(), doc["at_ms"].get<int64_t>());
   EXPECT_EQ(doc["routes"][0]["requests"]["2xx"], 1);
   EXPECT_EQ(reporter.posts_failed(), 1u);
   EXPECT_GE(reporter.posts_ok(), 1u);

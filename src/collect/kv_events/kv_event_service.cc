@@ -38,6 +38,7 @@ struct KvEventService::Impl {
     KvEventsConfig config;
     std::unique_ptr<KvSubscriber> subscriber;
     std::optional<Metrics::KvEventInstruments> instruments;
+    SeriesLease series;  // what `instruments` point to
   };
 
   Impl(SnapshotStore& store, const Clock& c) : clock(c), changes(store) {}
@@ -73,7 +74,9 @@ void KvEventService::Impl::subscribe(InstanceState& state, const KvEventsConfig&
                           .name = state.identity});
   subscriber->start();
   Subscription subscription{.config = config, .subscriber = std::move(subscriber)};
-  if (metrics != nullptr) subscription.instruments = metrics->kv_events(state.identity);
+  if (metrics != nullptr) {
+    subscription.instruments = metrics->kv_events(state.identity, subscription.series);
+  }
   MutexLock lock(mu);
   subscriptions.insert_or_assign(&state, std::move(subscription));
 }

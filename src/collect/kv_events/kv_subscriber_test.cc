@@ -293,11 +293,14 @@ TEST_F(KvEventServiceTest, SubscribesFollowsReloadsAndExportsMetrics) {
     std::this_thread::sleep_for(milliseconds(5));
     return kv().live();
   }));
-  const std::string instance = "{instance=\"p@http://127.0.0.1:1\"}";
+  const std::string endpoint = "endpoint=\"p@http://127.0.0.1:1\"";
   ASSERT_TRUE(wait_for([&] {
     const std::string text = metrics_.render(tracker_);
-    return text.find("rolter_kv_events_state" + instance + " 1\n") != std::string::npos &&
-           text.find("rolter_kv_events_total" + instance + " ") != std::string::npos;
+    return text.find("rolter_kv_events_state{" + endpoint + ",state=\"live\"} 1\n") !=
+               std::string::npos &&
+           text.find("rolter_kv_events_state{" + endpoint + ",state=\"gap\"} 0\n") !=
+               std::string::npos &&
+           text.find("rolter_kv_events_total{" + endpoint + "} ") != std::string::npos;
   }));
   EXPECT_EQ(service.subscribed(), 1u);
 
@@ -305,7 +308,8 @@ TEST_F(KvEventServiceTest, SubscribesFollowsReloadsAndExportsMetrics) {
   ASSERT_TRUE(wait_for([&] { return !kv().subscribed.load(); }));
   EXPECT_EQ(kv().state.load(), KvStreamState::kDisconnected);
   EXPECT_EQ(service.subscribed(), 0u);
-  EXPECT_NE(metrics_.render(tracker_).find("rolter_kv_events_state" + instance + " 0\n"),
+  // Its series leave /metrics with the subscription.
+  EXPECT_EQ(metrics_.render(tracker_).find("rolter_kv_events_state{" + endpoint),
             std::string::npos);
 
   publish(config);

@@ -47,6 +47,7 @@ struct LmcachePoller::Impl {
     Endpoint endpoint;  // a copy: a poll may outlive the snapshot it came from
     uint32_t instance_id = 0;
     std::vector<Metrics::LmcacheInstruments> instruments;  // one per instance
+    SeriesLease series;                                    // what `instruments` point to
   };
   // What the current snapshot asks of one endpoint.
   struct Wanted {
@@ -112,13 +113,17 @@ void LmcachePoller::Impl::update(Target& target, Wanted& wanted, const Snapshot&
   target.endpoint = std::move(wanted.endpoint);
   target.instance_id = wanted.states.front()->id;
   std::vector<LmcacheSignal*> signals;
-  target.instruments.clear();
+  std::vector<Metrics::LmcacheInstruments> instruments;
+  SeriesLease series;
   for (InstanceState* state : wanted.states) {
     signals.push_back(&state->lmcache);
     if (Metrics* metrics = snapshot.metrics()) {
-      target.instruments.push_back(metrics->lmcache(state->identity));
+      instruments.push_back(metrics->lmcache(state->identity, series));
     }
   }
+  target.instruments = std::move(instruments);
+  // The new lease holds what stays before the old one lets go (see the engine scraper).
+  target.series = std::move(series);
   target.cache.set_instances(std::move(signals));
 }
 

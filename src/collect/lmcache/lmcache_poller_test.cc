@@ -408,10 +408,11 @@ TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
   EXPECT_EQ(signal("p", base_p_).usable_occupancy(), 0.42);
   EXPECT_EQ(signal("q", base_q_).usable_occupancy(), 0.42);
   EXPECT_FALSE(fresh("r", "http://127.0.0.1:9/r"));
-  const std::string instance = "{instance=\"p@" + base_p_ + "\"}";
-  EXPECT_NE(rendered().find("rolter_lmcache_occupancy" + instance + " 0.42\n"), std::string::npos)
+  const std::string instance = "{endpoint=\"p@" + base_p_ + "\"}";
+  EXPECT_NE(rendered().find("rolter_lmcache_occupancy_ratio" + instance + " 0.42\n"),
+            std::string::npos)
       << rendered();
-  EXPECT_EQ(rendered().find("rolter_lmcache_occupancy{instance=\"r@"), std::string::npos)
+  EXPECT_EQ(rendered().find("rolter_lmcache_occupancy_ratio{endpoint=\"r@"), std::string::npos)
       << "not polled";
 
   // A 500 fails the poll at once. prometheus-cpp writes NaN as "Nan", which Prometheus reads.
@@ -419,7 +420,8 @@ TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return !fresh("p", base_p_) && !fresh("q", base_q_); }));
   EXPECT_EQ(server_.requests(), 2);
-  EXPECT_NE(rendered().find("rolter_lmcache_occupancy" + instance + " Nan\n"), std::string::npos)
+  EXPECT_NE(rendered().find("rolter_lmcache_occupancy_ratio" + instance + " Nan\n"),
+            std::string::npos)
       << rendered();
   EXPECT_NE(rendered().find("rolter_lmcache_poll_failures_total" + instance + " 1\n"),
             std::string::npos);
@@ -442,15 +444,21 @@ TEST_F(LmcachePollerThreadTest, PollsFollowsFailuresAndReloads) {
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return fresh("p", base_p_); }));
   EXPECT_EQ(signal("p", base_p_).usable_occupancy(), std::nullopt);
-  EXPECT_NE(rendered().find("rolter_lmcache_occupancy" + instance + " Nan\n"), std::string::npos);
+  EXPECT_NE(rendered().find("rolter_lmcache_occupancy_ratio" + instance + " Nan\n"),
+            std::string::npos);
 
-  // A reload that drops p's lmcache table: p stops being polled and is cleared at once.
+  // A reload that drops p's lmcache table: p stops being polled and is cleared at once, and its
+  // LMCache series leave /metrics.
   server_.answer(http::status::ok, R"({"occupancy": 0.5, "cache_available": true})");
   clock_.advance(seconds(1));
   ASSERT_TRUE(wait_for([&] { return signal("p", base_p_).usable_occupancy() == 0.5; }));
   publish({provider("p", base_p_, ""), provider("q", base_q_, endpoint)});
   ASSERT_TRUE(wait_for([&] { return !fresh("p", base_p_); }));
   EXPECT_TRUE(fresh("q", base_q_));
+  EXPECT_EQ(rendered().find("rolter_lmcache_occupancy_ratio" + instance), std::string::npos)
+      << rendered();
+  EXPECT_EQ(rendered().find("rolter_lmcache_poll_failures_total" + instance), std::string::npos);
+  EXPECT_NE(rendered().find("rolter_lmcache_occupancy_ratio{endpoint=\"q@"), std::string::npos);
   publish({provider("q", base_q_, "")});
   ASSERT_TRUE(wait_for([&] { return !fresh("q", base_q_); }));
   EXPECT_EQ(server_.requests(), 6) << "no poll without time passing";
@@ -488,7 +496,7 @@ TEST_F(LmcachePollerThreadTest, UnreachableEndpointIsNeverUsableAndStopClears) {
   poller.start();
   ASSERT_TRUE(wait_for([&] { return fresh("p", base_p_); }));
   const std::string failures =
-      "rolter_lmcache_poll_failures_total{instance=\"dead@" + base_q_ + "\"} 1\n";
+      "rolter_lmcache_poll_failures_total{endpoint=\"dead@" + base_q_ + "\"} 1\n";
   ASSERT_TRUE(wait_for([&] { return rendered().find(failures) != std::string::npos; }));
   EXPECT_FALSE(fresh("dead", base_q_));
   poller.stop();
