@@ -96,8 +96,17 @@ test('fairness: a flooding tenant is queued and shed, a light one keeps its time
   assert.equal(JSON.parse(refused.text).error.code, 'overloaded');
   const retryAfter = Number(refused.retryAfter);
   assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1, `Retry-After ${refused.retryAfter}`);
-  // Answers that waited say how long.
+  // Answers that waited say how long, and so do their access-log lines (a refusal without the
+  // header did not wait: it was refused as it came).
   assert.ok(a.some((r) => ok(r) && r.queueMs !== undefined), 'some of A waited in the queue');
+  const logged = new Map(rolter.log.text.split('\n').filter((l) => l.includes('"event":"request"'))
+    .map((l) => JSON.parse(l)).map((l) => [l.request_id, l]));
+  for (const r of [...a, ...b].filter((x) => x.status === 200 || x.status === 429)) {
+    const line = logged.get(r.requestId);
+    assert.ok(line, `an access-log line for ${r.requestId}`);
+    assert.equal(line.status, r.status, JSON.stringify(line));
+    assert.equal(line.queue_ms, r.queueMs, JSON.stringify(line));
+  }
   // Honoured, the Retry-After succeeds (the flood is over by then).
   await sleep(retryAfter * 1000);
   const retried = await streamOnce(url, 'm', { key: kKeys.KA, maxTokens: kMaxTokens, content: kPrompt });

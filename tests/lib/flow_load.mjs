@@ -2,7 +2,7 @@
 // content token, fired open-loop at a rate, and the percentiles of what came back.
 //
 //   const r = await streamOnce(rolter.url, 'm', { key: 'ka', priority: 6 });
-//   // { status, ttftMs, totalMs, retryAfter, queueMs, complete, engine }
+//   // { status, ttftMs, totalMs, retryAfter, queueMs, requestId, complete, engine }
 //   const all = await openLoop({ rate: 40, durationMs: 3000 }, (i) => streamOnce(...));
 //   percentile(all.filter(ok).map((r) => r.ttftMs), 0.99);
 
@@ -30,6 +30,7 @@ export async function streamOnce(baseUrl, model, {
     out.retryAfter = res.headers.get('retry-after') ?? undefined;
     out.queueMs = res.headers.get('x-rolter-queue-ms') === null ? undefined : Number(res.headers.get('x-rolter-queue-ms'));
     out.engine = res.headers.get('x-sim-engine') ?? undefined;
+    out.requestId = res.headers.get('x-request-id') ?? undefined;
     if (res.status !== 200) {
       out.text = await res.text();
       out.totalMs = performance.now() - started;
