@@ -158,8 +158,12 @@ size_t RouteQueue::depth() const {
 void RouteQueue::dispatch(Clock::TimePoint now, Wakes& wakes) {
   if (queue_.empty() || !capacity_) return;
   const QueueRoom room = capacity_->room(now);
+  // Nowhere to go at all any more (every candidate parked, open or down): the waiting requests
+  // leave for the attempt loop, whose answer (the soonest back, or 503 naming why each is out)
+  // a longer wait would only delay.
+  const bool none_available = !room.any_available;
   std::array<bool, kQueueBands> touched{};
-  while (!queue_.empty() && pending_ < room.free) {
+  while (!queue_.empty() && (none_available || pending_ < room.free)) {
     const std::optional<QueueEntry> entry = queue_.pop();
     auto it = waiting_.find(entry->id);
     touched[entry->band] = true;

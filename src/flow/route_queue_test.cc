@@ -212,6 +212,25 @@ TEST_F(RouteQueueTest, NoAvailableCandidateIsLeftToTheAttemptLoop) {
             QueueAdmission::Kind::kGo);
 }
 
+// Waiting requests whose every candidate goes out (an engine died, breakers opened) leave at the
+// next poke, to the attempt loop's answer, instead of waiting out max_wait_ms for a 429.
+TEST_F(RouteQueueTest, WaitingRequestsLeaveWhenNoCandidateIsAvailableAnyMore) {
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  auto hi = std::make_shared<RecordingWaiter>();
+  auto lo = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(lo, /*band=*/1).kind, QueueAdmission::Kind::kQueued);
+  ASSERT_EQ(enter(hi, /*band=*/6).kind, QueueAdmission::Kind::kQueued);
+  capacity_->available = false;
+  clock_.advance(milliseconds(200));
+  queue_.poke();
+  ASSERT_TRUE(hi->verdict.has_value());
+  ASSERT_TRUE(lo->verdict.has_value());
+  EXPECT_EQ(hi->verdict->kind, QueueVerdict::Kind::kDispatch);
+  EXPECT_EQ(lo->verdict->kind, QueueVerdict::Kind::kDispatch);
+  EXPECT_EQ(queue_.depth(), 0u);
+}
+
 TEST_F(RouteQueueTest, FairnessAcrossTenantsInCost) {
   configure(/*max_requests=*/1000);
   enter(std::make_shared<RecordingWaiter>());
