@@ -168,6 +168,47 @@ test('faults: an engine that dies while requests wait; they dispatch elsewhere, 
   t.diagnostic(`engine 0 was asked ${(await sim.stats(0)).requests - before} more times after it died; answers per engine ${JSON.stringify(stats.map((s) => s.completed))}`);
 });
 
+// Every engine goes out while requests wait (health checks fail; the streams already running go
+// on): with nowhere left to go the waiting requests leave the queue for the attempt loop's 503 at
+// once, rather than waiting out max_wait_ms (60 s here) for a 429.
+test('faults: every engine goes out while requests wait; they are answered 503 at once, never 429', async (t) => {
+  const { sim, rolter } = await startFleet(t, {
+    engines: kEngines, simArgs: kSimArgs, env: kKeys,
+    config: (engines) => configFor({
+      engines,
+      providerFields: { max_in_flight_per_instance: kPerInstance, health_path: '/health' },
+      health: { interval_ms: 100, timeout_ms: 500, unhealthy_threshold: 1, healthy_threshold: 1 },
+      routes: [{ name: 'm', strategy: 'power_of_two', targets: engines.map((_, i) => ({ engine: i, model: 'sim-model' })) }],
+      keys: [{ name: 'a', key_env: 'KA' }],
+      extra: '[queue]\nmax_requests = 256\nmax_wait_ms = 60000\n',
+    }),
+  });
+  const url = rolter.url;
+  // 32 streams of about 5 s fill the fleet; 32 more wait.
+  const stream = () => streamOnce(url, 'm', { key: kKeys.KA, maxTokens: 64, content: kPrompt, timeoutMs: 90000 });
+  const running = Array.from({ length: kEngines * kPerInstance }, stream);
+  await waitUntil(async () => /^rolter_in_flight\{[^}]*\} 8$/m.test(await scrapeMetrics(rolter)),
+    { what: 'the fleet full' });
+  const waiting = Array.from({ length: 32 }, stream);
+  await waitUntil(async () => /^rolter_queue_depth\{band="4",route="m"\} 32$/m.test(await scrapeMetrics(rolter)),
+    { what: '32 requests waiting in the queue' });
+  const out = performance.now();
+  for (let i = 0; i < kEngines; i++) await sim.setFault(i, { refuse: true });
+  const answered = await Promise.all(waiting);
+  const waitedMs = performance.now() - out;
+  const statuses = {};
+  for (const r of answered) statuses[r.status ?? r.error] = (statuses[r.status ?? r.error] ?? 0) + 1;
+  t.diagnostic(`the waiting requests' answers, ${Math.round(waitedMs)} ms after the engines went out: ${JSON.stringify(statuses)}`);
+  for (const r of answered) {
+    assert.equal(r.status, 503, JSON.stringify(r).slice(0, 400));
+    assert.ok(r.queueMs !== undefined, 'it waited in the queue, and says so');
+    assert.match(JSON.parse(r.text).error.message, /failing health checks/);
+  }
+  assert.ok(waitedMs < 30000, `answered long before max_wait_ms: ${Math.round(waitedMs)} ms`);
+  // The streams already running were not disturbed.
+  for (const r of await Promise.all(running)) assert.ok(ok(r), JSON.stringify(r).slice(0, 300));
+});
+
 // SPEC §19's cost: uncached prompt tokens + output cap. Tenant S reuses a 6000-token system
 // prompt the engines hold (1000 tokens of its own after it); tenant U sends 7000 tokens of its own.
 // Both backlogged in one band, deficit round-robin dispatches S about 7008 / 1008 = 6.95 times as
