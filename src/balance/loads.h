@@ -29,6 +29,7 @@ struct LoadSignals {
   std::atomic<uint64_t> sent_total{0};  // requests this gateway has sent the instance, ever
   std::atomic<bool> engine_fresh{false};
   std::atomic<uint32_t> engine_load{0};     // running + waiting at the last good scrape
+  std::atomic<uint32_t> engine_waiting{0};  // of which waiting (flow control's saturation)
   std::atomic<uint64_t> sent_at_scrape{0};  // sent_total when that scrape was sent
   // Prompt tokens this gateway has sent the instance that it has not yet prefilled: each
   // request's uncached tokens (what the instance's KV index did not hold), from when it is sent

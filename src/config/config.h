@@ -113,6 +113,11 @@ struct ProviderConfig {
   // POST {base_url}/tokenize on one healthy instance, given tokenize_timeout_ms for all of it.
   std::string tokenize = "none";
   uint64_t tokenize_timeout_ms = 50;
+  // Flow control (SPEC §19): an instance is saturated at this many requests (its load: local or
+  // engine-reported), or when the engine reports more than max_waiting_per_instance waiting
+  // (load_source = "engine_metrics"). Unset = never saturated.
+  std::optional<uint32_t> max_in_flight_per_instance;
+  std::optional<uint32_t> max_waiting_per_instance;
   std::optional<CostConfig> cost;
   // From the file, at least one: `base_url` becomes a single instance, with the provider-level
   // kv_events / lmcache tables attached to it. With `discover`, none in the file: what the last
@@ -165,6 +170,7 @@ struct RouteConfig {
   // failures: unavailable (the default), rate_limited, context_length, content_filter.
   std::vector<std::string> fallbacks;
   std::vector<std::string> fallback_on;
+  std::optional<uint32_t> priority;  // the band (0..7) of its requests by default (SPEC §19)
 };
 
 struct GroupMemberConfig {
@@ -191,6 +197,7 @@ struct TeamConfig {
   std::string name;
   LimitSpec limits;
   std::vector<RouteLimitConfig> route_limits;
+  std::optional<uint32_t> priority;  // its keys' band (0..7) when the key sets none
 };
 
 struct KeyConfig {
@@ -205,6 +212,9 @@ struct KeyConfig {
   std::string team;                    // a [[teams]] name, or "" for none
   LimitSpec limits;                    // rpm, burst, tpm, max_in_flight, budget
   std::vector<RouteLimitConfig> route_limits;
+  // SPEC §19: the band (0..7) of its requests, and the highest x-rolter-priority it may ask.
+  std::optional<uint32_t> priority;
+  std::optional<uint32_t> max_priority;
 };
 
 // [limits] (SPEC §15): where the limits of keys and teams are counted.
@@ -229,6 +239,12 @@ struct UsageConfig {
 // [metrics]: series whose cardinality the operator chooses.
 struct MetricsConfig {
   bool per_key = false;  // rolter_key_* series labelled by key name
+};
+
+// [queue] (SPEC §19): where requests to a saturated route wait, per route.
+struct QueueConfig {
+  uint64_t max_requests = 1024;  // waiting at most; 0 = shed at once when saturated
+  uint64_t max_wait_ms = 30000;  // a request not dispatched by then is refused (429)
 };
 
 struct AdaptiveRoutingConfig {
@@ -305,6 +321,7 @@ struct Config {
   LimitsConfig limits;
   UsageConfig usage;
   MetricsConfig metrics;
+  QueueConfig queue;
   AdaptiveRoutingConfig adaptive_routing;
   AnthropicConfig anthropic;
   SharedStateConfig shared_state;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "config/flow_fields.h"
 #include "config/toml_reader.h"
 #include "config/url.h"
 
@@ -124,6 +125,7 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   in.read("metrics_interval_ms", out.metrics_interval_ms, kAtLeastOne);
   in.read("tokenize", out.tokenize);
   in.read("tokenize_timeout_ms", out.tokenize_timeout_ms, kAtLeastOne);
+  read_provider_flow(in, out);
   out.cost = read_cost(in, diag);
 
   // One deployment is either a single base_url (with the provider-level kv_events / lmcache
@@ -303,6 +305,7 @@ RouteConfig read_route(TableReader& in, Diagnostics& diag) {
   }
   in.read("fallbacks", out.fallbacks);
   in.read("fallback_on", out.fallback_on);
+  read_priority(in, "priority", out.priority);
   in.finish();
   return out;
 }
@@ -375,6 +378,8 @@ KeyConfig read_key(TableReader& in, Diagnostics& diag) {
   in.read("team", out.team);
   read_limit_fields(in, out.limits, diag);
   out.route_limits = read_route_limits(in, diag);
+  read_priority(in, "priority", out.priority);
+  read_priority(in, "max_priority", out.max_priority);
   in.finish();
   return out;
 }
@@ -384,6 +389,7 @@ TeamConfig read_team(TableReader& in, Diagnostics& diag) {
   in.read("name", out.name, /*required=*/true);
   read_limit_fields(in, out.limits, diag);
   out.route_limits = read_route_limits(in, diag);
+  read_priority(in, "priority", out.priority);
   in.finish();
   return out;
 }
@@ -526,6 +532,7 @@ Config read_config(const toml::table& root, Diagnostics& diag) {
     t.read("per_key", config.metrics.per_key);
     t.finish();
   });
+  section(in, "queue", diag, [&](TableReader& t) { read_queue(t, config.queue); });
   section(in, "adaptive_routing", diag,
           [&](TableReader& t) { read_adaptive(t, config.adaptive_routing); });
   section(in, "anthropic", diag, [&](TableReader& t) {

@@ -20,6 +20,7 @@
 #include "common/cidr.h"
 #include "common/join.h"
 #include "config/discover.h"
+#include "config/flow_fields.h"
 #include "config/secret_file.h"
 #include "config/url.h"
 
@@ -168,6 +169,7 @@ class Validator {
     check_keys();
     check_teams();
     check_limits_backend();
+    check_flow(config_, diag_);
     check_tracing();
   }
 

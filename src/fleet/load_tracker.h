@@ -29,6 +29,7 @@
 #include "balance/prefix/prefix_sharing.h"
 #include "common/mutex.h"
 #include "fleet/availability.h"
+#include "flow/route_queue.h"
 #include "kv/kv_residency.h"
 #include "limits/local_limiter.h"
 #include "observe/fleet_view.h"
@@ -85,6 +86,10 @@ class LoadTracker final : public FleetView {
   // instances' state, they outlive reloads, so a snapshot's rules point at cells kept here.
   LocalLimiter& limits() { return limits_; }
 
+  // Every route's flow-control queue (SPEC §19): like the instances' state, it outlives reloads,
+  // so requests waiting in it keep their place when a snapshot is replaced.
+  FlowQueues& flow() { return flow_; }
+
   // Calls fn(const InstanceState&) for every instance, under the tracker's lock (for scrapes).
   template <typename Fn>
   void for_each(Fn&& fn) const EXCLUDES(mu_) {
@@ -104,6 +109,7 @@ class LoadTracker final : public FleetView {
   std::deque<AdaptiveRouteState> adaptive_routes_ GUARDED_BY(mu_);  // deque: stable addresses
   PrefixSharing prefix_sharing_;
   LocalLimiter limits_;
+  FlowQueues flow_;
 };
 
 // Counts one request's uncached prompt tokens in the instance's queued prefill work

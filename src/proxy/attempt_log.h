@@ -1,4 +1,5 @@
-// AttemptLog: what each attempt of one request came to, for its access-log line (SPEC §17).
+// AttemptLog: what each attempt of one request came to, and its time in the queue, for its
+// access-log line (SPEC §17, §19).
 //
 //   AttemptLog tries;                              // on the request's own frame
 //   tries.add({.endpoint = url, .status = 503, .reason = AttemptReason::kStatus});
@@ -13,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -58,9 +60,14 @@ class AttemptLog {
   }
   std::span<const AttemptEntry> entries() const { return {entries_.data(), size_}; }
 
+  // How long the request waited in its route's queue (SPEC §19), when it did.
+  void set_queue_ms(uint64_t ms) { queue_ms_ = ms; }
+  std::optional<uint64_t> queue_ms() const { return queue_ms_; }
+
  private:
   std::array<AttemptEntry, kMaxEntries> entries_{};
   size_t size_ = 0;
+  std::optional<uint64_t> queue_ms_;
 };
 
 }  // namespace rolter

@@ -17,6 +17,7 @@ void ClientWatch::arm() {
   state_->gone = false;
   state_->half_closed = false;
   state_->in_flight = nullptr;
+  state_->waiting = nullptr;
   ++state_->generation;
   wait(state_);
 }
@@ -25,6 +26,7 @@ void ClientWatch::disarm() {
   if (!state_->armed) return;
   state_->armed = false;
   state_->in_flight = nullptr;
+  state_->waiting = nullptr;
   // Only the wait is pending on the client socket now (the response is written): cancelling the
   // socket's operations ends it. Its handler still runs, and finds itself outdated.
   error_code ignored;
@@ -32,6 +34,8 @@ void ClientWatch::disarm() {
 }
 
 void ClientWatch::set_in_flight(UpstreamConnection* connection) { state_->in_flight = connection; }
+
+void ClientWatch::set_waiting(asio::steady_timer* timer) { state_->waiting = timer; }
 
 void ClientWatch::wait(const std::shared_ptr<State>& state) {
   state->client->socket().async_wait(
@@ -51,6 +55,7 @@ void ClientWatch::wait(const std::shared_ptr<State>& state) {
         }
         state->gone = true;
         if (state->in_flight != nullptr) state->in_flight->tcp().cancel();
+        if (state->waiting != nullptr) state->waiting->cancel();
       });
 }
 

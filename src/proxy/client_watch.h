@@ -16,6 +16,7 @@
 // Thread-safety: use on the connection's worker thread only.
 #pragma once
 
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 
 #include "net/asio_fwd.h"
@@ -43,6 +44,9 @@ class ClientWatch {
   // The upstream connection the request is using now, cancelled if the client goes; null between
   // attempts.
   void set_in_flight(UpstreamConnection* connection);
+  // The timer a request waits on in its route's queue (proxy/queue_gate.h), cancelled if the
+  // client goes, so that it leaves the queue at once; null when not waiting.
+  void set_waiting(asio::steady_timer* timer);
 
   bool gone() const { return state_->gone; }
   bool half_closed() const { return state_->half_closed; }
@@ -51,6 +55,7 @@ class ClientWatch {
   struct State {
     beast::tcp_stream* client = nullptr;
     UpstreamConnection* in_flight = nullptr;
+    asio::steady_timer* waiting = nullptr;
     unsigned generation = 0;  // which request's wait is current; older waits are ignored
     bool armed = false;
     bool gone = false;

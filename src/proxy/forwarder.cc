@@ -16,6 +16,7 @@
 #include "http/tokens.h"
 #include "proxy/exchange.h"
 #include "proxy/fallback.h"
+#include "proxy/queue_gate.h"
 #include "proxy/request_line.h"
 #include "proxy/request_log.h"
 
@@ -178,6 +179,7 @@ void log_relayed(const ForwardRequest& request, const Candidate& candidate,
   line.endpoint = candidate.endpoint->base_url;
   line.attempts = attempts;
   line.tries = tries.entries();
+  line.queue_ms = tries.queue_ms();
   line.status = logged_status;
   line.upstream_status = report.status;
   line.bytes_out = report.bytes_out;
@@ -299,15 +301,25 @@ std::optional<Selection> select(const ForwardRequest& request, const Loads& load
                                 const Eligible& eligible, const Excluded& excluded,
                                 Clock::TimePoint now, const BreakerParams& breaker) {
   const auto& pool = *request.route.pool;
+  // Flow control (SPEC §19): while some eligible candidate has room, the pick is among those, so
+  // a request the queue let through lands where the room is, not on a saturated instance.
+  const FlowCapacity* capacity = pool.flow ? pool.flow->capacity.get() : nullptr;
+  bool only_roomy = false;
+  for (size_t i = 0; capacity != nullptr && !only_roomy && i < pool.candidates.size(); ++i) {
+    only_roomy = eligible(i) && capacity->has_room(i, now);
+  }
+  auto may_take = [&](size_t i) {
+    return eligible(i) && (!only_roomy || capacity->has_room(i, now));
+  };
   std::optional<Explain> explain;
   RouteContext ctx = *request.ctx;
   // A recorded request's rolter.route span carries the explanation too.
   const bool recorded = request.trace != nullptr && request.trace->recording();
   if (request.explain || recorded) {
-    ctx.explain = &explain.emplace(start_explain(pool, loads, eligible));
+    ctx.explain = &explain.emplace(start_explain(pool, loads, may_take));
   }
-  const auto pick = pool.balancer->pick_eligible(ctx, loads, eligible);
-  const auto choice = choose(pool, pick, eligible, excluded, now, breaker);
+  const auto pick = pool.balancer->pick_eligible(ctx, loads, may_take);
+  const auto choice = choose(pool, pick, may_take, excluded, now, breaker);
   if (!choice) return std::nullopt;
   const Candidate& candidate = pool.candidates[choice->index];
   Selection selection{.choice = *choice, .reason = pick_reason(pick, *choice)};
@@ -467,6 +479,7 @@ void log_own_answer(const ForwardRequest& request, const OwnAnswer& answer, unsi
   line.target = "none";
   line.attempts = answer.attempts;
   line.tries = answer.tries->entries();
+  line.queue_ms = answer.tries->queue_ms();
   line.status = status;
   line.bytes_out = body_bytes;
   line.duration_s = duration;
@@ -480,6 +493,7 @@ void log_client_gone(const ForwardRequest& request, unsigned attempts, const Att
   line.target = "none";
   line.attempts = attempts;
   line.tries = tries.entries();
+  line.queue_ms = tries.queue_ms();
   line.status = kClientClosedRequest;
   line.duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -527,7 +541,14 @@ Task<ForwardResult> Forwarder::forward_logged(beast::tcp_stream& client, ClientW
   // A client that stops reading cannot hold a worker's stream beyond the request's own deadline.
   client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
   watch.arm();
-  ForwardResult result = co_await run_attempts(client, request, watch, tries);
+  // Flow control (SPEC §19): on a route that can saturate, the request may wait its turn, or be
+  // shed; every other route pays this pointer test (and its frame holds nothing of the queue's).
+  ForwardResult result;
+  if (request.route.pool->flow == nullptr) {
+    result = co_await run_attempts(client, request, watch, tries);
+  } else {
+    result = co_await run_queued(client, request, watch, tries);
+  }
   watch.disarm();
   if (!watch.gone() || result.status != 0) {
     // A half-closed client sends nothing more: the connection ends with this answer.
@@ -542,6 +563,18 @@ Task<ForwardResult> Forwarder::forward_logged(beast::tcp_stream& client, ClientW
   gone.client_usable = false;
   gone.status = kClientClosedRequest;
   co_return gone;
+}
+
+Task<ForwardResult> Forwarder::run_queued(beast::tcp_stream& client,
+                                          const ForwardRequest& request, ClientWatch& watch,
+                                          AttemptLog& tries) {
+  QueuePass pass;
+  co_await pass_queue(client, watch, request, pass);
+  if (pass.queue_ms) tries.set_queue_ms(*pass.queue_ms);
+  if (pass.answered) co_return *pass.answered;
+  ForwardResult result = co_await run_attempts(client, pass.forwarded(request), watch, tries);
+  release_queue_slot(request);
+  co_return result;
 }
 
 Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,

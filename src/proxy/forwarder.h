@@ -23,6 +23,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <optional>
 #include <string_view>
 
 #include "balance/route_context.h"
@@ -133,6 +134,10 @@ class Forwarder {
   // forward(), recording each attempt in `tries` (the request's, for its access-log line).
   Task<ForwardResult> forward_logged(beast::tcp_stream& client, ClientWatch& watch,
                                      const ForwardRequest& request, AttemptLog& tries);
+  // A request on a route with flow control (SPEC §19, proxy/queue_gate.h): its turn in the
+  // route's queue (or its refusal), then the attempt loop.
+  Task<ForwardResult> run_queued(beast::tcp_stream& client, const ForwardRequest& request,
+                                 ClientWatch& watch, AttemptLog& tries);
   // The attempt loop on request.route. `trail` is null on the request's first route; on a
   // fallback route it is the request's FallbackTrail, and a route that cannot answer is recorded
   // there (status 0 returned) instead of answered.

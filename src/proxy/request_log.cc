@@ -166,6 +166,7 @@ std::string format_request_line(const RequestLogLine& line, int64_t ts_ms) {
   append_number(json, "status", line.status);
   if (line.upstream_status != 0) append_number(json, "upstream_status", line.upstream_status);
   append_tries(json, line.tries);
+  if (line.queue_ms) append_number(json, "queue_ms", *line.queue_ms);
   append_number(json, "bytes_in", line.bytes_in);
   append_number(json, "bytes_out", line.bytes_out);
   append_ms(json, "duration_ms", line.duration_s);

@@ -43,6 +43,7 @@ struct RequestLogLine {
   std::string_view endpoint;  // the base URL of the instance that answered; empty: none did
   unsigned attempts = 0;
   std::span<const AttemptEntry> tries;  // the first attempts (AttemptLog), in order
+  std::optional<uint64_t> queue_ms;     // the time it waited in its route's queue, when it did
   unsigned status = 0;                  // 499: the client went away before the end of its answer
   unsigned upstream_status = 0;         // the status the upstream answered; 0 = none
   uint64_t bytes_in = 0;                // the request's body

@@ -245,6 +245,12 @@ class SnapshotBuilder {
   }
 
   tl::expected<std::shared_ptr<const Snapshot>, std::vector<std::string>> build(Config config) {
+    config_ = &config;  // for the pools' flow gates, while they are built
+    snap_->breaker_ = BreakerParams{
+        .failure_threshold = std::max<uint32_t>(1, config.breaker.failure_threshold),
+        .open_for = std::chrono::milliseconds(config.breaker.open_ms),
+        .half_open_probes = std::max<uint32_t>(1, config.breaker.half_open_probes),
+    };
     adaptive_policy(config.adaptive_routing);
     for (const auto& pc : config.providers) provider(pc);
     for (const auto& rc : config.routes) route(rc);
@@ -256,11 +262,6 @@ class SnapshotBuilder {
       if (auto cidr = Cidr::parse(network)) snap_->trusted_proxies_.push_back(*cidr);
     }
     if (!errors_.empty()) return tl::unexpected(std::move(errors_));
-    snap_->breaker_ = BreakerParams{
-        .failure_threshold = std::max<uint32_t>(1, config.breaker.failure_threshold),
-        .open_for = std::chrono::milliseconds(config.breaker.open_ms),
-        .half_open_probes = std::max<uint32_t>(1, config.breaker.half_open_probes),
-    };
     snap_->config_ = std::move(config);
     return std::shared_ptr<const Snapshot>(std::move(snap_));
   }
@@ -449,8 +450,10 @@ class SnapshotBuilder {
     pool->balancer = std::move(*balancer);
     // Pins are addressed as "<provider>/<any model>", so their series is named that way.
     pool->series = pool->kind == RoutePool::Kind::kProviderPin ? pool->name + "/*" : pool->name;
+    const std::string& series = pool->series;
+    pool->flow = make_flow_gate(*pool, series, *config_, route_priority(*pool), snap_->breaker_,
+                                tracker_, metrics_);
     if (metrics_ != nullptr) {
-      const std::string& series = pool->series;
       SeriesLease& lease = snap_->series_;
       pool->instruments = metrics_->route(series, lease);
       pool->no_target = metrics_->candidate(series, pool->strategy, "none", lease);
@@ -462,6 +465,14 @@ class SnapshotBuilder {
     }
     snap_->pools_.push_back(std::move(pool));
     return snap_->pools_.back().get();
+  }
+
+  std::optional<uint32_t> route_priority(const RoutePool& pool) const {
+    if (pool.kind != RoutePool::Kind::kRoute) return std::nullopt;
+    for (const auto& rc : config_->routes) {
+      if (rc.name == pool.name) return rc.priority;
+    }
+    return std::nullopt;
   }
 
   // An adaptive pool's series, named as its state and its telemetry samples name it: a group by its
@@ -477,6 +488,12 @@ class SnapshotBuilder {
   void key(const KeyConfig& kc, const std::vector<TeamConfig>& teams) {
     ApiKey key;
     key.name = kc.name;
+    std::optional<uint32_t> priority = kc.priority;
+    for (const auto& team : teams) {
+      if (!priority && !kc.team.empty() && team.name == kc.team) priority = team.priority;
+    }
+    if (priority) key.priority = static_cast<uint8_t>(*priority);
+    if (kc.max_priority) key.max_priority = static_cast<uint8_t>(*kc.max_priority);
     key.routes = kc.routes;
     key.providers = kc.providers;
     key.team = kc.team;
@@ -499,6 +516,7 @@ class SnapshotBuilder {
   }
 
   LoadTracker& tracker_;
+  const Config* config_ = nullptr;  // the config being built, during build()
   const BalancerDeps& deps_;
   Metrics* const metrics_;
   const SecretLookup& secrets_;

@@ -34,6 +34,7 @@
 #include "config/config.h"
 #include "fleet/load_tracker.h"
 #include "observe/metrics.h"
+#include "snapshot/flow_gate.h"
 #include "upstream/endpoint.h"
 
 namespace rolter {
@@ -147,6 +148,8 @@ struct RoutePool {
     bool context_length = false;
     bool content_filter = false;
   } fallback_on;
+  // Flow control (SPEC §19): the route's queue, when it can saturate; null otherwise.
+  std::unique_ptr<const FlowGate> flow;
 
   Loads loads() const { return Loads(counters); }
 };
@@ -187,6 +190,10 @@ struct ApiKey {
   // Every limit the key answers to (SPEC §15): its own, its team's, and the route globs of each;
   // empty = an unlimited key, which the request path passes on one test.
   std::vector<LimitRule> rules;
+  // SPEC §19: the band of its requests (its own `priority`, else its team's), and the highest
+  // x-rolter-priority it may ask for; unset = none.
+  std::optional<uint8_t> priority;
+  std::optional<uint8_t> max_priority;
 
   // Whether the key may address `model` (a route name or a group/provider address).
   bool allows_address(std::string_view model) const;

@@ -41,6 +41,35 @@ export class ReportWindow {
     return out;
   }
 
+  // Each node's last interval for route `name`: its length in seconds, the route's latest report,
+  // and the report its counters grew from (null when they count from zero: the node restarted, or
+  // the route is new to it). A node's reports say when its counters started (older nodes do not:
+  // then smaller counters mean a restart). A reload that removed one of the route's targets also
+  // lowers its totals, by what that target had counted, with no restart: an interval's growth is
+  // what it can see, never less than nothing.
+  *intervals(name) {
+    for (const w of this.nodes.values()) {
+      if (!w.prev || !w.cur) continue;
+      const seconds = (w.cur.at_ms - w.prev.at_ms) / 1000;
+      if (!(seconds > 0)) continue;
+      const cur = w.cur.routes?.find((r) => r.route === name);
+      if (!cur) continue;
+      const prev = w.prev.routes?.find((r) => r.route === name) ?? null;
+      const restarted = prev && (w.cur.started_at_ms !== undefined && w.prev.started_at_ms !== undefined
+        ? w.cur.started_at_ms !== w.prev.started_at_ms
+        : requestsOf(prev) > requestsOf(cur));
+      yield { seconds, cur, base: restarted ? null : prev };
+    }
+  }
+
+  // Each node's latest report of route `name`.
+  *latest(name) {
+    for (const w of this.nodes.values()) {
+      const cur = w.cur?.routes?.find((r) => r.route === name);
+      if (cur) yield cur;
+    }
+  }
+
   // The last interval's figures for `route`, summed over nodes.
   route(name) {
     let rps = 0;
@@ -50,21 +79,7 @@ export class ReportWindow {
     const ttft = new Merged();
     const picks = new Map();
     const targetLatency = new Map();  // target → Merged durations
-    for (const w of this.nodes.values()) {
-      if (!w.prev || !w.cur) continue;
-      const seconds = (w.cur.at_ms - w.prev.at_ms) / 1000;
-      if (!(seconds > 0)) continue;
-      const cur = w.cur.routes?.find((r) => r.route === name);
-      if (!cur) continue;
-      const prev = w.prev.routes?.find((r) => r.route === name) ?? null;
-      // A node that restarted counts from zero: its new totals are the interval's. Its reports say
-      // when its counters started (older nodes do not: then smaller counters mean a restart). A
-      // reload that removed one of the route's targets also lowers its totals, by what that target
-      // had counted; that interval counts what it can see, never less than nothing.
-      const restarted = prev && (w.cur.started_at_ms !== undefined && w.prev.started_at_ms !== undefined
-        ? w.cur.started_at_ms !== w.prev.started_at_ms
-        : requestsOf(prev) > requestsOf(cur));
-      const base = restarted ? null : prev;
+    for (const { seconds, cur, base } of this.intervals(name)) {
       const count = Math.max(0, requestsOf(cur) - (base ? requestsOf(base) : 0));
       rps += count / seconds;
       total += count;

@@ -76,6 +76,13 @@ CLI::App* add_overhead_command(CLI::App& app, OverheadOptions& o) {
   cmd->add_flag("--tracing-dead-collector", o.tracing_dead_collector,
                 "Also measure rolter with [tracing] sample_ratio = 1 and an otlp_endpoint where "
                 "nothing listens: every request makes its spans, which are dropped");
+  cmd->add_flag("--tracing-live-collector", o.tracing_live_collector,
+                "Also measure rolter with [tracing] sample_ratio = 1 exporting to a collector that "
+                "takes every batch (the canned upstream answers /v1/traces); needs the canned "
+                "upstream");
+  cmd->add_flag("--flow-control", o.flow_control,
+                "Also measure rolter with flow control on and never saturated: the provider "
+                "bounded at 100000 requests in flight, so every request passes the queue's check");
   cmd->add_option("--json", o.json_path, "Write the JSON report here");
   cmd->add_option("--markdown", o.markdown_path, "Write the Markdown report here (also printed)");
   cmd->add_option("--svg", o.svg_path, "Write an SVG chart here");

@@ -58,6 +58,21 @@ tl::expected<std::unique_ptr<Environment>, std::string> Environment::start(
       return tl::unexpected(added.error());
     }
   }
+  if (o.tracing_live_collector && !rolter_path.empty()) {
+    if (!o.upstream_url.empty()) {
+      return tl::unexpected(std::string(
+          "--tracing-live-collector needs the canned upstream (its /v1/traces takes the "
+          "batches), not --upstream"));
+    }
+    if (auto added = env->add_live_traced_rolter(o, rolter_path); !added) {
+      return tl::unexpected(added.error());
+    }
+  }
+  if (o.flow_control && !rolter_path.empty()) {
+    if (auto added = env->add_flow_controlled_rolter(o, rolter_path); !added) {
+      return tl::unexpected(added.error());
+    }
+  }
   if (!nginx_path.empty()) {
     const uint16_t upstream_port = env->paths_.front().target.port;
     auto proxy = start_nginx(nginx_path, "nginx", env->dir_, o.workers, [&](const NginxCommon& c) {
@@ -140,6 +155,24 @@ tl::expected<void, std::string> Environment::add_limited_rolter(const OverheadOp
   if (!added) return added;
   paths_.back().target.headers.emplace_back("Authorization", std::string("Bearer ") + kLimitedKey);
   return {};
+}
+
+tl::expected<void, std::string> Environment::add_live_traced_rolter(
+    const OverheadOptions& o, const std::string& rolter_path) {
+  const std::string name = "rolter-tracing-live";
+  auto rolter = start_rolter(rolter_path, dir_, upstream_url_, o.workers, name,
+                             tracing_toml(upstream_url_ + "/v1/traces"));
+  if (!rolter) return tl::unexpected(rolter.error());
+  return add_owned(name, "rolter", std::move(*rolter), std::to_string(o.workers));
+}
+
+tl::expected<void, std::string> Environment::add_flow_controlled_rolter(
+    const OverheadOptions& o, const std::string& rolter_path) {
+  const std::string name = "rolter-flow-control";
+  auto rolter = start_rolter(rolter_path, dir_, upstream_url_, o.workers, name, "",
+                             flow_control_provider_fields());
+  if (!rolter) return tl::unexpected(rolter.error());
+  return add_owned(name, "rolter", std::move(*rolter), std::to_string(o.workers));
 }
 
 tl::expected<void, std::string> Environment::add_traced_rolter(const OverheadOptions& o,

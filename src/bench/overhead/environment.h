@@ -60,6 +60,13 @@ class Environment {
   // (--tracing-dead-collector).
   tl::expected<void, std::string> add_traced_rolter(const OverheadOptions& o,
                                                     const std::string& rolter_path);
+  // rolter tracing every request to the canned upstream's /v1/traces, which takes every batch
+  // (--tracing-live-collector).
+  tl::expected<void, std::string> add_live_traced_rolter(const OverheadOptions& o,
+                                                         const std::string& rolter_path);
+  // rolter with flow control on and never saturated (--flow-control).
+  tl::expected<void, std::string> add_flow_controlled_rolter(const OverheadOptions& o,
+                                                             const std::string& rolter_path);
 
   std::string dir_;
   std::vector<std::unique_ptr<ChildProcess>> processes_;  // stopped in reverse order

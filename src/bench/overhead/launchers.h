@@ -36,13 +36,18 @@ tl::expected<Launched, std::string> start_nginx(
 
 // rolter.toml for the bench: one openai provider at `upstream_url`, one route "bench"
 // (round_robin) to it, `workers` worker threads.
-std::string rolter_toml(const std::string& upstream_url, int workers);
+std::string rolter_toml(const std::string& upstream_url, int workers,
+                        const std::string& provider_fields = "");
 
 // The [[keys]] and [limits] that rolter_toml() gets for a limited path: one key, `limited_key`
 // (its SHA-256 is written), whose rpm, tpm and max_in_flight are far above any load the bench
 // makes, so every request is counted and none refused. `redis_socket` "" = the local backend.
 inline constexpr const char* kLimitedKey = "rk-bench-limited-key";
 std::string limited_key_toml(const std::string& redis_socket);
+
+// The provider fields of the flow-controlled path (--flow-control): a saturation bound far above
+// the bench's load, so every request takes the queue's unsaturated check and never waits.
+std::string flow_control_provider_fields();
 
 // The [tracing] of a traced path: every request sampled, spans posted to `otlp_endpoint`.
 std::string tracing_toml(const std::string& otlp_endpoint);
@@ -52,12 +57,14 @@ bool rolter_has_no_access_log(const std::string& rolter_path);
 
 // Starts `rolter serve`, with --no-access-log when it has it: the per-request JSON line would
 // otherwise be a cost nginx (access_log off) does not pay.
-// `name` names its config file and logs; `extra_toml` is appended to rolter_toml().
+// `name` names its config file and logs; `extra_toml` is appended to rolter_toml(), and
+// `provider_fields` go into its provider table.
 tl::expected<Launched, std::string> start_rolter(const std::string& rolter_path,
                                                  const std::string& parent_dir,
                                                  const std::string& upstream_url, int workers,
                                                  const std::string& name = "rolter",
-                                                 const std::string& extra_toml = "");
+                                                 const std::string& extra_toml = "",
+                                                 const std::string& provider_fields = "");
 // redis-server on a Unix socket in `parent_dir`, persistence off; waits until it listens.
 tl::expected<Launched, std::string> start_redis(const std::string& parent_dir,
                                                 std::string& socket_path);

@@ -53,6 +53,8 @@ std::string upstream_nginx_conf(const NginxCommon& c, int stream_chunks) {
   s += "    location = /bench-sse {\n      internal;\n      default_type text/event-stream;\n";
   s += "      add_header Cache-Control no-cache;\n";
   s += "      return 200 " + nginx_quote(sse_body(stream_chunks)) + ";\n    }\n";
+  // A collector that takes every OTLP batch (--tracing-live-collector); nginx does not read it.
+  s += "    location = /v1/traces {\n      return 200;\n    }\n";
   s += "  }\n}\n";
   return s;
 }

@@ -23,6 +23,7 @@ TEST(NginxConfTest, UpstreamStaysInItsDirectoryAndAnswersBothWays) {
   EXPECT_TRUE(has(c, "$http_x_bench_stream"));
   EXPECT_TRUE(has(c, "default_type text/event-stream;"));
   EXPECT_TRUE(has(c, "data: [DONE]\\n\\n'"));
+  EXPECT_TRUE(has(c, "location = /v1/traces {\n      return 200;"));  // the live collector
   EXPECT_FALSE(has(c, "/var/"));
   EXPECT_FALSE(has(c, "user "));
 }

@@ -36,6 +36,12 @@ struct OverheadOptions {
   // Also measure rolter tracing every request (sample_ratio 1) to a collector that is not there
   // (SPEC §17): what spans cost the request path when they can only be dropped.
   bool tracing_dead_collector = false;
+  // The same with a collector that takes every batch (the canned upstream's /v1/traces): beside
+  // the dead one, what a dead collector adds to recording.
+  bool tracing_live_collector = false;
+  // Also measure rolter with flow control on and never saturated (SPEC §19): what the queue's
+  // one check costs the unsaturated path.
+  bool flow_control = false;
   std::vector<std::string> peer_headers;
   std::string json_path, markdown_path, svg_path;
 };

@@ -91,10 +91,12 @@ bool ScrapedEngine::succeed(const EngineSample& sample) {
   if (!schedule_.in_flight()) return false;  // retired while the scrape ran
   last_sample_ = sample;
   const uint32_t load = sample.load();
+  const uint32_t waiting = EngineSample{.waiting = sample.waiting}.load();
   for (const auto& [signals, sent] : pending_) {
     // An instance that left while the scrape ran keeps the cleared flag set_instances() gave it.
     if (!named(signals)) continue;
     signals->engine_load.store(load, std::memory_order_relaxed);
+    signals->engine_waiting.store(waiting, std::memory_order_relaxed);
     signals->sent_at_scrape.store(sent, std::memory_order_relaxed);
     signals->engine_fresh.store(true, std::memory_order_relaxed);
   }

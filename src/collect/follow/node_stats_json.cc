@@ -68,8 +68,15 @@ struct InstanceSum {
   std::optional<double> breaker, healthy, parked, kv_state, lmcache, engine_load;
 };
 
+// A route's gateway queue (flow control), once it has queued or shed.
+struct QueueSum {
+  std::array<uint64_t, 8> depth{};  // waiting now, per band 0..7
+  std::map<std::string, uint64_t> shed{{"full", 0}, {"predicted_wait", 0}, {"expired", 0}};
+};
+
 struct RouteSum {
   ClassCounts requests{};
+  std::optional<QueueSum> queue;
   uint64_t retries = 0;
   uint64_t tokens_in = 0;
   uint64_t tokens_out = 0;
@@ -77,6 +84,11 @@ struct RouteSum {
   HistogramSum ttft;
   std::map<std::string, TargetSum> targets;
 };
+
+QueueSum& queue_of(RouteSum& r) {
+  if (!r.queue) r.queue.emplace();
+  return *r.queue;
+}
 
 std::string_view label(const prometheus::ClientMetric& metric, std::string_view name) {
   for (const auto& l : metric.label) {
@@ -211,6 +223,14 @@ void add_family(const prometheus::MetricFamily& family, std::map<std::string, Ro
       routes[route].duration.add(metric.histogram);
     } else if (name == "rolter_ttft_seconds") {
       routes[route].ttft.add(metric.histogram);
+    } else if (name == "rolter_queue_depth") {
+      const std::string_view band = label(metric, "band");
+      const size_t b = band.size() == 1 && band[0] >= '0' && band[0] <= '7' ? band[0] - '0' : 8;
+      QueueSum& q = queue_of(routes[route]);
+      if (b < q.depth.size()) q.depth[b] = count(metric.gauge.value);
+    } else if (name == "rolter_shed_total") {
+      queue_of(routes[route]).shed[std::string(label(metric, "reason"))] +=
+          count(metric.counter.value);
     } else if (name == "rolter_target_duration_seconds" || name == "rolter_target_ttft_seconds") {
       const std::string_view target = label(metric, "target");
       if (target == kNoTarget) continue;
@@ -259,14 +279,16 @@ std::string node_stats_json(const NodeStatsHeader& header,
                          {"duration_ms", histogram_json(t.duration)},
                          {"ttft_ms", histogram_json(t.ttft)}});
     }
-    doc["routes"].push_back({{"route", name},
-                             {"requests", classes_json(r.requests)},
-                             {"retries", r.retries},
-                             {"tokens_in", r.tokens_in},
-                             {"tokens_out", r.tokens_out},
-                             {"duration_ms", histogram_json(r.duration)},
-                             {"ttft_ms", histogram_json(r.ttft)},
-                             {"targets", std::move(targets)}});
+    Json route = {{"route", name},
+                  {"requests", classes_json(r.requests)},
+                  {"retries", r.retries},
+                  {"tokens_in", r.tokens_in},
+                  {"tokens_out", r.tokens_out},
+                  {"duration_ms", histogram_json(r.duration)},
+                  {"ttft_ms", histogram_json(r.ttft)},
+                  {"targets", std::move(targets)}};
+    if (r.queue) route["queue"] = {{"depth", r.queue->depth}, {"shed", r.queue->shed}};
+    doc["routes"].push_back(std::move(route));
   }
   doc["instances"] = Json::array();
   for (const auto& [instance, sum] : instances) {

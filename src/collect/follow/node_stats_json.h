@@ -11,7 +11,9 @@
 //                "duration_ms": H, "ttft_ms": H,
 //                "targets": [{"target": "qwen-a/Qwen/Qwen3-8B", "picks": 6,
 //                             "responses": {"2xx": 6, "4xx": 0, "5xx": 0, "other": 0},
-//                             "duration_ms": H, "ttft_ms": H}]}],
+//                             "duration_ms": H, "ttft_ms": H}],
+//                "queue": {"depth": [0, 0, 0, 0, 2, 0, 0, 0],
+//                          "shed": {"full": 0, "predicted_wait": 3, "expired": 1}}}],
 //    "instances": [{"endpoint": "qwen-a@http://10.0.0.1:8000", "provider": "qwen-a",
 //                   "base_url": "http://10.0.0.1:8000", "in_flight": 0, "breaker": "closed",
 //                   "healthy": true, "parked": false, "kv_events": "live" | null,
@@ -25,7 +27,9 @@
 // not listed as a target. Percentiles interpolate linearly within the histogram bucket that holds
 // them (null without samples). Instance states are the state their state set marks (breaker:
 // closed, open, half_open; kv_events: disconnected, live, stale, gap; null where the series are
-// absent). "endpoint" is the value of the metrics' endpoint label.
+// absent). "endpoint" is the value of the metrics' endpoint label. "queue" is there only for a
+// route whose gateway queue (flow control) has queued or shed since the node started: the
+// requests waiting now per band 0..7, and those shed per reason (cumulative, over bands).
 //
 //
 // Thread-safety: pure functions.

@@ -12,6 +12,7 @@
 #include "collect/follow/testing/scripted_control_plane.h"
 #include "fleet/load_tracker.h"
 #include "observe/metrics.h"
+#include "observe/queue_metrics.h"
 
 namespace rolter {
 namespace {
@@ -129,6 +130,27 @@ TEST(NodeStatsJsonTest, ReportsWhatMetricsCounted) {
   EXPECT_EQ(tb["responses"], (Json{{"2xx", 3}, {"4xx", 0}, {"5xx", 1}, {"other", 0}}));
   EXPECT_EQ(ta["duration_ms"]["count"], 0);
   EXPECT_TRUE(ta["ttft_ms"]["p50"].is_null());
+}
+
+// A route's gateway queue: what waits per band, what was shed per reason over bands; a route
+// that never queued has no "queue" at all.
+TEST(NodeStatsJsonTest, QueueDepthPerBandAndShedPerReason) {
+  Metrics metrics;
+  SeriesLease lease;
+  metrics.route("chat", lease);
+  metrics.route("calm", lease);
+  QueueMetrics queue(metrics.registry());
+  queue.set_depth("chat", 4, 3);
+  queue.set_depth("chat", 6, 1);
+  queue.count_shed("chat", 1, "full");
+  queue.count_shed("chat", 4, "full");
+  queue.count_shed("chat", 1, "expired");
+  const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.registry().Collect()));
+  ASSERT_EQ(doc["routes"].size(), 2u);
+  EXPECT_FALSE(doc["routes"][0].contains("queue")) << doc["routes"][0].dump();
+  const Json& q = doc["routes"][1]["queue"];
+  EXPECT_EQ(q["depth"], (Json{0, 0, 0, 0, 3, 0, 1, 0}));
+  EXPECT_EQ(q["shed"], (Json{{"expired", 1}, {"full", 2}, {"predicted_wait", 0}}));
 }
 
 // Each target's own latency: what answered it, not the route's mix.

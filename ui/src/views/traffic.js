@@ -1,14 +1,24 @@
 // Live traffic: per route, charts of requests per second, the 5xx share, TTFT and latency p50 and
-// p99, and each target's share of picks, summed over every gateway node from the counters they
-// report (/api/v1/cluster/nodes), polled every 2.5 s.
+// p99, each target's share of picks, the requests waiting in the gateway's queue and those it shed
+// per second, summed over every gateway node from the counters they report
+// (/api/v1/cluster/nodes), polled every 2.5 s.
 import { api, list } from '../api.js';
 import { h, clear, emptyState, section, num, table } from '../dom.js';
 import { ReportWindow } from '../traffic_math.js';
+import { routeQueue } from '../queue_math.js';
 import { timeChart } from '../chart.js';
 
 const POLL_MS = 2500;
 const ms = (v) => (v === null || v === undefined ? '—' : `${num(v, v < 10 ? 1 : 0)} ms`);
 const pct = (v) => (v === null || v === undefined ? '—' : `${num(v * 100, 1)} %`);
+// A rate per second: two decimals below 1, one above.
+const perSecond = (v) => num(v, v > 0 && v < 1 ? 2 : 1);
+
+// The shed chart's series: each reason's rate, or a placeholder while no node reports a queue.
+function shedSeries(shed) {
+  if (!shed) return { 'no queue': null };
+  return Object.fromEntries(Object.entries(shed.byReason).sort(([a], [b]) => a.localeCompare(b)));
+}
 
 function routePanel(name) {
   const charts = {
@@ -18,6 +28,8 @@ function routePanel(name) {
     ttft: timeChart({ title: 'Time to first token', format: ms, seriesKeys: ['lastTtftP50', 'lastTtftP99'] }),
     latency: timeChart({ title: 'Latency', format: ms, seriesKeys: ['lastLatencyP50', 'lastLatencyP99'] }),
     targetLatency: timeChart({ title: 'Latency p50 by target', format: ms }),
+    queue: timeChart({ title: 'Queued (waiting in the gateway)', format: (v) => num(v, 0), seriesKeys: ['lastQueueDepth'] }),
+    shed: timeChart({ title: 'Shed / s (429 by reason)', format: perSecond }),
   };
   const element = section(null, h('h2', {}, name),
     h('div', { class: 'charts' }, Object.values(charts).map((c) => c.element)));
@@ -36,6 +48,9 @@ function routePanel(name) {
       const perTarget = Object.fromEntries([...f.targetLatencyP50.entries()].sort(([a], [b]) => a.localeCompare(b)));
       charts.targetLatency.push(t, Object.keys(perTarget).length ? perTarget : { 'no answers': null });
       charts.targetLatency.setData('lastTargetLatencyP50', JSON.stringify(perTarget));
+      charts.queue.push(t, { queued: f.queue.depth });
+      charts.shed.push(t, shedSeries(f.queue.shed));
+      charts.shed.setData('lastShedRate', f.queue.shed ? String(f.queue.shed.total) : '');
     },
     destroy() { for (const c of Object.values(charts)) c.destroy(); },
   };
@@ -67,14 +82,16 @@ export default {
       }
       if (panels.size === 0) clear(box);
       const t = Date.now() / 1000;
-      const now = new Map(names.map((name) => [name, reports.route(name)]));
+      const now = new Map(names.map((name) => [name, { ...reports.route(name), queue: routeQueue(reports, name) }]));
       clear(summary, section(null, h('div', { class: 'traffic-summary' }, table(
         [{ label: 'Route' }, { label: 'Requests / s', num: true }, { label: '5xx', num: true },
-          { label: 'TTFT p50', num: true }, { label: 'Latency p50', num: true }, { label: 'Latency p99', num: true }, { label: 'Targets' }],
+          { label: 'TTFT p50', num: true }, { label: 'Latency p50', num: true }, { label: 'Latency p99', num: true },
+          { label: 'Queued', num: true }, { label: 'Shed / s', num: true }, { label: 'Targets' }],
         names.map((name) => {
           const f = now.get(name);
           return [h('a', { href: '#/traffic', dataset: { jump: name } }, name), num(f.rps, 1), pct(f.errorRate),
-            ms(f.ttft.p50), ms(f.latency.p50), ms(f.latency.p99),
+            ms(f.ttft.p50), ms(f.latency.p50), ms(f.latency.p99), num(f.queue.depth, 0),
+            perSecond(f.queue.shed?.total),
             [...f.share.entries()].map(([target, share]) => `${target} ${pct(share)}`).join(' · ') || '—'];
         })))));
       for (const a of summary.querySelectorAll('a[data-jump]')) {

@@ -1,0 +1,234 @@
+#include "flow/route_queue.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "observe/metrics.h"
+#include "observe/queue_metrics.h"
+
+namespace rolter {
+
+std::string_view shed_reason_name(ShedReason reason) {
+  switch (reason) {
+    case ShedReason::kFull:
+      return "full";
+    case ShedReason::kPredictedWait:
+      return "predicted_wait";
+    case ShedReason::kExpired:
+      return "expired";
+  }
+  return "full";
+}
+
+namespace {
+
+uint32_t seconds_ceil(uint64_t ms) { return static_cast<uint32_t>((ms + 999) / 1000); }
+
+}  // namespace
+
+void RouteQueue::configure(std::shared_ptr<const FlowCapacity> capacity,
+                           const QueueSettings& settings, QueueMetrics* metrics) {
+  Wakes wakes;
+  {
+    MutexLock lock(mu_);
+    capacity_ = std::move(capacity);
+    settings_ = settings;
+    metrics_ = metrics;
+    queue_.set_max_requests(settings.max_requests);
+    dispatch(clock_.now(), wakes);  // more room, perhaps
+  }
+  deliver(wakes);
+}
+
+QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter> waiter) {
+  QueueAdmission admission;
+  Wakes wakes;
+  {
+    MutexLock lock(mu_);
+    const Clock::TimePoint now = clock_.now();
+    const QueueRoom room = capacity_ ? capacity_->room(now) : QueueRoom{};
+    // Nowhere to go at all (every candidate parked, open or down): the attempt loop gives its
+    // own answer (the soonest back, or 503 naming why each is out); a queue would only delay it.
+    if (!room.any_available) return admission;
+    if (queue_.empty() && pending_ < room.free) {
+      ++pending_;
+      busy_.store(static_cast<uint32_t>(queue_.size()) + pending_, std::memory_order_release);
+      return admission;  // kGo
+    }
+    const uint8_t band = std::min<uint8_t>(ticket.band, kQueueBands - 1);
+    // Refused at once when the measured drain cannot reach it within max_wait_ms; only on a
+    // reliable estimate, else the wait itself decides.
+    const size_t ahead = queue_.ahead_of(band, ticket.tenant) + 1;
+    if (const auto rate = drained_.rate(now); rate && rate->reliable &&
+        expected_wait_ms(ahead, *rate) > static_cast<double>(settings_.max_wait_ms)) {
+      admission.kind = QueueAdmission::Kind::kShed;
+      admission.reason = ShedReason::kPredictedWait;
+      admission.retry_after_s = retry_after(ahead, now);
+      if (metrics_ != nullptr) metrics_->count_shed(route_, band, shed_reason_name(admission.reason));
+      return admission;
+    }
+    std::string tenant = ticket.tenant;
+    FairQueue::PushResult pushed =
+        queue_.push(QueueEntry{.band = band, .tenant = std::move(ticket.tenant), .cost = ticket.cost});
+    if (!pushed.admitted) {
+      admission.kind = QueueAdmission::Kind::kShed;
+      admission.reason = ShedReason::kFull;
+      admission.retry_after_s = retry_after(ahead, now);
+      if (metrics_ != nullptr) metrics_->count_shed(route_, band, shed_reason_name(admission.reason));
+      return admission;
+    }
+    if (pushed.displaced) shed(*pushed.displaced, ShedReason::kFull, now, wakes);
+    waiting_.emplace(pushed.id, Waiting{.waiter = std::move(waiter),
+                                        .enqueued = now,
+                                        .tenant = std::move(tenant),
+                                        .band = band});
+    admission.kind = QueueAdmission::Kind::kQueued;
+    admission.id = pushed.id;
+    publish(band);
+    // Room may exist behind the ones already waiting (a slot freed a moment ago): it goes in the
+    // queue's order, this request's turn included.
+    dispatch(now, wakes);
+  }
+  deliver(wakes);
+  return admission;
+}
+
+bool RouteQueue::leave(uint64_t id) {
+  MutexLock lock(mu_);
+  const std::optional<QueueEntry> entry = queue_.remove(id);
+  if (!entry) return false;
+  waiting_.erase(id);
+  busy_.store(static_cast<uint32_t>(queue_.size()) + pending_, std::memory_order_release);
+  publish(entry->band);
+  return true;
+}
+
+std::optional<uint32_t> RouteQueue::expire(uint64_t id) {
+  MutexLock lock(mu_);
+  const std::optional<QueueEntry> entry = queue_.remove(id);
+  if (!entry) return std::nullopt;
+  waiting_.erase(id);
+  busy_.store(static_cast<uint32_t>(queue_.size()) + pending_, std::memory_order_release);
+  publish(entry->band);
+  if (metrics_ != nullptr) {
+    metrics_->count_shed(route_, entry->band, shed_reason_name(ShedReason::kExpired));
+  }
+  return retry_after(queue_.ahead_of(entry->band, entry->tenant) + 1, clock_.now());
+}
+
+void RouteQueue::started() {
+  MutexLock lock(mu_);
+  if (pending_ > 0) --pending_;
+  busy_.store(static_cast<uint32_t>(queue_.size()) + pending_, std::memory_order_release);
+}
+
+void RouteQueue::released() {
+  drained_.record(clock_.now());
+  if (!busy()) return;
+  Wakes wakes;
+  {
+    MutexLock lock(mu_);
+    dispatch(clock_.now(), wakes);
+  }
+  deliver(wakes);
+}
+
+void RouteQueue::poke() {
+  if (!busy()) return;
+  const int64_t now_ticks = clock_.now().time_since_epoch().count();
+  int64_t last = last_poke_.load(std::memory_order_relaxed);
+  const int64_t interval =
+      std::chrono::duration_cast<Clock::Duration>(kPokeInterval).count();
+  if (now_ticks - last < interval) return;
+  if (!last_poke_.compare_exchange_strong(last, now_ticks, std::memory_order_relaxed)) return;
+  Wakes wakes;
+  {
+    MutexLock lock(mu_);
+    dispatch(clock_.now(), wakes);
+  }
+  deliver(wakes);
+}
+
+size_t RouteQueue::depth() const {
+  MutexLock lock(mu_);
+  return queue_.size();
+}
+
+void RouteQueue::dispatch(Clock::TimePoint now, Wakes& wakes) {
+  if (queue_.empty() || !capacity_) return;
+  const QueueRoom room = capacity_->room(now);
+  // Nowhere to go at all any more (every candidate parked, open or down): the waiting requests
+  // leave for the attempt loop, whose answer (the soonest back, or 503 naming why each is out)
+  // a longer wait would only delay.
+  const bool none_available = !room.any_available;
+  std::array<bool, kQueueBands> touched{};
+  while (!queue_.empty() && (none_available || pending_ < room.free)) {
+    const std::optional<QueueEntry> entry = queue_.pop();
+    auto it = waiting_.find(entry->id);
+    touched[entry->band] = true;
+    if (it == waiting_.end()) continue;  // never: every queued entry has its waiter
+    ++pending_;
+    if (metrics_ != nullptr) {
+      metrics_->observe_wait(route_, std::chrono::duration<double>(now - it->second.enqueued).count());
+      if (settings_.per_tenant_metrics) metrics_->count_dispatch(route_, it->second.tenant);
+    }
+    wakes.push_back(Wake{.waiter = std::move(it->second.waiter), .verdict = QueueVerdict{}});
+    waiting_.erase(it);
+  }
+  busy_.store(static_cast<uint32_t>(queue_.size()) + pending_, std::memory_order_release);
+  for (uint8_t b = 0; b < kQueueBands; ++b) {
+    if (touched[b]) publish(b);
+  }
+}
+
+void RouteQueue::shed(const QueueEntry& entry, ShedReason reason, Clock::TimePoint now,
+                      Wakes& wakes) {
+  auto it = waiting_.find(entry.id);
+  if (metrics_ != nullptr) metrics_->count_shed(route_, entry.band, shed_reason_name(reason));
+  publish(entry.band);
+  if (it == waiting_.end()) return;
+  wakes.push_back(Wake{.waiter = std::move(it->second.waiter),
+                       .verdict = QueueVerdict{.kind = QueueVerdict::Kind::kShed,
+                                               .reason = reason,
+                                               .retry_after_s = retry_after(
+                                                   queue_.ahead_of(entry.band, entry.tenant) + 1,
+                                                   now)}});
+  waiting_.erase(it);
+}
+
+uint32_t RouteQueue::retry_after(size_t ahead, Clock::TimePoint now) const {
+  return retry_after_seconds(ahead, drained_.rate(now), seconds_ceil(settings_.max_wait_ms));
+}
+
+void RouteQueue::publish(uint8_t band) {
+  if (metrics_ != nullptr) {
+    metrics_->set_depth(route_, band, static_cast<double>(queue_.band_size(band)));
+  }
+}
+
+void RouteQueue::deliver(Wakes& wakes) {
+  for (Wake& wake : wakes) wake.waiter->wake(wake.verdict);
+}
+
+FlowQueues::FlowQueues(const Clock& clock) : clock_(clock) {}
+FlowQueues::~FlowQueues() = default;
+
+RouteQueue& FlowQueues::route(std::string_view name) {
+  MutexLock lock(mu_);
+  auto it = queues_.find(std::string(name));
+  if (it != queues_.end()) return *it->second;
+  auto queue = std::make_unique<RouteQueue>(std::string(name), clock_);
+  RouteQueue& ref = *queue;
+  queues_.emplace(std::string(name), std::move(queue));
+  return ref;
+}
+
+QueueMetrics* FlowQueues::metrics(Metrics* metrics) {
+  if (metrics == nullptr) return nullptr;
+  MutexLock lock(mu_);
+  if (!metrics_) metrics_ = std::make_unique<QueueMetrics>(metrics->registry());
+  return metrics_.get();
+}
+
+}  // namespace rolter

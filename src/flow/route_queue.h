@@ -1,0 +1,209 @@
+// RouteQueue: where requests to a saturated route wait, and who goes next (SPEC §19).
+//
+// One per route (or group, or provider pin) that can saturate, kept by FlowQueues for the life of
+// the process: like the LoadTracker's state it lives outside every snapshot, and each snapshot
+// only reconfigures it (its capacity view and bounds). It holds a FairQueue (bands, deficit
+// round-robin in cost, shedding order) and a DrainMeter (the measured completion rate), and it
+// grants a waiting request its turn the moment the route has room: when a request of the route
+// ends (released()) or when anything else may have freed a slot (poke(): a request of another
+// route on a shared instance, an engine scrape). The strategy picks at dispatch time: a grant only
+// says "go now"; the granted request runs the ordinary attempt loop with the state of that moment.
+//
+// Waiting itself happens outside: a QueueWaiter (proxy/queue_gate.h: an Asio timer on the
+// request's worker) is told its verdict through wake(), once, from whichever thread decided it.
+//
+//   switch (queue.enter(ticket, waiter).kind) {
+//     case kGo:     queue.started(); forward now
+//     case kShed:   answer 429 with admission.retry_after_s
+//     case kQueued: wait for waiter->wake(); on kDispatch queue.started(); forward
+//   }
+//   ... when a request of the route ends: queue.released();
+//
+// Nothing is shed while any candidate has room: enter() queues only when the route has no free
+// slot or others already wait (so that a newcomer cannot overtake them), and dispatches at once
+// whatever fits. A grant is counted as pending until started(), so room is not granted twice.
+//
+// Thread-safety: every method may be called from any thread; state is under one mutex, and wake()
+// is always called without it. busy() reads one atomic.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/mutex.h"
+#include "flow/drain_meter.h"
+#include "flow/fair_queue.h"
+
+namespace rolter {
+
+class Metrics;
+class QueueMetrics;
+
+// How much more a route can take now. Implemented over the fleet's instances
+// (fleet/instance_capacity.h); tests give fixed numbers.
+struct QueueRoom {
+  uint32_t free = 0;           // slots that can take a request now, summed over candidates
+  bool any_available = false;  // some candidate can take traffic at all (not parked, open, down)
+};
+
+class FlowCapacity {
+ public:
+  virtual ~FlowCapacity() = default;
+  // REQUIRES (both): callable from any thread; no locks, no allocation.
+  virtual QueueRoom room(Clock::TimePoint now) const = 0;
+  // Whether candidate i (in the route's candidate order) can take a request now.
+  virtual bool has_room(size_t i, Clock::TimePoint now) const = 0;
+};
+
+enum class ShedReason : uint8_t { kFull = 0, kPredictedWait, kExpired };
+inline constexpr size_t kShedReasons = 3;
+// "full", "predicted_wait", "expired": the reason label of rolter_shed_total.
+std::string_view shed_reason_name(ShedReason reason);
+
+struct QueueVerdict {
+  enum class Kind : uint8_t { kDispatch, kShed } kind = Kind::kDispatch;
+  ShedReason reason = ShedReason::kFull;
+  uint32_t retry_after_s = 1;
+};
+
+class QueueWaiter {
+ public:
+  virtual ~QueueWaiter() = default;
+  // The request's verdict: called exactly once per queued request that is not removed by
+  // leave() or expire() first, from any thread, never under the queue's lock.
+  virtual void wake(const QueueVerdict& verdict) = 0;
+};
+
+struct QueueTicket {
+  uint8_t band = 4;
+  std::string tenant;  // the key's team, else the key's name; "" on an open gateway
+  uint64_t cost = 1;   // uncached prompt tokens + output cap
+};
+
+struct QueueAdmission {
+  enum class Kind : uint8_t { kGo, kQueued, kShed } kind = Kind::kGo;
+  uint64_t id = 0;             // kQueued: for leave() and expire()
+  ShedReason reason = ShedReason::kFull;  // kShed
+  uint32_t retry_after_s = 1;  // kShed
+};
+
+struct QueueSettings {
+  size_t max_requests = 1024;
+  uint64_t max_wait_ms = 30000;
+  bool per_tenant_metrics = false;  // rolter_queue_dispatches_total ([metrics] per_key)
+};
+
+class RouteQueue {
+ public:
+  // `clock` must outlive the queue.
+  RouteQueue(std::string route, const Clock& clock) : route_(std::move(route)), clock_(clock) {}
+  RouteQueue(const RouteQueue&) = delete;
+  RouteQueue& operator=(const RouteQueue&) = delete;
+
+  // A snapshot's view of the route: its capacity, bounds and metrics (null: none). A request
+  // already queued keeps its place.
+  void configure(std::shared_ptr<const FlowCapacity> capacity, const QueueSettings& settings,
+                 QueueMetrics* metrics) EXCLUDES(mu_);
+
+  // True while requests wait or hold grants not yet started: a new request must then enter() and
+  // take its turn. One atomic load: the unsaturated path reads this and the capacity, nothing more.
+  bool busy() const { return busy_.load(std::memory_order_acquire) > 0; }
+
+  // A request that found the route saturated (or busy). kGo and a later kDispatch each hold a
+  // grant: call started() once the request is on its way (or abandoned).
+  QueueAdmission enter(QueueTicket ticket, std::shared_ptr<QueueWaiter> waiter) EXCLUDES(mu_);
+
+  // The request `id` left before its turn (its client went away): removed, true. False when it
+  // was already woken (its wake() is on its way).
+  bool leave(uint64_t id) EXCLUDES(mu_);
+  // The request `id` waited max_wait_ms: removed and counted as shed (expired); its Retry-After.
+  // nullopt when it was already woken.
+  std::optional<uint32_t> expire(uint64_t id) EXCLUDES(mu_);
+
+  // A granted request took its slot (or gave up its grant).
+  void started() EXCLUDES(mu_);
+  // A request of this route ended: the drain rate learns from it, and waiting requests that now
+  // fit are dispatched. Without waiting requests: no lock, no allocation.
+  void released() EXCLUDES(mu_);
+  // A slot may have freed elsewhere: dispatch what fits. Cheap when nothing waits, and at most
+  // one real check per kPokeInterval.
+  void poke() EXCLUDES(mu_);
+
+  // For tests and the dashboard.
+  size_t depth() const EXCLUDES(mu_);
+  const std::string& route() const { return route_; }
+
+  // 20 ms: well under a request's service time, so a slot freed elsewhere idles little.
+  static constexpr std::chrono::milliseconds kPokeInterval{20};
+
+ private:
+  struct Waiting {
+    std::shared_ptr<QueueWaiter> waiter;
+    Clock::TimePoint enqueued;
+    std::string tenant;
+    uint8_t band;
+  };
+  struct Wake {
+    std::shared_ptr<QueueWaiter> waiter;
+    QueueVerdict verdict;
+  };
+  using Wakes = std::vector<Wake>;
+
+  // Grants the turn to every waiting request that fits now.
+  void dispatch(Clock::TimePoint now, Wakes& wakes) REQUIRES(mu_);
+  void shed(const QueueEntry& entry, ShedReason reason, Clock::TimePoint now, Wakes& wakes)
+      REQUIRES(mu_);
+  uint32_t retry_after(size_t ahead, Clock::TimePoint now) const REQUIRES(mu_);
+  void publish(uint8_t band) REQUIRES(mu_);
+  static void deliver(Wakes& wakes);
+
+  const std::string route_;
+  const Clock& clock_;
+  mutable Mutex mu_;
+  std::shared_ptr<const FlowCapacity> capacity_ GUARDED_BY(mu_);
+  QueueSettings settings_ GUARDED_BY(mu_);
+  QueueMetrics* metrics_ GUARDED_BY(mu_) = nullptr;
+  FairQueue queue_ GUARDED_BY(mu_){1024};
+  DrainMeter drained_;  // lock-free: every request of the route records its end
+  std::unordered_map<uint64_t, Waiting> waiting_ GUARDED_BY(mu_);
+  uint32_t pending_ GUARDED_BY(mu_) = 0;  // grants not yet started
+  std::atomic<uint32_t> busy_{0};          // queue size + pending grants
+  std::atomic<int64_t> last_poke_{0};      // clock ticks
+};
+
+// Every route's queue, by name, for the life of the process (owned by the LoadTracker).
+//
+// Thread-safety: route() takes a mutex; it is called while building snapshots. Queues are never
+// destroyed, so the pointers snapshots keep stay valid.
+class FlowQueues {
+ public:
+  explicit FlowQueues(const Clock& clock = default_clock());
+  ~FlowQueues();
+
+  RouteQueue& route(std::string_view name) EXCLUDES(mu_);
+  // The flow-control series, made on `metrics`' registry once for the process; null when
+  // `metrics` is. REQUIRES: always the same Metrics (there is one per process).
+  QueueMetrics* metrics(Metrics* metrics) EXCLUDES(mu_);
+
+  // Calls fn(RouteQueue&) for every queue (the dashboard, pokes).
+  template <typename Fn>
+  void for_each(Fn&& fn) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    for (auto& [name, queue] : queues_) fn(*queue);
+  }
+
+ private:
+  const Clock& clock_;
+  Mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<RouteQueue>> queues_ GUARDED_BY(mu_);
+  std::unique_ptr<QueueMetrics> metrics_ GUARDED_BY(mu_);
+};
+
+}  // namespace rolter

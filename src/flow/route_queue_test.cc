@@ -1,0 +1,262 @@
+#include "flow/route_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace rolter {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A route of `slots` slots, `busy` of them taken: what FlowCapacity reads from the fleet.
+class FixedCapacity final : public FlowCapacity {
+ public:
+  QueueRoom room(Clock::TimePoint) const override {
+    const uint32_t b = busy.load();
+    return QueueRoom{.free = b < slots ? slots - b : 0, .any_available = available.load()};
+  }
+  bool has_room(size_t, Clock::TimePoint now) const override { return room(now).free > 0; }
+  uint32_t slots = 2;
+  std::atomic<uint32_t> busy{0};
+  std::atomic<bool> available{true};
+};
+
+class RecordingWaiter final : public QueueWaiter {
+ public:
+  void wake(const QueueVerdict& v) override {
+    EXPECT_FALSE(verdict.has_value()) << "woken twice";
+    verdict = v;
+  }
+  std::optional<QueueVerdict> verdict;
+};
+
+class RouteQueueTest : public ::testing::Test {
+ protected:
+  RouteQueueTest() { configure(); }
+  void configure(size_t max_requests = 8, uint64_t max_wait_ms = 30000) {
+    queue_.configure(capacity_, QueueSettings{.max_requests = max_requests, .max_wait_ms = max_wait_ms},
+                     nullptr);
+  }
+  // A request that goes at once takes its slot, as the forwarder's in-flight count does.
+  QueueAdmission enter(std::shared_ptr<RecordingWaiter> w, uint8_t band = 4,
+                       const char* tenant = "a", uint64_t cost = 100) {
+    QueueAdmission a = queue_.enter(QueueTicket{.band = band, .tenant = tenant, .cost = cost}, w);
+    if (a.kind == QueueAdmission::Kind::kGo) take_slot();
+    return a;
+  }
+  void take_slot() {
+    ++capacity_->busy;
+    queue_.started();
+  }
+  // A request ends after `service`.
+  void finish(milliseconds service = milliseconds(100)) {
+    clock_.advance(service);
+    --capacity_->busy;
+    queue_.released();
+  }
+
+  ManualClock clock_;
+  std::shared_ptr<FixedCapacity> capacity_ = std::make_shared<FixedCapacity>();
+  RouteQueue queue_{"r", clock_};
+};
+
+TEST_F(RouteQueueTest, NothingWaitsOrIsShedWhileARouteHasRoom) {
+  auto w = std::make_shared<RecordingWaiter>();
+  EXPECT_EQ(enter(w).kind, QueueAdmission::Kind::kGo);
+  EXPECT_EQ(enter(w).kind, QueueAdmission::Kind::kGo);
+  EXPECT_FALSE(queue_.busy());
+  EXPECT_FALSE(w->verdict.has_value());
+}
+
+TEST_F(RouteQueueTest, QueuedRequestsGoWhenASlotFrees) {
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  auto w = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(w).kind, QueueAdmission::Kind::kQueued);
+  EXPECT_TRUE(queue_.busy());
+  EXPECT_FALSE(w->verdict.has_value());
+  finish();
+  ASSERT_TRUE(w->verdict.has_value());
+  EXPECT_EQ(w->verdict->kind, QueueVerdict::Kind::kDispatch);
+  take_slot();
+  EXPECT_FALSE(queue_.busy());
+}
+
+TEST_F(RouteQueueTest, AGrantIsNotGivenTwice) {
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  auto first = std::make_shared<RecordingWaiter>();
+  auto second = std::make_shared<RecordingWaiter>();
+  enter(first);
+  enter(second);
+  finish();        // one slot free: the first gets it
+  queue_.poke();   // the first has not started yet: its slot is still spoken for
+  EXPECT_TRUE(first->verdict.has_value());
+  EXPECT_FALSE(second->verdict.has_value());
+  // A newcomer cannot take the granted slot either.
+  auto late = std::make_shared<RecordingWaiter>();
+  EXPECT_EQ(enter(late).kind, QueueAdmission::Kind::kQueued);
+}
+
+TEST_F(RouteQueueTest, HigherBandIsDispatchedFirst) {
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  auto batch = std::make_shared<RecordingWaiter>();
+  auto interactive = std::make_shared<RecordingWaiter>();
+  enter(batch, 1);
+  enter(interactive, 6);
+  finish();
+  EXPECT_TRUE(interactive->verdict.has_value());
+  EXPECT_FALSE(batch->verdict.has_value());
+}
+
+TEST_F(RouteQueueTest, ClientThatLeftIsRemovedAtOnce) {
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  auto gone = std::make_shared<RecordingWaiter>();
+  auto next = std::make_shared<RecordingWaiter>();
+  const uint64_t id = enter(gone).id;
+  enter(next);
+  EXPECT_EQ(queue_.depth(), 2u);
+  EXPECT_TRUE(queue_.leave(id));
+  EXPECT_EQ(queue_.depth(), 1u);
+  EXPECT_FALSE(queue_.leave(id));
+  finish();
+  EXPECT_FALSE(gone->verdict.has_value());
+  EXPECT_TRUE(next->verdict.has_value());
+}
+
+TEST_F(RouteQueueTest, FullQueueShedsTheNewestOfTheLowestBandWithItsRetryAfter) {
+  configure(/*max_requests=*/2);
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  auto old_low = std::make_shared<RecordingWaiter>();
+  auto new_low = std::make_shared<RecordingWaiter>();
+  enter(old_low, 1);
+  enter(new_low, 1);
+  auto high = std::make_shared<RecordingWaiter>();
+  EXPECT_EQ(enter(high, 6).kind, QueueAdmission::Kind::kQueued);
+  ASSERT_TRUE(new_low->verdict.has_value());
+  EXPECT_EQ(new_low->verdict->kind, QueueVerdict::Kind::kShed);
+  EXPECT_EQ(new_low->verdict->reason, ShedReason::kFull);
+  EXPECT_GE(new_low->verdict->retry_after_s, 1u);
+  EXPECT_FALSE(old_low->verdict.has_value());
+  // Another low arrival is refused itself.
+  const QueueAdmission refused = enter(std::make_shared<RecordingWaiter>(), 1);
+  EXPECT_EQ(refused.kind, QueueAdmission::Kind::kShed);
+  EXPECT_EQ(refused.reason, ShedReason::kFull);
+}
+
+TEST_F(RouteQueueTest, RetryAfterFollowsTheMeasuredDrainRate) {
+  configure(/*max_requests=*/100, /*max_wait_ms=*/600000);
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  // Twenty completions 250 ms apart: 4 requests per second drain.
+  std::vector<std::shared_ptr<RecordingWaiter>> waiters;
+  for (int i = 0; i < 20; ++i) {
+    waiters.push_back(std::make_shared<RecordingWaiter>());
+    enter(waiters.back());
+    finish(milliseconds(250));
+    take_slot();
+  }
+  // 39 more wait: a 40th arrival on a full queue is 40 ahead at 4/s = 10 s.
+  configure(/*max_requests=*/39, /*max_wait_ms=*/600000);
+  for (int i = 0; i < 39; ++i) enter(std::make_shared<RecordingWaiter>());
+  ASSERT_EQ(queue_.depth(), 39u);
+  const QueueAdmission shed = enter(std::make_shared<RecordingWaiter>());
+  ASSERT_EQ(shed.kind, QueueAdmission::Kind::kShed);
+  EXPECT_EQ(shed.retry_after_s, 10u);
+}
+
+TEST_F(RouteQueueTest, RefusedAtOnceWhenTheDrainCannotReachItInTime) {
+  configure(/*max_requests=*/100, /*max_wait_ms=*/2000);
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  for (int i = 0; i < 20; ++i) {
+    enter(std::make_shared<RecordingWaiter>());
+    finish(milliseconds(250));  // 4 per second
+    take_slot();
+  }
+  // 2 s at 4/s drains 8: the 8th waits, the 9th would not be served in time.
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(enter(std::make_shared<RecordingWaiter>()).kind, QueueAdmission::Kind::kQueued);
+  }
+  const QueueAdmission ninth = enter(std::make_shared<RecordingWaiter>());
+  EXPECT_EQ(ninth.kind, QueueAdmission::Kind::kShed);
+  EXPECT_EQ(ninth.reason, ShedReason::kPredictedWait);
+  EXPECT_EQ(ninth.retry_after_s, 3u);  // ceil(9 / 4)
+}
+
+TEST_F(RouteQueueTest, WithoutAMeasuredRateTheWaitDecides) {
+  configure(/*max_requests=*/100, /*max_wait_ms=*/2000);
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  auto w = std::make_shared<RecordingWaiter>();
+  const QueueAdmission a = enter(w);
+  ASSERT_EQ(a.kind, QueueAdmission::Kind::kQueued);
+  clock_.advance(milliseconds(2000));
+  const std::optional<uint32_t> retry_after = queue_.expire(a.id);
+  ASSERT_TRUE(retry_after.has_value());
+  EXPECT_EQ(*retry_after, 2u);  // no rate measured: the queue's own bound
+  EXPECT_FALSE(queue_.expire(a.id).has_value());
+  EXPECT_FALSE(w->verdict.has_value());
+}
+
+TEST_F(RouteQueueTest, NoAvailableCandidateIsLeftToTheAttemptLoop) {
+  capacity_->available = false;
+  EXPECT_EQ(queue_.enter(QueueTicket{}, std::make_shared<RecordingWaiter>()).kind,
+            QueueAdmission::Kind::kGo);
+}
+
+// Waiting requests whose every candidate goes out (an engine died, breakers opened) leave at the
+// next poke, to the attempt loop's answer, instead of waiting out max_wait_ms for a 429.
+TEST_F(RouteQueueTest, WaitingRequestsLeaveWhenNoCandidateIsAvailableAnyMore) {
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  auto hi = std::make_shared<RecordingWaiter>();
+  auto lo = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(lo, /*band=*/1).kind, QueueAdmission::Kind::kQueued);
+  ASSERT_EQ(enter(hi, /*band=*/6).kind, QueueAdmission::Kind::kQueued);
+  capacity_->available = false;
+  clock_.advance(milliseconds(200));
+  queue_.poke();
+  ASSERT_TRUE(hi->verdict.has_value());
+  ASSERT_TRUE(lo->verdict.has_value());
+  EXPECT_EQ(hi->verdict->kind, QueueVerdict::Kind::kDispatch);
+  EXPECT_EQ(lo->verdict->kind, QueueVerdict::Kind::kDispatch);
+  EXPECT_EQ(queue_.depth(), 0u);
+}
+
+TEST_F(RouteQueueTest, FairnessAcrossTenantsInCost) {
+  configure(/*max_requests=*/1000);
+  enter(std::make_shared<RecordingWaiter>());
+  enter(std::make_shared<RecordingWaiter>());
+  struct Tagged {
+    std::shared_ptr<RecordingWaiter> w;
+    char tenant;
+  };
+  std::vector<Tagged> all;
+  for (int i = 0; i < 200; ++i) {
+    all.push_back({std::make_shared<RecordingWaiter>(), 'a'});
+    enter(all.back().w, 4, "a", 8000);
+    all.push_back({std::make_shared<RecordingWaiter>(), 'b'});
+    enter(all.back().w, 4, "b", 2000);
+  }
+  for (int i = 0; i < 100; ++i) {
+    finish();
+    take_slot();
+  }
+  int a = 0, b = 0;
+  for (const auto& t : all) {
+    if (t.w->verdict) (t.tenant == 'a' ? a : b)++;
+  }
+  EXPECT_EQ(a + b, 100);
+  EXPECT_NEAR(static_cast<double>(b) / a, 4.0, 0.3) << a << " vs " << b;
+}
+
+}  // namespace
+}  // namespace rolter

@@ -1,0 +1,45 @@
+// FlowGate: what a snapshot's pool knows of its flow control (SPEC §19): the route's queue (kept
+// by the LoadTracker, outside every snapshot), the capacity view the queue and the request path
+// read, and the route's default priority.
+//
+// A pool gets one only when it can saturate: when every one of its candidates' providers sets
+// max_in_flight_per_instance or max_waiting_per_instance. Every other pool pays one pointer test.
+//
+// Thread-safety: immutable once built; the queue is internally synchronised.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+#include "fleet/availability.h"
+#include "fleet/load_tracker.h"
+#include "flow/route_queue.h"
+
+namespace rolter {
+
+class Metrics;
+struct RoutePool;
+
+struct FlowGate {
+  RouteQueue* queue = nullptr;                      // owned by the LoadTracker
+  std::shared_ptr<const FlowCapacity> capacity;     // shared with the queue
+  std::optional<uint8_t> priority;                  // the route's `priority`
+  uint64_t default_output_tokens = 1024;            // the cost estimate's output cap (SPEC §15)
+
+  // The unsaturated path (SPEC §19: one check, no lock, no allocation): nobody waits, and some
+  // candidate has room.
+  bool open(Clock::TimePoint now) const { return !queue->busy() && capacity->room(now).free > 0; }
+};
+
+// The pool's gate, or null when it cannot saturate. `series` names the queue and its metrics (the
+// pool's metrics series name); `route_priority` is the route's `priority`, if any.
+std::unique_ptr<const FlowGate> make_flow_gate(const RoutePool& pool, const std::string& series,
+                                               const Config& config,
+                                               std::optional<uint32_t> route_priority,
+                                               const BreakerParams& breaker, LoadTracker& tracker,
+                                               Metrics* metrics);
+
+}  // namespace rolter
