@@ -314,8 +314,7 @@ class HttpReplay {
     req.set(http::field::content_type, "application/json");
     if (!tr.session.empty()) req.set("x-session-id", tr.session);
     if (!options_.tenant_of.empty()) {
-      req.set(http::field::authorization,
-              "Bearer " + options_.tenant_keys[options_.tenant_of[i]]);
+      req.set(http::field::authorization, "Bearer " + options_.tenant_keys[options_.tenant_of[i]]);
     }
     req.body() = body.dump();
     req.prepare_payload();

@@ -192,8 +192,8 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
   }
   report.requests = trace.size();
   report.flow_control = describe_flow_control(a);
-  const std::vector<rb::Tenant> tenants = a.tenants ? rb::make_tenants(a.tenants, a.seed)
-                                                    : std::vector<rb::Tenant>{};
+  const std::vector<rb::Tenant> tenants =
+      a.tenants ? rb::make_tenants(a.tenants, a.seed) : std::vector<rb::Tenant>{};
   const std::vector<uint32_t> tenant_of =
       tenants.empty() ? std::vector<uint32_t>{}
                       : rb::assign_tenants(trace.size(), rb::tenant_shares(tenants), a.seed);

@@ -80,7 +80,7 @@ struct TenantResult {
   uint32_t priority = 0;
   double share = 0;  // the share of the trace it was drawn with
   uint64_t sent = 0, served = 0, shed = 0, errors = 0;
-  double shed_rate = 0;  // shed / sent
+  double shed_rate = 0;                     // shed / sent
   double ttft_p50_ms = 0, ttft_p99_ms = 0;  // of its served requests
 };
 

@@ -75,13 +75,14 @@ TEST(TenantsTest, TenantsHaveBandsNamesAndDistinctKeys) {
 
 TEST(TenantsTest, KeysAndQueueToml) {
   const auto tenants = make_tenants(2, 1);
-  EXPECT_EQ(tenant_keys_toml(tenants),
-            "[[keys]]\nname = \"tenant-0\"\nkey_env = \"ROLTER_BENCH_TENANT_0_KEY\"\npriority = 1\n\n"
-            "[[keys]]\nname = \"tenant-1\"\nkey_env = \"ROLTER_BENCH_TENANT_1_KEY\"\npriority = 6\n\n");
-  EXPECT_EQ(queue_toml({.max_in_flight_per_instance = 8,
-                        .queue_max_requests = 256,
-                        .queue_max_wait_ms = 5000}),
-            "[queue]\nmax_requests = 256\nmax_wait_ms = 5000\n\n");
+  EXPECT_EQ(
+      tenant_keys_toml(tenants),
+      "[[keys]]\nname = \"tenant-0\"\nkey_env = \"ROLTER_BENCH_TENANT_0_KEY\"\npriority = 1\n\n"
+      "[[keys]]\nname = \"tenant-1\"\nkey_env = \"ROLTER_BENCH_TENANT_1_KEY\"\npriority = 6\n\n");
+  EXPECT_EQ(
+      queue_toml(
+          {.max_in_flight_per_instance = 8, .queue_max_requests = 256, .queue_max_wait_ms = 5000}),
+      "[queue]\nmax_requests = 256\nmax_wait_ms = 5000\n\n");
 }
 
 // Each request's end lands in one column: served (with its TTFT), shed (429) or failed.
@@ -126,7 +127,8 @@ TEST(TenantsTest, PerTenantAggregation) {
 // The report carries one row per strategy and tenant, in the table and in the JSON.
 TEST(TenantsTest, ReportHasPerTenantRows) {
   ReplayReport report;
-  report.flow_control = "on (max_in_flight_per_instance 8, queue max_requests 64, max_wait_ms 5000)";
+  report.flow_control =
+      "on (max_in_flight_per_instance 8, queue max_requests 64, max_wait_ms 5000)";
   StrategyResult s;
   s.strategy = "cache_aware";
   std::vector<TenantSamples> samples(2);
