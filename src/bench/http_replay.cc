@@ -129,6 +129,15 @@ class HttpReplay {
     // Which engine served each request, from rolter-sim's x-sim-engine header (rolter relays it),
     // for the 60 s window imbalance.
     samples_.assigned = WindowedImbalance(target_.engine_urls.size());
+    if (!options_.tenant_of.empty()) {
+      if (options_.tenant_of.size() != trace_.size())
+        return tl::unexpected(std::string("one tenant per request is needed"));
+      for (uint32_t t : options_.tenant_of) {
+        if (t >= options_.tenant_keys.size())
+          return tl::unexpected("tenant " + std::to_string(t) + " has no key");
+      }
+      samples_.tenants.resize(options_.tenant_keys.size());
+    }
     const auto served_before = scrape_gateway_requests();
     auto before = scrape_prefix_counters();
 
@@ -304,6 +313,9 @@ class HttpReplay {
     req.set(http::field::host, gateway.endpoint.host);
     req.set(http::field::content_type, "application/json");
     if (!tr.session.empty()) req.set("x-session-id", tr.session);
+    if (!options_.tenant_of.empty()) {
+      req.set(http::field::authorization, "Bearer " + options_.tenant_keys[options_.tenant_of[i]]);
+    }
     req.body() = body.dump();
     req.prepare_payload();
     req.keep_alive(true);
@@ -342,13 +354,14 @@ class HttpReplay {
       if (!(reused && outcome.nothing_received)) break;
     }
     if (outcome.ok && outcome.engine) samples_.assigned.add(offset_ms, *outcome.engine);
-    finish_request(tr, outcome, sent);
+    finish_request(i, outcome, sent);
   }
 
   struct Outcome {
     bool ok = false;
     bool reusable = false;
     bool nothing_received = false;
+    int status = 0;  // the answer's HTTP status, 0 when none was read
     std::optional<double> ttft_ms;
     std::optional<size_t> engine;  // the rolter-sim engine that answered (x-sim-engine)
     uint64_t prompt_tokens = 0;
@@ -377,7 +390,7 @@ class HttpReplay {
       out.error = "read header: " + herr.message();
       co_return out;
     }
-    const int status = parser.get().result_int();
+    const int status = out.status = parser.get().result_int();
     out.engine = engine_of(parser.get()["x-sim-engine"]);
     std::string pending;  // SSE bytes not yet split into lines
     bool done_marker = false, usage_seen = false;
@@ -441,21 +454,29 @@ class HttpReplay {
     co_return out;
   }
 
-  void finish_request(const TraceRequest& tr, const Outcome& o, SteadyClock::time_point sent) {
+  void finish_request(size_t i, const Outcome& o, SteadyClock::time_point sent) {
+    const TraceRequest& tr = trace_[i];
     const auto now = SteadyClock::now();
     last_completion_ = std::max(last_completion_, now);
     ++done_;
     progress_.update(done_);
+    const double e2e_ms = std::chrono::duration<double, std::milli>(now - sent).count();
+    // A zero-token answer has no content chunk; its first byte of answer is its end.
+    const double ttft_ms = o.ttft_ms.value_or(e2e_ms);
+    if (!samples_.tenants.empty()) {
+      samples_.tenants[options_.tenant_of[i]].add(o.ok, o.status, ttft_ms);
+    }
     if (!o.ok) {
       ++samples_.errors;
-      if (samples_.errors <= 5) {
+      // A 429 is flow control shedding, expected under overload and counted per tenant.
+      const bool shed = o.status == 429 && !samples_.tenants.empty();
+      if (!shed && ++failures_printed_ <= 5) {
         std::fprintf(stderr, "request failed: %s\n", o.error.c_str());
       }
       return;
     }
-    samples_.e2e_ms.push_back(std::chrono::duration<double, std::milli>(now - sent).count());
-    // A zero-token answer has no content chunk; its first byte of answer is its end.
-    samples_.ttft_ms.push_back(o.ttft_ms.value_or(samples_.e2e_ms.back()));
+    samples_.e2e_ms.push_back(e2e_ms);
+    samples_.ttft_ms.push_back(ttft_ms);
     samples_.output_tokens += o.completion_tokens ? o.completion_tokens : tr.output_length;
     usage_prompt_ += o.prompt_tokens;
     usage_cached_ += o.cached_tokens;
@@ -470,6 +491,7 @@ class HttpReplay {
   SteadyClock::time_point start_;
   SteadyClock::time_point last_completion_{};
   uint64_t done_ = 0;
+  uint64_t failures_printed_ = 0;
   uint64_t usage_prompt_ = 0;
   uint64_t usage_cached_ = 0;
   RunSamples samples_;

@@ -9,6 +9,7 @@
 // prompt_tokens and prompt_tokens_details.cached_tokens. When the sim's control URL is known,
 // per-engine in-flight counts are sampled from it for the load-imbalance figure, and the
 // engines' /metrics prefix-cache counters give the hit ratio (the usage sums are the fallback).
+// With tenants, each request carries its tenant's key and is counted per tenant as well.
 //
 // Thread-safety: a call owns its io_context; it blocks until every request has ended.
 #pragma once
@@ -36,6 +37,11 @@ struct HttpOptions {
   size_t max_connections = 1024;  // per gateway; beyond this, requests wait for a free connection
   double sample_ms = 250;         // wall-clock interval of in-flight sampling
   bool progress = true;
+  // --tenants: the tenant of each request (indexed like the trace) and each tenant's key, sent
+  // as `Authorization: Bearer <key>`; RunSamples::tenants then counts each tenant's requests
+  // (served, shed with 429, failed) and TTFTs. Empty: no key is sent.
+  std::span<const uint32_t> tenant_of;
+  std::vector<std::string> tenant_keys;
 };
 
 tl::expected<RunSamples, std::string> replay_http(std::span<const TraceRequest> trace,

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "balance/strategy_registry.h"
@@ -20,6 +21,7 @@
 #include "bench/spawn.h"
 #include "balance/strategy_names.h"
 #include "bench/synthetic.h"
+#include "bench/tenants.h"
 #include "bench/trace.h"
 #include "common/join.h"
 
@@ -61,6 +63,11 @@ struct ReplayArgs {
   std::vector<std::string> sim_args;
   double request_timeout_s = 600;
   size_t max_connections = 1024;
+  // Tenants and flow control (HTTP mode with --spawn).
+  size_t tenants = 0;
+  std::string flow_control = "off";
+  size_t max_in_flight_per_instance = 8;
+  rb::FlowControlSettings queue;
   // Output.
   std::string json_path, markdown_path, svg_path;
   bool quiet = false;
@@ -124,8 +131,39 @@ std::string describe_fleet(const ReplayArgs& a) {
     if (gateways > 1) out << "; " << gateways << " gateway nodes, dealt round-robin";
     if (a.spawn && (a.engine_metrics_load || a.nodes > 1)) out << "; engine_metrics load";
     if (a.spawn && a.shared_state) out << "; [shared_state] through redis-server";
+    if (a.tenants > 0) out << "; " << a.tenants << " tenants";
   }
   return out.str();
+}
+
+// Flow control's settings for the spawned gateways, or nullopt when it is off.
+std::optional<rb::FlowControlSettings> flow_control_settings(const ReplayArgs& a) {
+  if (a.flow_control != "on") return std::nullopt;
+  rb::FlowControlSettings f = a.queue;
+  f.max_in_flight_per_instance = a.max_in_flight_per_instance;
+  return f;
+}
+
+// The report's flow-control line: "on (...)" or "off"; empty when neither it nor tenants is used.
+std::string describe_flow_control(const ReplayArgs& a) {
+  const auto f = flow_control_settings(a);
+  if (!f) return a.tenants > 0 ? "off" : "";
+  return "on (max_in_flight_per_instance " + std::to_string(f->max_in_flight_per_instance) +
+         ", queue max_requests " + std::to_string(f->queue_max_requests) + ", max_wait_ms " +
+         std::to_string(f->queue_max_wait_ms) + ")";
+}
+
+// One progress line per tenant after a strategy's run.
+void print_tenant_lines(const rb::StrategyResult& r) {
+  for (const rb::TenantResult& t : r.tenants) {
+    std::fprintf(stderr,
+                 "  %s (band %u): sent %llu, served %llu, shed %llu (%.1f%%), errors %llu, "
+                 "TTFT p50 %.1f ms p99 %.1f ms\n",
+                 t.tenant.c_str(), t.priority, static_cast<unsigned long long>(t.sent),
+                 static_cast<unsigned long long>(t.served), static_cast<unsigned long long>(t.shed),
+                 t.shed_rate * 100, static_cast<unsigned long long>(t.errors), t.ttft_p50_ms,
+                 t.ttft_p99_ms);
+  }
 }
 
 int run_replay(const ReplayArgs& a, const std::string& command) {
@@ -153,6 +191,12 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
     report.trace = a.trace_path.substr(a.trace_path.rfind('/') + 1);
   }
   report.requests = trace.size();
+  report.flow_control = describe_flow_control(a);
+  const std::vector<rb::Tenant> tenants =
+      a.tenants ? rb::make_tenants(a.tenants, a.seed) : std::vector<rb::Tenant>{};
+  const std::vector<uint32_t> tenant_of =
+      tenants.empty() ? std::vector<uint32_t>{}
+                      : rb::assign_tenants(trace.size(), rb::tenant_shares(tenants), a.seed);
 
   std::vector<std::string> strategies = split_list(a.strategies);
   if (strategies.empty()) strategies = default_strategies();
@@ -208,7 +252,9 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
                                      .block_size = a.inproc.block_size,
                                      .nodes = a.nodes,
                                      .engine_metrics_load = a.engine_metrics_load || a.nodes > 1,
-                                     .shared_state = a.shared_state});
+                                     .shared_state = a.shared_state,
+                                     .tenants = tenants,
+                                     .flow_control = flow_control_settings(a)});
         if (!fleet) {
           std::fprintf(stderr, "rolter-bench: %s\n", fleet.error().c_str());
           return 1;
@@ -232,6 +278,8 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
       o.request_timeout_s = a.request_timeout_s;
       o.max_connections = a.max_connections;
       o.progress = !a.quiet;
+      o.tenant_of = tenant_of;
+      for (const rb::Tenant& t : tenants) o.tenant_keys.push_back(t.secret);
       samples = rb::replay_http(trace, target, o, strategy);
     }
     if (!samples) {
@@ -239,11 +287,13 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
       return 1;
     }
     report.results.push_back(rb::summarize(strategy, *samples, report.pooled.ratio()));
-    const auto& r = report.results.back();
+    auto& r = report.results.back();
+    r.tenants = rb::summarize_tenants(tenants, samples->tenants);
     std::fprintf(stderr,
                  "[%s] done: hit ratio %.4f, TTFT p50 %.1f ms p99 %.1f ms, errors %llu, %.1f s\n",
                  strategy.c_str(), r.hit_ratio, r.ttft_p50_ms, r.ttft_p99_ms,
                  static_cast<unsigned long long>(r.errors), r.wall_s);
+    print_tenant_lines(r);
   }
   spawner.reset();
   report.wall_s =
@@ -358,6 +408,38 @@ void add_http_options(CLI::App& replay, ReplayArgs& a) {
 
 }
 
+// replay's options for tenants and flow control (HTTP mode with --spawn).
+void add_tenant_options(CLI::App& replay, ReplayArgs& a) {
+  auto* g = replay.add_option_group("tenants", "Tenants and flow control (with --spawn)");
+  g->add_option("--tenants", a.tenants,
+                "Split the requests among N tenants, each a [[keys]] entry of the spawned "
+                "gateway whose key its requests carry. Each request's tenant is drawn from "
+                "Zipf-like shares, tenant i getting 1/(i+1) (3 tenants: 54.5%, 27.3%, 18.2%), "
+                "with --seed. Tenant 0 (the heaviest) is batch traffic, priority band 1; the "
+                "others are interactive, band 6. The report gives each tenant's requests sent, "
+                "served, shed (429) and failed, its shed rate and TTFT p50/p99. 0: no tenants")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  g->add_option("--flow-control", a.flow_control,
+                "on: every provider of the spawned gateway gets max_in_flight_per_instance "
+                "and the config a [queue] table (SPEC section 19); off: no bounds, the engines "
+                "queue everything")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  g->add_option("--max-in-flight-per-instance", a.max_in_flight_per_instance,
+                "With --flow-control on: the providers' max_in_flight_per_instance, the load "
+                "at which an engine counts as full")
+      ->check(CLI::Range(size_t{1}, size_t{1'000'000}))
+      ->capture_default_str();
+  g->add_option("--queue-max-requests", a.queue.queue_max_requests,
+                "With --flow-control on: [queue] max_requests")
+      ->capture_default_str();
+  g->add_option("--queue-max-wait-ms", a.queue.queue_max_wait_ms,
+                "With --flow-control on: [queue] max_wait_ms")
+      ->check(CLI::Range(size_t{1}, size_t{86'400'000}))
+      ->capture_default_str();
+}
+
 // `rolter-bench replay`: its options into `a`.
 CLI::App* add_replay_command(CLI::App& app, ReplayArgs& a) {
   auto* replay = app.add_subcommand(
@@ -402,6 +484,7 @@ CLI::App* add_replay_command(CLI::App& app, ReplayArgs& a) {
                    "Drive the balancer library against simulated engines in virtual time "
                    "(no HTTP, single thread, reproducible for a seed)");
   add_http_options(*replay, a);
+  add_tenant_options(*replay, a);
   replay->add_option("--json", a.json_path, "Write the report as JSON");
   replay->add_option("--markdown", a.markdown_path, "Write the Markdown table (also on stdout)");
   replay->add_option("--svg", a.svg_path,
@@ -452,6 +535,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "rolter-bench: --nodes starts gateways and needs --spawn; for running ones "
                    "pass --gateways URL,URL,...\n");
+      return 2;
+    }
+    if ((a.tenants > 0 || a.flow_control == "on") && (a.in_process || !a.spawn)) {
+      std::fprintf(stderr,
+                   "rolter-bench: --tenants and --flow-control on configure the gateway and need "
+                   "--spawn (HTTP mode)\n");
       return 2;
     }
     return run_replay(a, command);

@@ -6,14 +6,38 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "bench/cache_bounds.h"
 #include "bench/percentile.h"
+#include "bench/tenants.h"
 #include "bench/windowed_imbalance.h"
 
 namespace rolter::bench {
+
+// One tenant's requests in a --tenants replay.
+struct TenantSamples {
+  uint64_t sent = 0;
+  uint64_t served = 0;          // answered 200 with a whole stream
+  uint64_t shed = 0;            // refused with 429: the gateway's flow control shed it
+  uint64_t errors = 0;          // every other failure
+  std::vector<double> ttft_ms;  // per served request
+
+  // One request's end: `ok` when served, else its HTTP status (0 when none was read).
+  void add(bool ok, int status, double ttft) {
+    ++sent;
+    if (ok) {
+      ++served;
+      ttft_ms.push_back(ttft);
+    } else if (status == 429) {
+      ++shed;
+    } else {
+      ++errors;
+    }
+  }
+};
 
 // Raw observations of one strategy's run; summarize() turns them into a StrategyResult.
 struct RunSamples {
@@ -39,6 +63,8 @@ struct RunSamples {
   // HTTP mode: requests each gateway node counted in its rolter_requests_total during the run, in
   // --gateways order (0 where its /metrics could not be read).
   std::vector<uint64_t> served_per_gateway;
+  // --tenants: per tenant, indexed like the tenants (empty without tenants).
+  std::vector<TenantSamples> tenants;
 
   void add_imbalance_sample(double max_load, double mean_load) {
     if (mean_load <= 0) return;
@@ -47,6 +73,15 @@ struct RunSamples {
     if (mean_load >= 1) imbalance_peak = std::max(imbalance_peak, r);
     ++imbalance_samples;
   }
+};
+
+struct TenantResult {
+  std::string tenant;
+  uint32_t priority = 0;
+  double share = 0;  // the share of the trace it was drawn with
+  uint64_t sent = 0, served = 0, shed = 0, errors = 0;
+  double shed_rate = 0;                     // shed / sent
+  double ttft_p50_ms = 0, ttft_p99_ms = 0;  // of its served requests
 };
 
 struct StrategyResult {
@@ -68,7 +103,28 @@ struct StrategyResult {
   double duration_s = 0;
   double wall_s = 0;
   std::vector<uint64_t> served_per_gateway;  // HTTP mode
+  std::vector<TenantResult> tenants;         // --tenants
 };
+
+// Per-tenant results: `samples[i]` is `tenants[i]`'s. Sorts the samples' TTFTs.
+inline std::vector<TenantResult> summarize_tenants(std::span<const Tenant> tenants,
+                                                   std::span<TenantSamples> samples) {
+  std::vector<TenantResult> out;
+  for (size_t i = 0; i < tenants.size() && i < samples.size(); ++i) {
+    TenantSamples& s = samples[i];
+    out.push_back({.tenant = tenants[i].name,
+                   .priority = tenants[i].priority,
+                   .share = tenants[i].share,
+                   .sent = s.sent,
+                   .served = s.served,
+                   .shed = s.shed,
+                   .errors = s.errors,
+                   .shed_rate = s.sent ? static_cast<double>(s.shed) / s.sent : 0,
+                   .ttft_p50_ms = percentile(s.ttft_ms, 50),
+                   .ttft_p99_ms = percentile(s.ttft_ms, 99)});
+  }
+  return out;
+}
 
 inline StrategyResult summarize(std::string strategy, RunSamples& s, double pooled_ratio) {
   StrategyResult r;
@@ -104,6 +160,7 @@ struct ReplayReport {
   std::string machine;    // cores and CPU model
   std::string commit;
   std::string command;
+  std::string flow_control;  // "on (...)" / "off"; empty when the run did not set it
   HitCount ideal;
   HitCount pooled;
   uint64_t pooled_capacity_blocks = 0;

@@ -13,6 +13,40 @@ namespace {
 
 std::string percent(double ratio) { return fixed(ratio * 100.0, 1) + "%"; }
 
+nlohmann::ordered_json tenants_json(const std::vector<TenantResult>& tenants) {
+  auto arr = nlohmann::ordered_json::array();
+  for (const TenantResult& t : tenants) {
+    arr.push_back({{"tenant", t.tenant},
+                   {"priority", t.priority},
+                   {"share", t.share},
+                   {"sent", t.sent},
+                   {"served", t.served},
+                   {"shed", t.shed},
+                   {"errors", t.errors},
+                   {"shed_rate", t.shed_rate},
+                   {"ttft_p50_ms", t.ttft_p50_ms},
+                   {"ttft_p99_ms", t.ttft_p99_ms}});
+  }
+  return arr;
+}
+
+// The per-tenant table of a --tenants replay: one row per strategy and tenant.
+void tenants_markdown(const ReplayReport& r, std::ostringstream& o) {
+  o << "\nPer tenant (flow control " << r.flow_control
+    << "; the errors above include the shed requests):\n\n";
+  o << "| strategy | tenant | band | share | sent | served | shed (429) | shed rate | other "
+       "errors | TTFT p50 ms | TTFT p99 ms |\n";
+  o << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const StrategyResult& s : r.results) {
+    for (const TenantResult& t : s.tenants) {
+      o << "| " << s.strategy << " | " << t.tenant << " | " << t.priority << " | "
+        << percent(t.share) << " | " << t.sent << " | " << t.served << " | " << t.shed << " | "
+        << percent(t.shed_rate) << " | " << t.errors << " | " << fixed(t.ttft_p50_ms, 1) << " | "
+        << fixed(t.ttft_p99_ms, 1) << " |\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string fixed(double v, int digits) {
@@ -100,6 +134,7 @@ std::string render_json(const ReplayReport& r) {
   j["machine"] = r.machine;
   j["commit"] = r.commit;
   j["command"] = r.command;
+  if (!r.flow_control.empty()) j["flow_control"] = r.flow_control;
   j["ideal_hit_ratio"] = r.ideal.ratio();
   j["pooled_bound_hit_ratio"] = r.pooled.ratio();
   j["pooled_bound_capacity_blocks"] = r.pooled_capacity_blocks;
@@ -125,6 +160,7 @@ std::string render_json(const ReplayReport& r) {
                    {"duration_s", s.duration_s},
                    {"wall_s", s.wall_s},
                    {"served_per_gateway", s.served_per_gateway}});
+    if (!s.tenants.empty()) arr.back()["tenants"] = tenants_json(s.tenants);
   }
   return j.dump(2) + "\n";
 }
@@ -135,7 +171,9 @@ std::string render_markdown(const ReplayReport& r) {
     << r.fleet << "\n\n";
   o << "- ideal hit ratio (unbounded shared cache): " << percent(r.ideal.ratio()) << "\n";
   o << "- pooled-cache bound (one LRU of " << r.pooled_capacity_blocks
-    << " blocks of 512 tokens): " << percent(r.pooled.ratio()) << "\n\n";
+    << " blocks of 512 tokens): " << percent(r.pooled.ratio()) << "\n";
+  if (!r.flow_control.empty()) o << "- flow control: " << r.flow_control << "\n";
+  o << "\n";
   o << "| strategy | hit ratio | of bound | TTFT p50 ms | TTFT p99 ms | E2E p50 ms | E2E p99 ms "
        "| req/s | out tok/s | imbalance mean | imbalance peak | 60 s window imbalance | errors "
        "| wall s |\n";
@@ -149,6 +187,9 @@ std::string render_markdown(const ReplayReport& r) {
       << (s.window_imbalance > 0 ? fixed(s.window_imbalance, 2) : std::string("n/a")) << " | "
       << s.errors << " | " << fixed(s.wall_s, 1) << " |\n";
   }
+  const bool any_tenants = std::any_of(r.results.begin(), r.results.end(),
+                                       [](const StrategyResult& s) { return !s.tenants.empty(); });
+  if (any_tenants) tenants_markdown(r, o);
   o << "\nMachine: " << r.machine << "  \nCommit: " << r.commit << "  \nCommand: `" << r.command
     << "`  \nTotal wall time: " << fixed(r.wall_s, 1) << " s\n";
   return o.str();

@@ -133,6 +133,8 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
     std::ofstream f(config);
     f << gateway_config(o, fleet.engine_urls, sim->kv_ports, sim->kv_replay_ports, redis_url);
   }
+  // The gateways inherit the environment: this process is single-threaded here.
+  for (const Tenant& t : o.tenants) ::setenv(t.key_env.c_str(), t.secret.c_str(), 1);
   auto gateways = start_gateways(config, o.nodes, deadline);
   if (!gateways) return tl::unexpected(gateways.error());
   fleet.gateway_urls = std::move(*gateways);
@@ -205,6 +207,10 @@ std::string Spawner::gateway_config(const SpawnOptions& o, const std::vector<std
     toml << "[[providers]]\nname = \"engine-" << i << "\"\nbase_url = \"" << engine_urls[i]
          << "\"\ntokenize = \"engine\"\ntokenize_timeout_ms = 1000\n";
     if (o.engine_metrics_load) toml << "load_source = \"engine_metrics\"\n";
+    if (o.flow_control) {
+      toml << "max_in_flight_per_instance = " << o.flow_control->max_in_flight_per_instance
+           << "\n";
+    }
     if (kv_ports[i] > 0) {
       toml << "[providers.kv_events]\nendpoint = \"tcp://127.0.0.1:" << kv_ports[i] << "\"\n";
       if (kv_replay_ports[i] > 0) {
@@ -221,6 +227,8 @@ std::string Spawner::gateway_config(const SpawnOptions& o, const std::vector<std
     }
     toml << "\n";
   }
+  toml << tenant_keys_toml(o.tenants);
+  if (o.flow_control) toml << queue_toml(*o.flow_control);
   return toml.str();
 }
 

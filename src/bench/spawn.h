@@ -13,9 +13,12 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
+
+#include "bench/tenants.h"
 
 namespace rolter::bench {
 
@@ -50,6 +53,12 @@ struct SpawnOptions {
   // Starts a redis-server (on a Unix socket in the temporary directory) and gives the nodes
   // [shared_state], so their prefix trees share what they learn (SPEC §6.17).
   bool shared_state = false;
+  // --tenants: one [[keys]] entry per tenant, with its band; start() puts each secret in this
+  // process's environment under its key_env, which the gateways inherit.
+  std::vector<Tenant> tenants;
+  // Flow control on: every provider gets max_in_flight_per_instance, and the config a [queue]
+  // table. nullopt: off, no bound anywhere.
+  std::optional<FlowControlSettings> flow_control;
 };
 
 class Spawner {
@@ -67,6 +76,15 @@ class Spawner {
   // Stops every process (SIGTERM, then SIGKILL after a grace period).
   void stop();
 
+  // The gateways' rolter.toml: one provider per engine, one route per strategy over all of them,
+  // the tenants' [[keys]] and flow control's bounds. `kv_ports` and `kv_replay_ports` are indexed
+  // like `engine_urls` (0: none); `redis_url` empty: no [shared_state].
+  static std::string gateway_config(const SpawnOptions& o,
+                                    const std::vector<std::string>& engine_urls,
+                                    const std::vector<int>& kv_ports,
+                                    const std::vector<int>& kv_replay_ports,
+                                    const std::string& redis_url);
+
  private:
   using Deadline = std::chrono::steady_clock::time_point;
   // What a started rolter-sim said in its ready line.
@@ -78,12 +96,6 @@ class Spawner {
   };
   // Starts rolter-sim and waits for its ready line.
   tl::expected<Sim, std::string> start_sim(const SpawnOptions& o, Deadline deadline);
-  // The gateways' rolter.toml: one provider per engine, one route per strategy over all of them.
-  static std::string gateway_config(const SpawnOptions& o,
-                                    const std::vector<std::string>& engine_urls,
-                                    const std::vector<int>& kv_ports,
-                                    const std::vector<int>& kv_replay_ports,
-                                    const std::string& redis_url);
   // Starts redis-server for [shared_state]; its URL (unix://...).
   tl::expected<std::string, std::string> start_redis(Deadline deadline);
   // Starts `nodes` rolter serve on `config` and waits until each listens; their URLs.

@@ -83,3 +83,53 @@ test('replay --nodes without --spawn is refused with a hint', () => {
   assert.equal(run.status, 2);
   assert.match(run.stderr, /--nodes starts gateways and needs --spawn; .*--gateways/);
 });
+
+test('replay --spawn --tenants 3 --flow-control on: per-tenant rows whose counts add up', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-bench-test-'));
+  try {
+    const json = path.join(dir, 'report.json');
+    const run = spawnSync(path.join(binDir, 'rolter-bench'), [
+      'replay', '--spawn', '--bin-dir', binDir, '--synthetic',
+      '--sessions', '40', '--turns', '3', '--output-tokens', '8', '--session-rate', '40',
+      '--think-time-ms', '100', '--time-scale', '0.05', '--engines', '2',
+      '--strategies', 'round_robin', '--tenants', '3', '--flow-control', 'on',
+      '--max-in-flight-per-instance', '2', '--queue-max-requests', '16', '--queue-max-wait-ms', '2000',
+      '--seed', '5', '--json', json,
+    ], { encoding: 'utf8', timeout: 120000 });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /\| round_robin \| tenant-0 \| 1 \|/);
+    assert.match(run.stdout, /\| round_robin \| tenant-2 \| 6 \|/);
+    // Progress keeps its per-strategy line, with one line per tenant after it.
+    assert.match(run.stderr, /\[round_robin\] done: .*\n  tenant-0 \(band 1\): sent \d+/);
+    const report = JSON.parse(readFileSync(json, 'utf8'));
+    assert.match(report.flow_control, /^on \(max_in_flight_per_instance 2, queue max_requests 16, max_wait_ms 2000\)$/);
+    const [s] = report.strategies;
+    assert.deepEqual(s.tenants.map((t) => [t.tenant, t.priority]),
+      [['tenant-0', 1], ['tenant-1', 6], ['tenant-2', 6]]);
+    let sent = 0, shed = 0;
+    for (const t of s.tenants) {
+      // Every request carried its tenant's key: none refused for it, none failed otherwise.
+      assert.equal(t.errors, 0, t.tenant);
+      assert.equal(t.served + t.shed, t.sent, t.tenant);
+      assert.ok(t.sent > 0, t.tenant);
+      assert.equal(t.shed_rate, t.shed / t.sent);
+      if (t.served > 0) assert.ok(t.ttft_p50_ms > 0 && t.ttft_p99_ms >= t.ttft_p50_ms, t.tenant);
+      sent += t.sent;
+      shed += t.shed;
+    }
+    assert.equal(sent, 120);
+    assert.equal(s.errors, shed);
+    // Zipf-like shares: tenant 0 sends the most.
+    assert.ok(s.tenants[0].sent > s.tenants[2].sent, JSON.stringify(s.tenants));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('replay --tenants without --spawn is refused', () => {
+  const run = spawnSync(path.join(binDir, 'rolter-bench'), [
+    'replay', '--tenants', '3', '--synthetic', '--gateway', 'http://127.0.0.1:9',
+  ], { encoding: 'utf8', timeout: 30000 });
+  assert.equal(run.status, 2);
+  assert.match(run.stderr, /--tenants and --flow-control on configure the gateway and need --spawn/);
+});
