@@ -541,11 +541,13 @@ Task<ForwardResult> Forwarder::forward_logged(beast::tcp_stream& client, ClientW
   // A client that stops reading cannot hold a worker's stream beyond the request's own deadline.
   client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
   watch.arm();
-  // Flow control (SPEC §19): on a route that can saturate, the request may wait its turn, or be
-  // shed; every other route pays this pointer test (and its frame holds nothing of the queue's).
+  // Flow control (SPEC §19): on a saturated route the request may wait its turn, or be shed.
+  // Every other request pays one check (its frame holds nothing of the queue's); on a route with
+  // a queue it still reports its end, for the queue's drain rate.
   ForwardResult result;
-  if (request.route.pool->flow == nullptr) {
+  if (flow_open(request, clock_.now())) {
     result = co_await run_attempts(client, request, watch, tries);
+    release_queue_slot(request);
   } else {
     result = co_await run_queued(client, request, watch, tries);
   }

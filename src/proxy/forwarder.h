@@ -134,8 +134,8 @@ class Forwarder {
   // forward(), recording each attempt in `tries` (the request's, for its access-log line).
   Task<ForwardResult> forward_logged(beast::tcp_stream& client, ClientWatch& watch,
                                      const ForwardRequest& request, AttemptLog& tries);
-  // A request on a route with flow control (SPEC §19, proxy/queue_gate.h): its turn in the
-  // route's queue (or its refusal), then the attempt loop.
+  // A request that found its route saturated or others waiting (SPEC §19, proxy/queue_gate.h):
+  // its turn in the route's queue (or its refusal), then the attempt loop.
   Task<ForwardResult> run_queued(beast::tcp_stream& client, const ForwardRequest& request,
                                  ClientWatch& watch, AttemptLog& tries);
   // The attempt loop on request.route. `trail` is null on the request's first route; on a

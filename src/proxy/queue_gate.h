@@ -53,6 +53,13 @@ inline constexpr std::chrono::milliseconds kQueueRecheck{100};
 Task<void> pass_queue(beast::tcp_stream& client, ClientWatch& watch, const ForwardRequest& request,
                       QueuePass& pass);
 
+// Whether the request goes straight to its attempts: its route has no queue, or the queue is
+// empty and a candidate has room (no lock, no allocation).
+inline bool flow_open(const ForwardRequest& request, Clock::TimePoint now) {
+  const FlowGate* gate = request.route.pool->flow.get();
+  return gate == nullptr || gate->open(now);
+}
+
 // A request of a flow-controlled route ended: its queue learns the drain and dispatches.
 inline void release_queue_slot(const ForwardRequest& request) {
   if (const FlowGate* gate = request.route.pool->flow.get()) gate->queue->released();
