@@ -1,13 +1,17 @@
 // The queue gate: where a request to a saturated route waits for its turn (SPEC §19), the thin
 // asynchronous side of flow/route_queue.h.
 //
-//   QueuePass pass;
-//   if (pool.flow) co_await pass_queue(client, watch, request, pass);
-//   if (pass.answered) ... done (shed with 429, or the client left);
-//   else forward pass.forwarded() — with x-rolter-queue-ms among its fields when it waited.
+//   if (flow_open(request, now)) { forward request; release_queue_slot(request); }
+//   else {
+//     QueuePass pass;
+//     co_await pass_queue(client, watch, request, pass);
+//     if (pass.answered) ... done (shed with 429, or the client left);
+//     else forward pass.forwarded() — with x-rolter-queue-ms among its fields when it waited;
+//     release_queue_slot(request);
+//   }
 //
-// The unsaturated path is one check (FlowGate::open(): an atomic and the candidates' loads, no
-// lock, no allocation). Otherwise the request gets its band (x-rolter-priority under the key's
+// The unsaturated path is one check (flow_open(): an atomic and the candidates' loads, no lock,
+// no allocation). Otherwise the request gets its band (x-rolter-priority under the key's
 // ceiling, else the key's, team's or route's priority, else 4), its tenant (the key's team, else
 // the key) and its cost (uncached prompt tokens, as the instances' KV indexes tell when they
 // can, plus the output cap), and enters the route's queue. It waits on an Asio timer on its own

@@ -287,13 +287,15 @@ class Client {
 
 class RequestAllocationTest : public ::testing::Test {
  protected:
-  // `extra_toml` goes before the provider (a table such as [tracing]).
-  void start(const std::string& upstream_response, const std::string& extra_toml = "") {
+  // `extra_toml` goes before the provider (a table such as [tracing]); `provider_fields` into
+  // it.
+  void start(const std::string& upstream_response, const std::string& extra_toml = "",
+             const std::string& provider_fields = "") {
     upstream_ = std::make_unique<CannedUpstream>(upstream_response);
     const std::string toml = extra_toml +
                              "[[providers]]\nname = \"up\"\nbase_url = \"http://127.0.0.1:" +
-                             std::to_string(upstream_->port()) +
-                             "\"\n[[routes]]\nname = \"m\"\nstrategy = \"round_robin\"\n"
+                             std::to_string(upstream_->port()) + "\"\n" + provider_fields +
+                             "[[routes]]\nname = \"m\"\nstrategy = \"round_robin\"\n"
                              "targets = [{ provider = \"up\", model = \"upstream-m\" }]\n";
     auto loaded = load_config_text(toml, "test.toml");
     ASSERT_TRUE(loaded) << loaded.error().front().to_string();
@@ -402,6 +404,24 @@ TEST_F(RequestAllocationTest, NotSampledRequestWithTracingOn) {
   std::printf("allocations per proxied request (tracing on, not sampled): %.2f\n", per_request);
   RecordProperty("allocations_per_unsampled_request", std::to_string(per_request));
   EXPECT_LE(per_request, kMaxAllocationsPerRequest + 2);
+  set_access_log(true);
+}
+
+// SPEC §19: on a route with flow control that is not saturated, a request pays the queue's one
+// check and nothing else: no allocation more than on a route without a queue.
+TEST_F(RequestAllocationTest, FlowControlledRouteNotSaturated) {
+  set_access_log(false);
+  start("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+            std::to_string(kCompletion.size()) + "\r\n\r\n" + std::string(kCompletion),
+        "", "max_in_flight_per_instance = 1000\n");
+  const double per_request = allocations_per_request(chat_request(false));
+  ASSERT_GE(per_request, 0);
+  EXPECT_NE(client_->last().find(R"("content":"hello")"), std::string_view::npos);
+  EXPECT_EQ(client_->last().find("x-rolter-queue-ms"), std::string_view::npos) << "it never waited";
+  std::printf("allocations per proxied request (flow control, not saturated): %.2f\n",
+              per_request);
+  RecordProperty("allocations_per_flow_controlled_request", std::to_string(per_request));
+  EXPECT_LE(per_request, kMaxAllocationsPerRequest);
   set_access_log(true);
 }
 
