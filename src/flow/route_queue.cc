@@ -28,13 +28,17 @@ uint32_t seconds_ceil(uint64_t ms) { return static_cast<uint32_t>((ms + 999) / 1
 }  // namespace
 
 void RouteQueue::configure(std::shared_ptr<const FlowCapacity> capacity,
-                           const QueueSettings& settings, QueueMetrics* metrics) {
+                           const QueueSettings& settings,
+                           const std::shared_ptr<QueueSeries>& series) {
   Wakes wakes;
   {
     MutexLock lock(mu_);
     capacity_ = std::move(capacity);
     settings_ = settings;
-    metrics_ = metrics;
+    if (series) {
+      if (const auto earlier = series_.lock(); earlier && earlier != series) series->adopt(*earlier);
+    }
+    series_ = series;
     queue_.set_max_requests(settings.max_requests);
     dispatch(clock_.now(), wakes);  // more room, perhaps
   }
@@ -65,7 +69,7 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
       admission.kind = QueueAdmission::Kind::kShed;
       admission.reason = ShedReason::kPredictedWait;
       admission.retry_after_s = retry_after(ahead, now);
-      if (metrics_ != nullptr) metrics_->count_shed(route_, band, shed_reason_name(admission.reason));
+      if (const auto m = series_.lock()) m->count_shed(band, shed_reason_name(admission.reason));
       return admission;
     }
     std::string tenant = ticket.tenant;
@@ -75,7 +79,7 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
       admission.kind = QueueAdmission::Kind::kShed;
       admission.reason = ShedReason::kFull;
       admission.retry_after_s = retry_after(ahead, now);
-      if (metrics_ != nullptr) metrics_->count_shed(route_, band, shed_reason_name(admission.reason));
+      if (const auto m = series_.lock()) m->count_shed(band, shed_reason_name(admission.reason));
       return admission;
     }
     if (pushed.displaced) shed(*pushed.displaced, ShedReason::kFull, now, wakes);
@@ -111,9 +115,7 @@ std::optional<uint32_t> RouteQueue::expire(uint64_t id) {
   waiting_.erase(id);
   busy_.store(static_cast<uint32_t>(queue_.size()) + pending_, std::memory_order_release);
   publish(entry->band);
-  if (metrics_ != nullptr) {
-    metrics_->count_shed(route_, entry->band, shed_reason_name(ShedReason::kExpired));
-  }
+  if (const auto m = series_.lock()) m->count_shed(entry->band, shed_reason_name(ShedReason::kExpired));
   return retry_after(queue_.ahead_of(entry->band, entry->tenant) + 1, clock_.now());
 }
 
@@ -169,9 +171,9 @@ void RouteQueue::dispatch(Clock::TimePoint now, Wakes& wakes) {
     touched[entry->band] = true;
     if (it == waiting_.end()) continue;  // never: every queued entry has its waiter
     ++pending_;
-    if (metrics_ != nullptr) {
-      metrics_->observe_wait(route_, std::chrono::duration<double>(now - it->second.enqueued).count());
-      if (settings_.per_tenant_metrics) metrics_->count_dispatch(route_, it->second.tenant);
+    if (const auto m = series_.lock()) {
+      m->observe_wait(std::chrono::duration<double>(now - it->second.enqueued).count());
+      if (settings_.per_tenant_metrics) m->count_dispatch(it->second.tenant);
     }
     wakes.push_back(Wake{.waiter = std::move(it->second.waiter), .verdict = QueueVerdict{}});
     waiting_.erase(it);
@@ -185,7 +187,7 @@ void RouteQueue::dispatch(Clock::TimePoint now, Wakes& wakes) {
 void RouteQueue::shed(const QueueEntry& entry, ShedReason reason, Clock::TimePoint now,
                       Wakes& wakes) {
   auto it = waiting_.find(entry.id);
-  if (metrics_ != nullptr) metrics_->count_shed(route_, entry.band, shed_reason_name(reason));
+  if (const auto m = series_.lock()) m->count_shed(entry.band, shed_reason_name(reason));
   publish(entry.band);
   if (it == waiting_.end()) return;
   wakes.push_back(Wake{.waiter = std::move(it->second.waiter),
@@ -202,9 +204,7 @@ uint32_t RouteQueue::retry_after(size_t ahead, Clock::TimePoint now) const {
 }
 
 void RouteQueue::publish(uint8_t band) {
-  if (metrics_ != nullptr) {
-    metrics_->set_depth(route_, band, static_cast<double>(queue_.band_size(band)));
-  }
+  if (const auto m = series_.lock()) m->set_depth(band, static_cast<double>(queue_.band_size(band)));
 }
 
 void RouteQueue::deliver(Wakes& wakes) {
@@ -227,7 +227,9 @@ RouteQueue& FlowQueues::route(std::string_view name) {
 QueueMetrics* FlowQueues::metrics(Metrics* metrics) {
   if (metrics == nullptr) return nullptr;
   MutexLock lock(mu_);
-  if (!metrics_) metrics_ = std::make_unique<QueueMetrics>(metrics->registry());
+  if (!metrics_) {
+    metrics_ = std::make_unique<QueueMetrics>(metrics->registry(), metrics->series_table());
+  }
   return metrics_.get();
 }
 

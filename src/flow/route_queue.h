@@ -45,6 +45,7 @@ namespace rolter {
 
 class Metrics;
 class QueueMetrics;
+class QueueSeries;
 
 // How much more a route can take now. Implemented over the fleet's instances
 // (fleet/instance_capacity.h); tests give fixed numbers.
@@ -107,10 +108,11 @@ class RouteQueue {
   RouteQueue(const RouteQueue&) = delete;
   RouteQueue& operator=(const RouteQueue&) = delete;
 
-  // A snapshot's view of the route: its capacity, bounds and metrics (null: none). A request
-  // already queued keeps its place.
+  // A snapshot's view of the route: its capacity, bounds and series (null: no metrics), which the
+  // snapshot's gate holds; the queue writes to them while some gate still does, and they adopt
+  // the series of the view before. A request already queued keeps its place.
   void configure(std::shared_ptr<const FlowCapacity> capacity, const QueueSettings& settings,
-                 QueueMetrics* metrics) EXCLUDES(mu_);
+                 const std::shared_ptr<QueueSeries>& series) EXCLUDES(mu_);
 
   // True while requests wait or hold grants not yet started: a new request must then enter() and
   // take its turn. One atomic load: the unsaturated path reads this and the capacity, nothing more.
@@ -169,7 +171,7 @@ class RouteQueue {
   mutable Mutex mu_;
   std::shared_ptr<const FlowCapacity> capacity_ GUARDED_BY(mu_);
   QueueSettings settings_ GUARDED_BY(mu_);
-  QueueMetrics* metrics_ GUARDED_BY(mu_) = nullptr;
+  std::weak_ptr<QueueSeries> series_ GUARDED_BY(mu_);
   FairQueue queue_ GUARDED_BY(mu_){1024};
   DrainMeter drained_;  // lock-free: every request of the route records its end
   std::unordered_map<uint64_t, Waiting> waiting_ GUARDED_BY(mu_);

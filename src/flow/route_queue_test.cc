@@ -39,7 +39,7 @@ class RouteQueueTest : public ::testing::Test {
   RouteQueueTest() { configure(); }
   void configure(size_t max_requests = 8, uint64_t max_wait_ms = 30000) {
     queue_.configure(capacity_, QueueSettings{.max_requests = max_requests, .max_wait_ms = max_wait_ms},
-                     nullptr);
+                     {});
   }
   // A request that goes at once takes its slot, as the forwarder's in-flight count does.
   QueueAdmission enter(std::shared_ptr<RecordingWaiter> w, uint8_t band = 4,

@@ -274,6 +274,9 @@ class Metrics {
   // The registry behind render(), for modules that keep families of their own (the control
   // plane's, a gateway node's). Families added here are rendered with the rest.
   prometheus::Registry& registry() { return *registry_; }
+  // The table that leases registry()'s route- and endpoint-labelled series (observe/series_table.h),
+  // for modules whose families follow the reload rule too.
+  const std::shared_ptr<SeriesTable>& series_table() { return table_; }
 
  private:
   struct Families;

@@ -5,7 +5,9 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include <string>
+#include <utility>
+
+#include "observe/series_table.h"
 
 namespace rolter {
 namespace {
@@ -21,8 +23,9 @@ std::string band_label(uint8_t band) { return std::to_string(band); }
 
 }  // namespace
 
-QueueMetrics::QueueMetrics(prometheus::Registry& registry)
-    : depth_(&prometheus::BuildGauge()
+QueueMetrics::QueueMetrics(prometheus::Registry& registry, std::shared_ptr<SeriesTable> table)
+    : table_(std::move(table)),
+      depth_(&prometheus::BuildGauge()
                   .Name("rolter_queue_depth")
                   .Help("Requests waiting in a route's queue, per priority band")
                   .Register(registry)),
@@ -39,22 +42,72 @@ QueueMetrics::QueueMetrics(prometheus::Registry& registry)
                        .Help("Requests dispatched from a route's queue, per tenant")
                        .Register(registry)) {}
 
-void QueueMetrics::set_depth(std::string_view route, uint8_t band, double depth) {
-  depth_->Add({{"route", std::string(route)}, {"band", band_label(band)}}).Set(depth);
+std::shared_ptr<QueueSeries> QueueMetrics::series(std::string_view route) const {
+  return std::make_shared<QueueSeries>(*this, std::string(route));
 }
 
-void QueueMetrics::observe_wait(std::string_view route, double seconds) {
-  wait_->Add({{"route", std::string(route)}}, wait_buckets()).Observe(seconds);
+QueueSeries::QueueSeries(const QueueMetrics& families, std::string route)
+    : families_(families), route_(std::move(route)) {}
+
+void QueueSeries::adopt(const QueueSeries& earlier) {
+  for (uint8_t b = 0; b < kBands; ++b) {
+    if (earlier.depth_[b] != nullptr) depth(b);
+    for (size_t r = 0; r < kShedReasons.size(); ++r) {
+      if (earlier.shed_[b][r] != nullptr) shed(b, r);
+    }
+  }
+  if (earlier.wait_ != nullptr) wait();
+  for (const auto& [tenant, counter] : earlier.dispatches_) dispatches(tenant);
 }
 
-void QueueMetrics::count_shed(std::string_view route, uint8_t band, std::string_view reason) {
-  shed_->Add({{"route", std::string(route)}, {"band", band_label(band)},
-              {"reason", std::string(reason)}})
-      .Increment();
+void QueueSeries::set_depth(uint8_t band, double value) {
+  if (band < kBands) depth(band).Set(value);
 }
 
-void QueueMetrics::count_dispatch(std::string_view route, std::string_view tenant) {
-  dispatches_->Add({{"route", std::string(route)}, {"tenant", std::string(tenant)}}).Increment();
+void QueueSeries::observe_wait(double seconds) { wait().Observe(seconds); }
+
+void QueueSeries::count_shed(uint8_t band, std::string_view reason) {
+  if (band >= kBands) return;
+  for (size_t r = 0; r < kShedReasons.size(); ++r) {
+    if (kShedReasons[r] == reason) shed(band, r).Increment();
+  }
+}
+
+void QueueSeries::count_dispatch(std::string_view tenant) { dispatches(tenant).Increment(); }
+
+prometheus::Gauge& QueueSeries::depth(uint8_t band) {
+  if (depth_[band] == nullptr) {
+    depth_[band] = &families_.table_->lease(
+        *families_.depth_, {{"route", route_}, {"band", band_label(band)}}, lease_);
+  }
+  return *depth_[band];
+}
+
+prometheus::Counter& QueueSeries::shed(uint8_t band, size_t reason) {
+  if (shed_[band][reason] == nullptr) {
+    shed_[band][reason] = &families_.table_->lease(
+        *families_.shed_,
+        {{"route", route_}, {"band", band_label(band)}, {"reason", std::string(kShedReasons[reason])}},
+        lease_);
+  }
+  return *shed_[band][reason];
+}
+
+prometheus::Histogram& QueueSeries::wait() {
+  if (wait_ == nullptr) {
+    wait_ = &families_.table_->lease(*families_.wait_, {{"route", route_}}, lease_, wait_buckets());
+  }
+  return *wait_;
+}
+
+prometheus::Counter& QueueSeries::dispatches(std::string_view tenant) {
+  auto it = dispatches_.find(tenant);
+  if (it == dispatches_.end()) {
+    prometheus::Counter& c = families_.table_->lease(
+        *families_.dispatches_, {{"route", route_}, {"tenant", std::string(tenant)}}, lease_);
+    it = dispatches_.emplace(std::string(tenant), &c).first;
+  }
+  return *it->second;
 }
 
 }  // namespace rolter

@@ -10,14 +10,29 @@
 //                                        share fairness gives each; tenants are configured keys
 //                                        and teams, so the cardinality is the config's
 //
-// Every series is made on first use (a label lookup): the queue runs only when a route is
-// saturated, never on the unsaturated path.
+// A route's series are a QueueSeries, which leases each one on its first use (a route that never
+// queues shows none) and follows the reload rule of every route series (observe/series_lease.h):
+// each snapshot's gate for the route holds the QueueSeries it made, which adopts the series of
+// the one before, so counts carry over a reload that keeps the route, and the series leave
+// /metrics once no snapshot with the route is left.
 //
-// Thread-safety: every method may be called from any thread (prometheus-cpp's families lock).
+//   QueueMetrics families(metrics.registry(), metrics.series_table());  // once per process
+//   auto series = families.series("chat");  // per snapshot and route
+//   series->adopt(*earlier);                 // the same route's, from the snapshot before
+//   series->set_depth(4, 12);
+//
+// Thread-safety: QueueMetrics may be used from any thread. A QueueSeries is used by one thread at
+// a time (its queue's lock); it may be destroyed on any thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
 #include <string_view>
+
+#include "observe/series_lease.h"
 
 namespace prometheus {
 class Registry;
@@ -30,20 +45,55 @@ class Histogram;
 
 namespace rolter {
 
+class SeriesTable;
+class QueueSeries;
+
 class QueueMetrics {
  public:
-  explicit QueueMetrics(prometheus::Registry& registry);
+  QueueMetrics(prometheus::Registry& registry, std::shared_ptr<SeriesTable> table);
 
-  void set_depth(std::string_view route, uint8_t band, double depth);
-  void observe_wait(std::string_view route, double seconds);
-  void count_shed(std::string_view route, uint8_t band, std::string_view reason);
-  void count_dispatch(std::string_view route, std::string_view tenant);
+  // A new, empty set of `route`'s series.
+  std::shared_ptr<QueueSeries> series(std::string_view route) const;
 
  private:
+  friend class QueueSeries;
+  std::shared_ptr<SeriesTable> table_;
   prometheus::Family<prometheus::Gauge>* depth_;
   prometheus::Family<prometheus::Histogram>* wait_;
   prometheus::Family<prometheus::Counter>* shed_;
   prometheus::Family<prometheus::Counter>* dispatches_;
+};
+
+class QueueSeries {
+ public:
+  QueueSeries(const QueueMetrics& families, std::string route);
+
+  // Leases every series `earlier` leased (the same route's), so that they outlive it.
+  void adopt(const QueueSeries& earlier);
+
+  void set_depth(uint8_t band, double depth);
+  void observe_wait(double seconds);
+  // `reason`: "full", "predicted_wait" or "expired"; any other is not counted.
+  void count_shed(uint8_t band, std::string_view reason);
+  void count_dispatch(std::string_view tenant);
+
+  static constexpr size_t kBands = 8;
+  static constexpr std::array<std::string_view, 3> kShedReasons = {"full", "predicted_wait",
+                                                                   "expired"};
+
+ private:
+  prometheus::Gauge& depth(uint8_t band);
+  prometheus::Counter& shed(uint8_t band, size_t reason);
+  prometheus::Histogram& wait();
+  prometheus::Counter& dispatches(std::string_view tenant);
+
+  QueueMetrics families_;  // a copy: the lease keeps the registry, and so the families, alive
+  std::string route_;
+  SeriesLease lease_;
+  std::array<prometheus::Gauge*, kBands> depth_{};
+  std::array<std::array<prometheus::Counter*, kShedReasons.size()>, kBands> shed_{};
+  prometheus::Histogram* wait_ = nullptr;
+  std::map<std::string, prometheus::Counter*, std::less<>> dispatches_;
 };
 
 }  // namespace rolter

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "fleet/instance_capacity.h"
+#include "observe/queue_metrics.h"
 #include "snapshot/snapshot.h"
 
 namespace rolter {
@@ -31,11 +32,14 @@ std::unique_ptr<const FlowGate> make_flow_gate(const RoutePool& pool, const std:
   gate->queue = &tracker.flow().route(series);
   if (route_priority) gate->priority = static_cast<uint8_t>(*route_priority);
   gate->default_output_tokens = config.limits.default_output_tokens;
+  if (const QueueMetrics* families = tracker.flow().metrics(metrics)) {
+    gate->series = families->series(series);
+  }
   gate->queue->configure(gate->capacity,
                          QueueSettings{.max_requests = config.queue.max_requests,
                                        .max_wait_ms = config.queue.max_wait_ms,
                                        .per_tenant_metrics = config.metrics.per_key},
-                         tracker.flow().metrics(metrics));
+                         gate->series);
   return gate;
 }
 

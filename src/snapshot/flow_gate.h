@@ -21,6 +21,7 @@
 namespace rolter {
 
 class Metrics;
+class QueueSeries;
 struct RoutePool;
 
 struct FlowGate {
@@ -28,6 +29,8 @@ struct FlowGate {
   std::shared_ptr<const FlowCapacity> capacity;     // shared with the queue
   std::optional<uint8_t> priority;                  // the route's `priority`
   uint64_t default_output_tokens = 1024;            // the cost estimate's output cap (SPEC §15)
+  // The route's queue series, held while this snapshot lives (null without metrics).
+  std::shared_ptr<QueueSeries> series;
 
   // The unsaturated path (SPEC §19: one check, no lock, no allocation): nobody waits, and some
   // candidate has room.

@@ -139,12 +139,12 @@ TEST(NodeStatsJsonTest, QueueDepthPerBandAndShedPerReason) {
   SeriesLease lease;
   metrics.route("chat", lease);
   metrics.route("calm", lease);
-  QueueMetrics queue(metrics.registry());
-  queue.set_depth("chat", 4, 3);
-  queue.set_depth("chat", 6, 1);
-  queue.count_shed("chat", 1, "full");
-  queue.count_shed("chat", 4, "full");
-  queue.count_shed("chat", 1, "expired");
+  const auto queue = QueueMetrics(metrics.registry(), metrics.series_table()).series("chat");
+  queue->set_depth(4, 3);
+  queue->set_depth(6, 1);
+  queue->count_shed(1, "full");
+  queue->count_shed(4, "full");
+  queue->count_shed(1, "expired");
   const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.registry().Collect()));
   ASSERT_EQ(doc["routes"].size(), 2u);
   EXPECT_FALSE(doc["routes"][0].contains("queue")) << doc["routes"][0].dump();
