@@ -1,18 +1,30 @@
-// rolter-bench overhead --quick: the same workload direct, through rolter, through an nginx proxy
-// and through a peer gateway (a small Node reverse proxy this test starts, reached by URL), with
-// a JSON, Markdown and SVG report. Also the failure paths: a peer that does not answer, and bad
-// arguments, exit 1 with a clear message.
+// rolter-bench overhead --quick: the same workload direct, through rolter, through an nginx proxy,
+// through HAProxy when it is installed, and through a peer gateway (a small Node reverse proxy
+// this test starts, reached by URL), with a JSON, Markdown and SVG report. Also the failure
+// paths: a peer that does not answer, and bad arguments, exit 1 with a clear message.
 //   ROLTER_BIN_DIR=build/bin node --test tests/bench/overhead.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { binDir } from '../lib/rolter.mjs';
 import { withDeadline } from '../lib/http.mjs';
 
 const bench = path.join(binDir, 'rolter-bench');
+
+// Whether `haproxy` is found where the bench looks (PATH, then /usr/sbin and /sbin): its path is
+// measured when it is, and skipped with a note when it is not.
+const searchPath = (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(':');
+const haproxyInstalled = [...searchPath, '/usr/sbin', '/sbin'].filter((d) => d !== '').some((dir) => {
+  try {
+    accessSync(path.join(dir, 'haproxy'), constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+});
 
 // The peer: forwards POST /v1/chat/completions to the upstream named by the x-upstream header
 // (the bench sends it, with {upstream} filled in), over kept-alive connections; GET /count says
@@ -80,7 +92,7 @@ function runBench(args, timeoutMs) {
   });
 }
 
-test('overhead --quick: direct, rolter, nginx and a peer by URL, a full report', async () => {
+test('overhead --quick: direct, rolter, nginx, haproxy if installed, a peer; a full report', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'rolter-overhead-test-'));
   const peer = startPeer();
   try {
@@ -90,12 +102,19 @@ test('overhead --quick: direct, rolter, nginx and a peer by URL, a full report',
     const svg = path.join(dir, 'chart.svg');
     const run = await runBench(['overhead', '--quick', '--bin-dir', binDir,
       '--peer', `node=http://127.0.0.1:${port}`, '--peer-header', 'node:x-upstream={upstream}',
-      '--json', json, '--markdown', md, '--svg', svg], 45000);
+      '--json', json, '--markdown', md, '--svg', svg], 60000);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /\[round 1\/1\] rolter: latency at concurrency 1/);
 
     const report = JSON.parse(readFileSync(json, 'utf8'));
-    assert.deepEqual(report.paths.map((p) => p.name), ['direct', 'rolter', 'nginx', 'node']);
+    const proxies = haproxyInstalled ? ['rolter', 'nginx', 'haproxy'] : ['rolter', 'nginx'];
+    assert.deepEqual(report.paths.map((p) => p.name), ['direct', ...proxies, 'node']);
+    const skipped = report.notes.filter((n) => /HAProxy proxy path was skipped/.test(n));
+    if (haproxyInstalled) {
+      assert.deepEqual(skipped, []);
+    } else {
+      assert.deepEqual(skipped, ['The HAProxy proxy path was skipped: haproxy was not found.']);
+    }
     for (const p of report.paths) {
       assert.ok(p.latency_us.p50 > 0, `${p.name} latency p50 ${p.latency_us.p50}`);
       assert.ok(p.latency_us.p99 >= p.latency_us.p50, p.name);
@@ -111,7 +130,7 @@ test('overhead --quick: direct, rolter, nginx and a peer by URL, a full report',
     assert.deepEqual(byName.direct.added_latency_us, { p50: 0, p99: 0, p999: 0 });
     assert.deepEqual(byName.direct.added_ttft_us, { p50: 0, p99: 0, p999: 0 });
     // Added latency is the path minus direct at the same percentile.
-    for (const name of ['rolter', 'nginx', 'node']) {
+    for (const name of [...proxies, 'node']) {
       const p = byName[name];
       for (const q of ['p50', 'p99', 'p999']) {
         assert.ok(Math.abs(p.added_latency_us[q] - (p.latency_us[q] - byName.direct.latency_us[q])) < 1e-6,
@@ -120,6 +139,13 @@ test('overhead --quick: direct, rolter, nginx and a peer by URL, a full report',
     }
     assert.equal(byName.rolter.workers, '1');
     assert.equal(byName.nginx.workers, '1');
+    if (haproxyInstalled) {
+      // One process (-db, no master), measured itself: its pid, its threads' CPU.
+      assert.equal(byName.haproxy.kind, 'haproxy');
+      assert.equal(byName.haproxy.workers, '1');
+      assert.equal(byName.haproxy.measured_process, 'haproxy');
+      assert.equal(byName.haproxy.pids.length, 1);
+    }
     assert.equal(byName.node.workers, 'as started');
     // The peer's CPU and RSS come from the process listening on its port: this test's child.
     assert.deepEqual(byName.node.pids, [peer.child.pid]);
@@ -131,6 +157,7 @@ test('overhead --quick: direct, rolter, nginx and a peer by URL, a full report',
     const markdown = readFileSync(md, 'utf8');
     assert.equal(markdown, run.stdout);
     assert.match(markdown, /\| rolter \| 1 \|/);
+    if (haproxyInstalled) assert.match(markdown, /\| haproxy \| 1 \|/);
     assert.match(markdown, /^Machine: \d+ cores, /m);
     assert.match(markdown, /^Commit: /m);
     assert.match(markdown, /^Command: `.*rolter-bench overhead --quick/m);

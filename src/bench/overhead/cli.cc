@@ -7,17 +7,18 @@ CLI::App* add_overhead_command(CLI::App& app, OverheadOptions& o) {
       "overhead",
       "Measure what a gateway adds to each request: the same small chat-completion workload "
       "straight at a canned upstream (direct), through rolter, through an nginx proxy_pass "
-      "reverse proxy, and through any --peer gateway, in alternating rounds. Reports added "
-      "latency at concurrency 1 (p50/p99/p99.9, non-streaming and streaming TTFT), closed-loop "
-      "throughput at 32 and 256 connections (wrk), the maximum sustainable open-loop rate, CPU "
-      "seconds per 10k requests, idle and peak RSS, and worker counts.");
+      "reverse proxy, through HAProxy (http-reuse always), and through any --peer gateway, in "
+      "alternating rounds. Reports added latency at concurrency 1 (p50/p99/p99.9, non-streaming "
+      "and streaming TTFT), closed-loop throughput at 32 and 256 connections (wrk), the maximum "
+      "sustainable open-loop rate, CPU seconds per 10k requests, idle and peak RSS, and worker "
+      "counts.");
   cmd->add_option("--rounds", o.rounds,
                   "Rounds; each measures every path once, in the same order; the report shows "
                   "the median over rounds")
       ->capture_default_str();
   cmd->add_option("--workers", o.workers,
-                  "Workers of rolter ([server] workers) and of the nginx proxy "
-                  "(worker_processes)")
+                  "Workers of rolter ([server] workers), of the nginx proxy "
+                  "(worker_processes) and of HAProxy (nbthread)")
       ->capture_default_str();
   cmd->add_option("--upstream-workers", o.upstream_workers,
                   "worker_processes of the canned upstream nginx")
@@ -55,8 +56,13 @@ CLI::App* add_overhead_command(CLI::App& app, OverheadOptions& o) {
                   "nginx binary, for the canned upstream and the proxy path (skipped with a note "
                   "when not found)")
       ->capture_default_str();
+  cmd->add_option("--haproxy", o.haproxy_path,
+                  "haproxy binary, for the HAProxy proxy path (skipped with a note when not "
+                  "found)")
+      ->capture_default_str();
   cmd->add_option("--wrk", o.wrk_path, "wrk binary")->capture_default_str();
   cmd->add_flag("--no-nginx", o.no_nginx, "Do not measure the nginx proxy path");
+  cmd->add_flag("--no-haproxy", o.no_haproxy, "Do not measure the HAProxy proxy path");
   cmd->add_flag("--no-rolter", o.no_rolter, "Do not measure rolter (peers only)");
   cmd->add_option("--upstream", o.upstream_url,
                   "Use this running upstream instead of starting the canned nginx; it must "

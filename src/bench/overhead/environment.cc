@@ -19,7 +19,7 @@ std::optional<double> rss_mb(const std::vector<pid_t>& pids) {
 
 tl::expected<std::unique_ptr<Environment>, std::string> Environment::start(
     const OverheadOptions& o, std::vector<PeerSpec> peers, const std::string& rolter_path,
-    const std::string& nginx_path) {
+    const std::string& nginx_path, const std::string& haproxy_path) {
   std::unique_ptr<Environment> env(new Environment());
   auto dir = make_private_dir("rolter-bench-overhead");
   if (!dir) return tl::unexpected(dir.error());
@@ -80,6 +80,13 @@ tl::expected<std::unique_ptr<Environment>, std::string> Environment::start(
     });
     if (!proxy) return tl::unexpected(proxy.error());
     auto added = env->add_owned("nginx", "nginx", std::move(*proxy), std::to_string(o.workers));
+    if (!added) return tl::unexpected(added.error());
+  }
+  if (!haproxy_path.empty()) {
+    const uint16_t upstream_port = env->paths_.front().target.port;
+    auto proxy = start_haproxy(haproxy_path, env->dir_, o.workers, upstream_port);
+    if (!proxy) return tl::unexpected(proxy.error());
+    auto added = env->add_owned("haproxy", "haproxy", std::move(*proxy), std::to_string(o.workers));
     if (!added) return tl::unexpected(added.error());
   }
   for (const PeerSpec& p : peers) {

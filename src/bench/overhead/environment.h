@@ -1,6 +1,6 @@
 // The processes of one run and the paths through them: the upstream (the canned nginx, started
 // here, or --upstream), then direct, rolter, rolter with a limited key per --limits backend, the
-// nginx proxy and every --peer, in that order,
+// nginx proxy, the HAProxy proxy and every --peer, in that order,
 // which is the order of every round. Stopping (the destructor) ends every process the bench
 // started and removes the private directory.
 //
@@ -30,10 +30,10 @@ struct PathUnderTest {
 class Environment {
  public:
   // Tools already resolved: `rolter_path` "" skips rolter, `nginx_path` "" skips the nginx
-  // proxy (and needs --upstream).
+  // proxy (and needs --upstream), `haproxy_path` "" skips the HAProxy proxy.
   static tl::expected<std::unique_ptr<Environment>, std::string> start(
       const OverheadOptions& options, std::vector<PeerSpec> peers, const std::string& rolter_path,
-      const std::string& nginx_path);
+      const std::string& nginx_path, const std::string& haproxy_path);
   ~Environment();
   Environment(const Environment&) = delete;
   Environment& operator=(const Environment&) = delete;

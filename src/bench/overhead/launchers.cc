@@ -19,7 +19,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(20);
-// Another process may take a port between free_port() and nginx's bind: try a few.
+// Another process may take a port between free_port() and a proxy's bind: try a few.
 constexpr int kPortAttempts = 3;
 
 bool write_text(const std::string& path, const std::string& text) {
@@ -71,6 +71,38 @@ tl::expected<Launched, std::string> start_nginx_once(
   }
 }
 
+tl::expected<Launched, std::string> start_haproxy_once(const std::string& haproxy_path,
+                                                       const std::string& dir, int threads,
+                                                       uint16_t upstream_port, bool& port_taken) {
+  auto port = free_port();
+  if (!port) return tl::unexpected(port.error());
+  const std::string conf_path = dir + "/haproxy.cfg";
+  if (!write_text(conf_path, haproxy_conf(*port, threads, upstream_port))) {
+    return tl::unexpected("cannot write " + conf_path);
+  }
+  auto child = ChildProcess::start("haproxy", haproxy_path, {"-db", "-f", conf_path}, dir);
+  if (!child) return tl::unexpected(child.error());
+  Launched l{std::move(*child), "http://127.0.0.1:" + std::to_string(*port), {}, conf_path};
+  const auto deadline = Clock::now() + kStartDeadline;
+  for (;;) {
+    if (accepts_connections(*port)) {
+      l.pids = {l.process->pid()};  // -db without -W: one process, its threads inside it
+      return l;
+    }
+    if (!l.process->running()) {
+      const std::string log = l.process->log_tail();
+      port_taken = log.find("Address already in use") != std::string::npos;
+      return tl::unexpected("haproxy (" + haproxy_path + ") exited before it listened:\n" + log);
+    }
+    if (Clock::now() > deadline) {
+      return tl::unexpected("haproxy did not listen within " +
+                            std::to_string(kStartDeadline.count()) + " s:\n" +
+                            l.process->log_tail());
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
 }  // namespace
 
 bool rolter_has_no_access_log(const std::string& rolter_path) {
@@ -96,6 +128,22 @@ tl::expected<Launched, std::string> start_nginx(
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
     bool port_taken = false;
     result = start_nginx_once(nginx_path, label, dir, workers, conf, port_taken);
+    if (result || !port_taken) break;
+  }
+  return result;
+}
+
+tl::expected<Launched, std::string> start_haproxy(const std::string& haproxy_path,
+                                                  const std::string& parent_dir, int threads,
+                                                  uint16_t upstream_port) {
+  const std::string dir = parent_dir + "/haproxy";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return tl::unexpected("cannot create " + dir + ": " + ec.message());
+  tl::expected<Launched, std::string> result;
+  for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
+    bool port_taken = false;
+    result = start_haproxy_once(haproxy_path, dir, threads, upstream_port, port_taken);
     if (result || !port_taken) break;
   }
   return result;

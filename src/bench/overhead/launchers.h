@@ -1,7 +1,7 @@
-// Starts the processes a run owns: the canned upstream and the reverse proxy (nginx, each from
-// its own generated config in a private directory) and `rolter serve` (from a generated
-// rolter.toml), each on a loopback port, and waits with a deadline until it accepts connections.
-// A start that fails says why, with the last lines of the process's log.
+// Starts the processes a run owns: the canned upstream and the reverse proxies (nginx and
+// HAProxy, each from its own generated config in a private directory) and `rolter serve` (from a
+// generated rolter.toml), each on a loopback port, and waits with a deadline until it accepts
+// connections. A start that fails says why, with the last lines of the process's log.
 //
 // Thread-safety: not thread-safe; the bench's main thread starts and owns them.
 #pragma once
@@ -33,6 +33,12 @@ struct Launched {
 tl::expected<Launched, std::string> start_nginx(
     const std::string& nginx_path, const std::string& label, const std::string& parent_dir,
     int workers, const std::function<std::string(const NginxCommon&)>& conf);
+
+// HAProxy (haproxy_conf()) in the foreground (-db), one process of `threads` threads, in
+// `parent_dir`/haproxy, forwarding to 127.0.0.1:`upstream_port`.
+tl::expected<Launched, std::string> start_haproxy(const std::string& haproxy_path,
+                                                  const std::string& parent_dir, int threads,
+                                                  uint16_t upstream_port);
 
 // rolter.toml for the bench: one openai provider at `upstream_url`, one route "bench"
 // (round_robin) to it, `workers` worker threads.

@@ -40,6 +40,26 @@ TEST(NginxConfTest, ProxyKeepsUpstreamConnectionsAlive) {
   EXPECT_TRUE(has(c, "proxy_buffering off;"));
 }
 
+TEST(HaproxyConfTest, ForegroundThreadsSilentAndReusingUpstreamConnections) {
+  const std::string c = haproxy_conf(9003, 4, 9001);
+  EXPECT_TRUE(has(c, "global\n  nbthread 4\n"));
+  EXPECT_TRUE(has(c, "defaults\n  mode http\n"));
+  EXPECT_TRUE(has(c, "  no log\n"));
+  EXPECT_TRUE(has(c, "  http-reuse always\n"));
+  EXPECT_TRUE(has(c, "  option http-keep-alive\n"));
+  EXPECT_TRUE(has(c, "  timeout connect 5s\n"));
+  EXPECT_TRUE(has(c, "  timeout client 60s\n"));
+  EXPECT_TRUE(has(c, "  timeout server 60s\n"));
+  EXPECT_TRUE(has(c, "  bind 127.0.0.1:9003\n"));
+  EXPECT_TRUE(has(c, "  default_backend bench_upstream\n"));
+  EXPECT_TRUE(has(c, "backend bench_upstream\n  server upstream 127.0.0.1:9001\n"));
+  // Run by the bench as its child: no daemon, no master process, no log target, no files.
+  for (const char* absent : {"daemon", "master-worker", "\n  log ", "pidfile", "/var/", "chroot"}) {
+    EXPECT_FALSE(has(c, absent)) << absent;
+  }
+  EXPECT_TRUE(has(haproxy_conf(9003, 0, 9001), "nbthread 1\n"));
+}
+
 TEST(NginxConfTest, QuotesForNginx) { EXPECT_EQ(nginx_quote("it's\na\\b"), "'it\\'s\\na\\\\b'"); }
 
 TEST(WorkloadTest, SseBodyHasTheChunksThenDone) {

@@ -11,7 +11,7 @@ namespace rolter::bench::overhead {
 
 struct OverheadOptions {
   int rounds = 3;
-  int workers = 1;           // rolter's [server] workers and nginx's worker_processes
+  int workers = 1;  // rolter's [server] workers, nginx's worker_processes, haproxy's nbthread
   int upstream_workers = 1;  // the canned upstream nginx's worker_processes
   int latency_requests = 5000;
   int warmup = 500;
@@ -25,9 +25,11 @@ struct OverheadOptions {
   bool quick = false;
   bool quiet = false;
   bool no_nginx = false;
+  bool no_haproxy = false;
   bool no_rolter = false;
   std::string bin_dir;  // where `rolter` is; "" = beside rolter-bench
   std::string nginx_path = "nginx";
+  std::string haproxy_path = "haproxy";
   std::string wrk_path = "wrk";
   std::string upstream_url;  // "" = start the canned nginx upstream
   std::vector<std::string> peers;

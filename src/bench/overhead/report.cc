@@ -163,7 +163,7 @@ std::string render_markdown(const OverheadReport& r) {
   }
   o << "\nMachine: " << r.machine << "  \nCommit: " << r.commit << "  \nCommand: `" << r.command
     << "`  \nUpstream: " << r.upstream << "  \nLoad generators: " << r.load_generators
-    << "  \nWorkers: rolter and nginx " << r.options.workers << ", upstream "
+    << "  \nWorkers: rolter, nginx and haproxy (threads) " << r.options.workers << ", upstream "
     << r.options.upstream_workers << ", peers as started  \nRounds: " << r.options.rounds
     << ", total wall time " << fixed(r.wall_s, 1) << " s\n";
   return o.str();

@@ -40,7 +40,7 @@ struct Figures {
 
 struct PathResult {
   std::string name;
-  std::string kind;  // "direct", "rolter", "nginx" or "peer"
+  std::string kind;  // "direct", "rolter", "nginx", "haproxy" or "peer"
   std::string url;
   std::string workers;                // "1", "4", "as started"
   std::string measured_process;       // whose CPU and RSS are reported, e.g. "upstream nginx"

@@ -37,7 +37,7 @@ std::string check_options(const OverheadOptions& o) {
 }
 
 std::vector<std::string> standard_notes(const OverheadOptions& o, bool nginx_found,
-                                        const std::string& nginx_name, bool rolter_quiet) {
+                                        bool haproxy_found, bool rolter_quiet) {
   std::vector<std::string> notes = {
       "Concurrency-1 latency and TTFT: rolter-bench's own Asio client, one kept-alive "
       "connection, " +
@@ -62,13 +62,20 @@ std::vector<std::string> standard_notes(const OverheadOptions& o, bool nginx_fou
       "CPU: utime + stime of the serving process(es) across the c=32 run; for direct, the "
       "upstream's. RSS: VmRSS right after start (a peer: when first seen) and VmHWM at the end.",
       rolter_quiet
-          ? "Per-request logging is off on both proxies: rolter runs with --no-access-log, the "
+          ? "Per-request logging is off on every proxy: rolter runs with --no-access-log, the "
             "nginx proxy with access_log off."
           : "This rolter has no --no-access-log: it writes one JSON log line per request (to a "
             "file the bench empties between phases), and its figures include that cost; the "
             "nginx proxy runs with access_log off."};
   if (!nginx_found) {
-    notes.push_back("The nginx proxy path was skipped: " + nginx_name + " was not found.");
+    notes.push_back("The nginx proxy path was skipped: " + o.nginx_path + " was not found.");
+  }
+  if (!haproxy_found) {
+    notes.push_back("The HAProxy proxy path was skipped: " + o.haproxy_path + " was not found.");
+  } else if (!o.no_haproxy) {
+    notes.push_back("HAProxy: one process in the foreground, nbthread " +
+                    std::to_string(o.workers) +
+                    ", mode http, http-reuse always, option http-keep-alive, no logging.");
   }
   return notes;
 }
@@ -85,6 +92,7 @@ int run_overhead(OverheadOptions o, const std::string& command, const std::strin
   if (wrk.empty())
     return fail("wrk not found (" + o.wrk_path + "): install wrk or give --wrk PATH");
   const std::string nginx = find_executable(o.nginx_path);
+  const std::string haproxy = find_executable(o.haproxy_path);
   std::string rolter;
   if (!o.no_rolter) {
     rolter = (o.bin_dir.empty() ? self_dir : o.bin_dir) + "/rolter";
@@ -93,7 +101,8 @@ int run_overhead(OverheadOptions o, const std::string& command, const std::strin
     }
   }
   if (!o.quiet) std::fprintf(stderr, "starting the upstream and the gateways\n");
-  auto env = Environment::start(o, *peers, rolter, o.no_nginx ? "" : nginx);
+  auto env =
+      Environment::start(o, *peers, rolter, o.no_nginx ? "" : nginx, o.no_haproxy ? "" : haproxy);
   if (!env) return fail(env.error());
   for (PathUnderTest& p : (*env)->paths()) {
     if (auto ok = check_path(p); !ok) return fail(ok.error());
@@ -107,9 +116,10 @@ int run_overhead(OverheadOptions o, const std::string& command, const std::strin
   report.upstream = (*env)->upstream_description();
   report.load_generators =
       "rolter-bench (Asio; concurrency 1 and open loop), " + wrk + " (closed loop)";
-  report.notes = standard_notes(o, o.no_nginx || !nginx.empty(), o.nginx_path,
+  report.notes = standard_notes(o, o.no_nginx || !nginx.empty(), o.no_haproxy || !haproxy.empty(),
                                 (*env)->rolter_access_log_off());
   if (o.no_nginx) report.notes.push_back("The nginx proxy path was skipped (--no-nginx).");
+  if (o.no_haproxy) report.notes.push_back("The HAProxy proxy path was skipped (--no-haproxy).");
 
   RoundContext ctx{&o, wrk, (*env)->dir(), 0};
   auto& paths = (*env)->paths();

@@ -12,7 +12,7 @@
 namespace rolter::bench::overhead {
 
 struct Target {
-  std::string name;  // "direct", "rolter", "nginx" or a peer's name
+  std::string name;  // "direct", "rolter", "nginx", "haproxy" or a peer's name
   std::string host;
   uint16_t port = 0;
   std::string path;  // the base URL's path + /v1/chat/completions
