@@ -103,6 +103,23 @@ tl::expected<Launched, std::string> start_haproxy_once(const std::string& haprox
   }
 }
 
+// Creates `dir`, then runs `once`, again (on the new port it picks) while it reports that the
+// port it picked was taken meanwhile, up to kPortAttempts times.
+tl::expected<Launched, std::string> start_in_dir(
+    const std::string& dir,
+    const std::function<tl::expected<Launched, std::string>(bool& port_taken)>& once) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return tl::unexpected("cannot create " + dir + ": " + ec.message());
+  tl::expected<Launched, std::string> result;
+  for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
+    bool port_taken = false;
+    result = once(port_taken);
+    if (result || !port_taken) break;
+  }
+  return result;
+}
+
 }  // namespace
 
 bool rolter_has_no_access_log(const std::string& rolter_path) {
@@ -121,32 +138,18 @@ tl::expected<Launched, std::string> start_nginx(
     const std::string& nginx_path, const std::string& label, const std::string& parent_dir,
     int workers, const std::function<std::string(const NginxCommon&)>& conf) {
   const std::string dir = parent_dir + "/" + label;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return tl::unexpected("cannot create " + dir + ": " + ec.message());
-  tl::expected<Launched, std::string> result;
-  for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
-    bool port_taken = false;
-    result = start_nginx_once(nginx_path, label, dir, workers, conf, port_taken);
-    if (result || !port_taken) break;
-  }
-  return result;
+  return start_in_dir(dir, [&](bool& port_taken) {
+    return start_nginx_once(nginx_path, label, dir, workers, conf, port_taken);
+  });
 }
 
 tl::expected<Launched, std::string> start_haproxy(const std::string& haproxy_path,
                                                   const std::string& parent_dir, int threads,
                                                   uint16_t upstream_port) {
   const std::string dir = parent_dir + "/haproxy";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return tl::unexpected("cannot create " + dir + ": " + ec.message());
-  tl::expected<Launched, std::string> result;
-  for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
-    bool port_taken = false;
-    result = start_haproxy_once(haproxy_path, dir, threads, upstream_port, port_taken);
-    if (result || !port_taken) break;
-  }
-  return result;
+  return start_in_dir(dir, [&](bool& port_taken) {
+    return start_haproxy_once(haproxy_path, dir, threads, upstream_port, port_taken);
+  });
 }
 
 std::string rolter_toml(const std::string& upstream_url, int workers,
