@@ -195,7 +195,8 @@ test('faults: every engine goes out while requests wait; they are answered 503 a
   // 32 streams of about 5 s fill the fleet; 32 more wait.
   const stream = () => streamOnce(url, 'm', { key: kKeys.KA, maxTokens: 64, content: kPrompt, timeoutMs: 90000 });
   const running = Array.from({ length: kEngines * kPerInstance }, stream);
-  await waitUntil(async () => /^rolter_in_flight\{[^}]*\} 8$/m.test(await scrapeMetrics(rolter)),
+  // Every engine at its bound before the others are sent, so that all of them wait.
+  await waitUntil(async () => ((await scrapeMetrics(rolter)).match(/^rolter_in_flight\{[^}]*\} 8$/gm) ?? []).length === kEngines,
     { what: 'the fleet full' });
   const waiting = Array.from({ length: 32 }, stream);
   await waitUntil(async () => /^rolter_queue_depth\{band="4",route="m"\} 32$/m.test(await scrapeMetrics(rolter)),
