@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collect/testing/local_http_server.h"
+#include "collect/testing/wait_for.h"
 #include "observe/metrics.h"
 #include "snapshot/snapshot_store.h"
 
@@ -353,17 +354,6 @@ constexpr const char* kGoodMetrics =
     "vllm:num_requests_running{model_name=\"b\"} 2.0\n"
     "vllm:num_requests_waiting{model_name=\"a\"} 4.0\n"
     "vllm:gpu_cache_usage_perc{model_name=\"a\"} 0.5\n";
-
-// Polls `done` until it holds or 10 s pass; the scraper ticks every 20 ms, so a pass takes one
-// or two ticks and the deadline only turns a hang into a failure.
-bool wait_for(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return true;
-}
 
 ProviderConfig provider(std::string name, std::string url, std::string load_source) {
   ProviderConfig p;

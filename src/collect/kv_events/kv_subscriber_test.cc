@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collect/kv_events/kv_event_service.h"
+#include "collect/testing/wait_for.h"
 #include "fleet/load_tracker.h"
 #include "kv/block_keys.h"
 #include "observe/metrics.h"
@@ -30,16 +31,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr uint32_t kBlockSize = 4;
-
-// Polls `done` until it holds or 10 s pass: the deadline only turns a hang into a failure.
-bool wait_for(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return true;
-}
 
 // Block i of sequence `base`: engine hash base + i, tokens base + 4i .. base + 4i + 3, chained
 // to block i - 1 of the same sequence.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collect/testing/local_http_server.h"
+#include "collect/testing/wait_for.h"
 #include "observe/metrics.h"
 #include "snapshot/snapshot_store.h"
 
@@ -259,17 +260,6 @@ TEST_F(PolledCacheTest, OutcomesReportEachChangeOnce) {
 
 // ---------------------------------------------------------------------------------------------
 // The real thread against a local HTTP server.
-
-// Polls `done` until it holds or 10 s pass; the poller ticks every 250 ms at most, so a pass takes
-// one or two ticks and the deadline only turns a hang into a failure.
-bool wait_for(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return true;
-}
 
 // A provider with one instance at `base_url`, polling `lmcache_url` when it is not empty.
 ProviderConfig provider(std::string name, std::string base_url, std::string lmcache_url) {

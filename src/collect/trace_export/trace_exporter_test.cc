@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collect/testing/local_http_server.h"
+#include "collect/testing/wait_for.h"
 #include "fleet/load_tracker.h"
 #include "net/asio_fwd.h"
 #include "observe/metrics.h"
@@ -49,15 +50,6 @@ class Receiver {
     return HttpAnswer{.content_type = "application/x-protobuf"};
   }};
 };
-
-bool wait_for(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return true;
-}
 
 // A port nothing listens on: bound, then closed.
 uint16_t closed_port() {
