@@ -1,9 +1,9 @@
 #include "sim/engine.h"
 
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <unistd.h>
 
 #include <chrono>
 
@@ -519,8 +519,8 @@ std::string Engine::metrics_text() const {
   metric("rolter_sim:remote_prefill_failures_total", "counter",
          "Step-2 requests refused 503: unusable kv_transfer_params.",
          static_cast<double>(remote_prefill_failures_));
-  metric("rolter_sim:kv_blocks_pulled_total", "counter",
-         "KV blocks pulled from prefill engines.", static_cast<double>(model_.kv_blocks_pulled()));
+  metric("rolter_sim:kv_blocks_pulled_total", "counter", "KV blocks pulled from prefill engines.",
+         static_cast<double>(model_.kv_blocks_pulled()));
   metric("rolter_sim:prefill_computed_tokens_total", "counter",
          "Prompt tokens prefilled here (not cached, not pulled).",
          static_cast<double>(model_.prefill_computed_tokens()));

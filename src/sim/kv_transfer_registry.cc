@@ -103,8 +103,9 @@ tl::expected<KvTransferRegistry::Hold, std::string> KvTransferRegistry::claim(
                                         ? " already (one pull per prefill)"
                                         : " (--kv-hold-ms)"));
       }
-      return tl::make_unexpected(blocks + " are not held for a pull (never prefilled there, "
-                                          "or evicted since)");
+      return tl::make_unexpected(blocks +
+                                 " are not held for a pull (never prefilled there, "
+                                 "or evicted since)");
     }
     if (hold->second.expires <= now) {
       // Its timer has not run yet: end it here, so the blocks are released now.

@@ -17,8 +17,10 @@ struct Fixture {
   Clock::time_point t0 = Clock::now();
 
   Fixture() {
-    registry.add_engine("sim-1-0", "127.0.0.1", 8100, [this](uint64_t id) { released.push_back(id); });
-    registry.add_engine("sim-1-1", "127.0.0.1", 8101, [this](uint64_t id) { released.push_back(id); });
+    registry.add_engine("sim-1-0", "127.0.0.1", 8100,
+                        [this](uint64_t id) { released.push_back(id); });
+    registry.add_engine("sim-1-1", "127.0.0.1", 8101,
+                        [this](uint64_t id) { released.push_back(id); });
     registry.add_hold("sim-1-0", {.id = 7,
                                   .block_ids = {4, 5, 6},
                                   .hashes = kPrompt,
@@ -60,13 +62,16 @@ TEST(KvTransferRegistry, RefusesUnusableParameters) {
        "remote_port must be", true},
       {"unknown port", [](KvTransferParams& p, auto&) { p.remote_port = 9999; },
        "no engine of this rolter-sim process listens on 127.0.0.1:9999", true},
-      {"unknown host", [](KvTransferParams& p, auto&) { p.remote_host = "10.0.0.1"; },
-       "no engine", true},
+      {"unknown host", [](KvTransferParams& p, auto&) { p.remote_host = "10.0.0.1"; }, "no engine",
+       true},
       {"other process", [](KvTransferParams& p, auto&) { p.remote_engine_id = "sim-2-0"; },
        "does not match the engine at 127.0.0.1:8100 ('sim-1-0')", true},
       {"id of another engine", [](KvTransferParams& p, auto&) { p.remote_engine_id = "sim-1-1"; },
        "does not match", true},
-      {"blocks not held", [](KvTransferParams& p, auto&) { p.remote_block_ids = {4, 5}; },
+      {"blocks not held",
+       [](KvTransferParams& p, auto&) {
+         p.remote_block_ids = {4, 5};
+       },
        "are not held for a pull", true},
       {"other engine's blocks",
        [](KvTransferParams& p, auto&) {
@@ -74,9 +79,15 @@ TEST(KvTransferRegistry, RefusesUnusableParameters) {
          p.remote_port = 8101;
        },
        "are not held", true},
-      {"another prompt", [](KvTransferParams&, std::vector<uint64_t>& h) { h = {11, 22, 34}; },
+      {"another prompt",
+       [](KvTransferParams&, std::vector<uint64_t>& h) {
+         h = {11, 22, 34};
+       },
        "hold another prompt", true},
-      {"shorter prompt", [](KvTransferParams&, std::vector<uint64_t>& h) { h = {11, 22}; },
+      {"shorter prompt",
+       [](KvTransferParams&, std::vector<uint64_t>& h) {
+         h = {11, 22};
+       },
        "hold another prompt", true},
   };
   for (const Case& c : cases) {

@@ -75,9 +75,8 @@ rolter::sim::EngineRole role_of(const Options& opt, size_t i) {
 
 int run(const Options& opt) {
   if (opt.prefill_engines + opt.decode_engines > opt.engines) {
-    std::cerr << "rolter-sim: --prefill-engines " << opt.prefill_engines
-              << " + --decode-engines " << opt.decode_engines << " is more than --engines "
-              << opt.engines << "\n";
+    std::cerr << "rolter-sim: --prefill-engines " << opt.prefill_engines << " + --decode-engines "
+              << opt.decode_engines << " is more than --engines " << opt.engines << "\n";
     return 2;
   }
   // One registry per process: KV transfers happen between the engines of this process only.
