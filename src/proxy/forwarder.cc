@@ -661,8 +661,9 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .request = &request,
         .candidate = &candidate,
         .model = request.route.upstream_model(selection->choice.index),
-        .may_retry = attempt_number - earlier < max_attempts &&
-                     std::any_of(excluded.begin(), excluded.end(), [](bool e) { return !e; }),
+        .may_retry = request.more_after ||
+                     (attempt_number - earlier < max_attempts &&
+                      std::any_of(excluded.begin(), excluded.end(), [](bool e) { return !e; })),
         .may_fall_back_on_429 = fall_back_on_429 && failures.all_rate_limited,
         .may_fall_back_on_context_length = fall_back_on_context && failures.all_context_length,
         .may_fall_back_on_content_filter = fall_back_on_filter && failures.all_content_filter,
@@ -860,6 +861,7 @@ Task<ForwardResult> Forwarder::run_disaggregated(beast::tcp_stream& client,
     if (round == 1) break;
     // Every decode worker that may take it, with these parameters; their failure is kept from the
     // client (status 0) so that step 1 may run once more.
+    decode.more_after = true;
     FallbackTrail trail{.origin = &pool,
                         .started = started,
                         .deadline = started + milliseconds(
@@ -870,6 +872,7 @@ Task<ForwardResult> Forwarder::run_disaggregated(beast::tcp_stream& client,
     const bool decoded = trail.attempts > attempts;
     attempts = trail.attempts;
     decode.earlier_attempts = attempts;
+    decode.more_after = false;
     // Without a decode attempt there is no worker to hand a new prefill to: the last run answers.
     if (!decoded || std::chrono::steady_clock::now() >= trail.deadline) break;
   }
@@ -926,13 +929,14 @@ Task<PrefillOutcome> Forwarder::run_prefill(const ForwardRequest& request, Clien
     const auto attempt_started = std::chrono::steady_clock::now();
     if (request.trace != nullptr) request.trace->start_attempt();
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - attempt_started);
-    PrefillCall call = co_await call_prefill(
-        {.candidate = &candidate,
-         .target = request.request->target(),
-         .body = std::move(*body),
-         .request_id = request_id_of(request),
-         .timeout = std::clamp(left, milliseconds(1), milliseconds(server.first_byte_timeout_ms))},
-        tls_);
+    // A named argument: GCC 12 destroys a temporary built inside a co_await expression twice.
+    PrefillCallParams call_params{
+        .candidate = &candidate,
+        .target = request.request->target(),
+        .body = std::move(*body),
+        .request_id = request_id_of(request),
+        .timeout = std::clamp(left, milliseconds(1), milliseconds(server.first_byte_timeout_ms))};
+    PrefillCall call = co_await call_prefill(std::move(call_params), tls_);
     const AttemptReport report = prefill_report(call);
     Metrics::count_response(candidate.instruments, call.status);
     note_attempt(tries, candidate, report, attempt_started, AttemptStep::kPrefill);

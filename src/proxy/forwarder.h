@@ -81,6 +81,10 @@ struct ForwardRequest {
   std::optional<std::chrono::steady_clock::time_point> started;
   unsigned earlier_attempts = 0;
   AttemptStep step = AttemptStep::kWhole;
+  // Something may still serve the request after this attempt loop (a disaggregated request's
+  // second round): a retry.on_status answer fails even the loop's last attempt instead of being
+  // relayed.
+  bool more_after = false;
 };
 
 // The request's id and its trace id (32 hex digits), as the access log carries them; empty
