@@ -62,7 +62,7 @@ std::optional<std::string_view> raw_field(std::string_view body, std::string_vie
 bool wants_engine_tokens(ApiKind kind, const RouteContext& ctx, const RoutePool& pool) {
   if (ctx.token_ids) return false;
   if (kind != ApiKind::kChatCompletions && kind != ApiKind::kCompletions) return false;
-  return strategy_reads_token_ids(pool.strategy);
+  return strategy_reads_token_ids(pool.strategy) || pool.prefill != nullptr;
 }
 
 std::optional<size_t> choose_tokenize_candidate(const RoutePool& pool, const ApiKey* key,
@@ -170,19 +170,26 @@ Task<TokenizeResult> call_tokenize(const Candidate& candidate, std::string body,
 }
 
 Task<std::optional<std::vector<uint32_t>>> engine_token_ids(EngineTokenizeRequest request) {
-  const RoutePool& pool = *request.route->pool;
-  if (!wants_engine_tokens(request.kind, *request.ctx, pool)) co_return std::nullopt;
-  const auto index = choose_tokenize_candidate(pool, request.key, request.clock->now(),
-                                               request.snapshot->breaker());
+  const RoutePool& route_pool = *request.route->pool;
+  if (!wants_engine_tokens(request.kind, *request.ctx, route_pool)) co_return std::nullopt;
+  // A disaggregated route's decode engines first, else its prefill engines.
+  const RoutePool* pool = &route_pool;
+  auto index = choose_tokenize_candidate(*pool, request.key, request.clock->now(),
+                                         request.snapshot->breaker());
+  if (!index && route_pool.prefill != nullptr) {
+    pool = route_pool.prefill.get();
+    index = choose_tokenize_candidate(*pool, request.key, request.clock->now(),
+                                      request.snapshot->breaker());
+  }
   if (!index) co_return std::nullopt;
-  const Candidate& candidate = pool.candidates[*index];
-  auto body =
-      tokenize_request_body(request.kind, request.body, request.route->upstream_model(*index));
+  const Candidate& candidate = pool->candidates[*index];
+  const ResolvedRoute asked{.pool = pool, .requested_model = request.route->requested_model};
+  auto body = tokenize_request_body(request.kind, request.body, asked.upstream_model(*index));
   if (!body) co_return std::nullopt;
   TokenizeResult result = co_await call_tokenize(candidate, std::move(*body), *request.tls);
   if (result.outcome != Metrics::TokenizeOutcome::kOk) {
     spdlog::debug("tokenize: {} for route '{}': {}; routing without token ids",
-                  candidate.explain_name, pool.name, result.error);
+                  candidate.explain_name, route_pool.name, result.error);
     co_return std::nullopt;
   }
   co_return std::move(result.tokens);

@@ -53,7 +53,9 @@ namespace rolter {
 inline constexpr size_t kMaxTokenizeReplyBytes = 64u << 20;
 
 // Whether a request of `kind` whose RouteContext is `ctx`, resolved to `pool`, is worth
-// tokenising: it has no token ids, it is chat or completions, and the pool's strategy reads them.
+// tokenising: it has no token ids, it is chat or completions, and the pool's strategy reads them,
+// or the pool is a disaggregated route's (its split decision counts the prompt's tokens, SPEC
+// §18). The engine asked is a decode candidate's, else a prefill candidate's.
 bool wants_engine_tokens(ApiKind kind, const RouteContext& ctx, const RoutePool& pool);
 
 // The candidate whose instance to ask: among the candidates of providers with tokenize =

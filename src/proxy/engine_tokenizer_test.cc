@@ -131,6 +131,14 @@ TEST(WantsEngineTokens, OnlyChatAndCompletionsWithoutIdsOnStrategiesThatReadThem
   EXPECT_FALSE(wants_engine_tokens(ApiKind::kEmbeddings, plain, reads));
   EXPECT_FALSE(wants_engine_tokens(ApiKind::kResponses, plain, reads));
   EXPECT_FALSE(wants_engine_tokens(ApiKind::kMessages, plain, reads));
+  // A disaggregated route counts the prompt's tokens for its split decision, whatever its decode
+  // strategy reads.
+  RoutePool split;
+  split.strategy = "least_kv_usage";
+  split.prefill = std::make_unique<RoutePool>();
+  EXPECT_TRUE(wants_engine_tokens(ApiKind::kChatCompletions, plain, split));
+  EXPECT_FALSE(wants_engine_tokens(ApiKind::kChatCompletions, with_ids, split));
+  EXPECT_FALSE(wants_engine_tokens(ApiKind::kEmbeddings, plain, split));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { startFleet } from '../lib/rolter.mjs';
 import { postJson, settle, waitUntil } from '../lib/http.mjs';
-import { scrapeMetrics } from '../lib/metrics.mjs';
+import { endpointState, endpointValue, scrapeMetrics } from '../lib/metrics.mjs';
 
 const kPrefill = [0, 1];
 const kDecode = [2, 3];
@@ -201,4 +201,59 @@ test('when every decode engine fails, step 1 runs once more before the gateway a
   assert.deepEqual(line.tries.map((x) => [x.step, x.reason ?? x.status]), [
     ['prefill', 200], ['decode', 'status_503'], ['decode', 'status_503'],
     ['prefill', 200], ['decode', 'status_503'], ['decode', 503]]);
+});
+
+// With the decode engines' KV events and their /tokenize, the split decision counts exactly: a
+// new prompt is split (counted in tokens: no index is live yet), and the next turn of the same conversation, whose history the decode
+// engine now holds (it pulled those blocks), is finished there whole.
+test('the decode engines\' KV indexes decide: a follow-up turn stays whole where its history is', async (t) => {
+  const { sim, rolter } = await startFleet(t, {
+    engines: 4,
+    simArgs: ['--time-scale', '0', '--prefill-engines', '2', '--decode-engines', '2',
+      '--block-size', '4', '--kv-port', '0'],
+    config: (engines) => {
+      let toml = '[server]\nlisten = "127.0.0.1:0"\nfirst_byte_timeout_ms = 10000\n';
+      engines.forEach((e, i) => {
+        const role = kPrefill.includes(i) ? 'prefill' : 'decode';
+        toml += `[[providers]]\nname = "${role}-${i}"\nrole = "${role}"\nbase_url = "${e.url}"\n`;
+        if (role === 'decode') {
+          toml += 'tokenize = "engine"\n';
+          toml += `[providers.kv_events]\nendpoint = "tcp://127.0.0.1:${e.kv_port}"\nblock_size = 4\n`;
+        }
+      });
+      toml += '[[routes]]\nname = "chat"\nmode = "disaggregated"\nmin_uncached_tokens = 32\n';
+      toml += '[routes.prefill]\ntargets = [{ provider = "prefill-0", model = "sim-model" }, { provider = "prefill-1", model = "sim-model" }]\n';
+      toml += '[routes.decode]\nstrategy = "precise_cache_aware"\n';
+      toml += 'targets = [{ provider = "decode-2", model = "sim-model" }, { provider = "decode-3", model = "sim-model" }]\n';
+      return toml;
+    },
+  });
+  const events = async () => {
+    const text = await scrapeMetrics(rolter);
+    return kDecode.reduce((s, i) => s + (endpointValue(text, 'rolter_kv_events_total', `decode-${i}`) ?? 0), 0);
+  };
+  const before = await events();
+
+  const first = await settle(await ask(rolter, kLong));
+  assert.equal(first.status, 200, first.text);
+  assert.equal(first.headers.get('x-rolter-attempts'), '2');
+  // No decode engine has published anything yet: the count is the prompt's tokens (/tokenize).
+  assert.equal(await splitCount(rolter, 'disaggregated', 'tokens'), 1);
+  const holder = kDecode.find((i) => first.headers.get('x-rolter-target') === `decode-${i}/sim-model`);
+  assert.ok(holder !== undefined, first.headers.get('x-rolter-target'));
+  // The pulled blocks reach the gateway's index of that engine.
+  await waitUntil(async () => (await events()) > before &&
+    endpointState(await scrapeMetrics(rolter), 'rolter_kv_events_state', `decode-${holder}`) === 'live',
+  { timeoutMs: 10000, what: 'the decode engine\'s KV events for the pulled blocks' });
+
+  // The next turn: the same history and 4 more words. 64 tokens, of which the holder has 60.
+  const computed = (await sim.stats(holder)).model.prefill_computed_tokens;
+  const next = await settle(await ask(rolter, `${kLong} and then what next`));
+  assert.equal(next.status, 200, next.text);
+  assert.equal(next.headers.get('x-rolter-attempts'), '1', 'no prefill step');
+  assert.equal(next.headers.get('x-rolter-target'), `decode-${holder}/sim-model`);
+  assert.equal(await splitCount(rolter, 'aggregated', 'kv_index'), 1);
+  const stats = await sim.stats(holder);
+  assert.equal(stats.model.prefill_computed_tokens - computed, 4, 'only the new words computed');
+  assert.equal(sum(await Promise.all([0, 1].map((i) => sim.stats(i))), [0, 1], (e) => e.remote_decode_prefills), 1);
 });
