@@ -927,7 +927,8 @@ Task<PrefillOutcome> Forwarder::run_prefill(const ForwardRequest& request, Clien
         *candidate.state,
         static_cast<uint64_t>(std::llround(selection->sample.uncached_ktokens * 1000)));
     const auto attempt_started = std::chrono::steady_clock::now();
-    if (request.trace != nullptr) request.trace->start_attempt();
+    const std::string_view traceparent =
+        request.trace != nullptr ? request.trace->start_attempt() : std::string_view();
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - attempt_started);
     // A named argument: GCC 12 destroys a temporary built inside a co_await expression twice.
     PrefillCallParams call_params{
@@ -935,6 +936,7 @@ Task<PrefillOutcome> Forwarder::run_prefill(const ForwardRequest& request, Clien
         .target = request.request->target(),
         .body = std::move(*body),
         .request_id = request_id_of(request),
+        .traceparent = traceparent,
         .timeout = std::clamp(left, milliseconds(1), milliseconds(server.first_byte_timeout_ms))};
     PrefillCall call = co_await call_prefill(std::move(call_params), tls_);
     const AttemptReport report = prefill_report(call);

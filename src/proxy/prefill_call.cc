@@ -21,6 +21,7 @@ Task<PrefillCall> call_prefill(PrefillCallParams params, asio::ssl::context& tls
   }
   for (const auto& [name, value] : provider.headers) request.set(name, value);
   if (!params.request_id.empty()) request.set("x-request-id", params.request_id);
+  if (!params.traceparent.empty()) request.set("traceparent", params.traceparent);
   request.body() = std::move(params.body);
   const OneShotResult answer = co_await one_shot(
       *candidate.endpoint, candidate.state->id, tls, std::move(request),

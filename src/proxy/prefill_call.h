@@ -39,7 +39,8 @@ struct PrefillCallParams {
   const Candidate* candidate = nullptr;
   std::string_view target;      // the client's request target, e.g. "/v1/chat/completions"
   std::string body;             // the step-1 body
-  std::string_view request_id;  // sent as x-request-id when not empty
+  std::string_view request_id;   // sent as x-request-id when not empty
+  std::string_view traceparent;  // this attempt's, sent when not empty (SPEC §17)
   std::chrono::milliseconds timeout{1000};
 };
 
