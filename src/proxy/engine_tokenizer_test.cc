@@ -2,21 +2,17 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/use_future.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <cstdlib>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "config/loader.h"
+#include "proxy/testing/sim_engine.h"
 #include "sim/engine_server.h"
 #include "tokenizer/tokenizer.h"
 #include "upstream/upstream_connection.h"
@@ -28,8 +24,6 @@ using Json = nlohmann::json;
 using std::chrono::milliseconds;
 using Outcome = Metrics::TokenizeOutcome;
 
-// Every wait on the I/O thread has this deadline: a hung call fails the test instead of hanging it.
-constexpr auto kDeadline = std::chrono::seconds(10);
 
 // ---------------------------------------------------------------------------------------------
 // The pure parts.
@@ -229,44 +223,6 @@ TEST(ChooseTokenizeCandidate, LeastLoadedOfTheEligibleTokenizingCandidates) {
   EXPECT_EQ(choose_tokenize_candidate(pool, &key, now, breaker), 1u);
 }
 
-// One simulated engine, served by an io_context on its own thread.
-class SimEngine {
- public:
-  explicit SimEngine(sim::Faults faults = {}) {
-    sim::EngineOptions options;
-    options.faults = faults;
-    server_ = std::make_unique<sim::EngineServer>(io_, std::move(options), "127.0.0.1", 0);
-    server_->start();
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~SimEngine() {
-    io_.stop();
-    thread_.join();
-  }
-
-  asio::io_context& io() { return io_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
-
-  // Runs `fn` (a coroutine function) on the engine's io_context and waits for its result.
-  template <typename T, typename Fn>
-  T run(Fn fn) {
-    std::future<T> done = asio::co_spawn(io_, std::move(fn), asio::use_future);
-    if (done.wait_for(kDeadline) != std::future_status::ready) {
-      ADD_FAILURE() << "no result within the deadline";
-      std::abort();  // the coroutine still references this frame's state
-    }
-    return done.get();
-  }
-
-  Json stats() {
-    return run<Json>([this]() -> Task<Json> { co_return co_await server_->stats(); });
-  }
-
- private:
-  asio::io_context io_{1};
-  std::unique_ptr<sim::EngineServer> server_;
-  std::thread thread_;
-};
 
 // A port nothing listens on: bound, then closed.
 uint16_t closed_port() {
@@ -385,9 +341,9 @@ std::string one_provider(const std::string& url, int timeout_ms) {
 }
 
 TEST(CallTokenize, AHangingEngineTimesOutWithinTheBudget) {
-  sim::Faults faults;
-  faults.tokenize_stall_ms = 10000;
-  SimEngine engine(faults);
+  sim::EngineOptions options;
+  options.faults.tokenize_stall_ms = 10000;
+  SimEngine engine(options);
   Fleet fleet(one_provider(engine.url(), 100));
   const auto start = std::chrono::steady_clock::now();
   const TokenizeResult result = tokenize_on(engine, fleet, R"({"prompt":"a b"})");

@@ -1,26 +1,19 @@
 // Step 1 of a disaggregated request (proxy/prefill_call.h) against a real simulated engine in this
-// process: the parameters of a prefill engine's answer come back byte for byte, and each way the
-// call can fail is reported as the attempt loop reads it (refused, timed out, an error status, an
-// answer without parameters).
+// process: the parameters of a prefill engine's answer come back as the engine sent them, and
+// each way the call can fail is reported as the attempt loop reads it (refused, timed out, an
+// error status, an answer without parameters).
 #include "proxy/prefill_call.h"
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <cstdlib>
-#include <future>
-#include <memory>
 #include <string>
-#include <thread>
 
 #include "config/loader.h"
 #include "proxy/kv_transfer.h"
-#include "sim/engine_server.h"
+#include "proxy/testing/sim_engine.h"
 #include "upstream/upstream_connection.h"
 
 namespace rolter {
@@ -29,49 +22,19 @@ namespace {
 using Json = nlohmann::json;
 using std::chrono::milliseconds;
 
-constexpr auto kDeadline = std::chrono::seconds(10);
 constexpr std::string_view kChat =
     R"({"model":"chat","messages":[{"role":"user","content":"one two three four five six"}],)"
     R"("stream":true,"max_tokens":50})";
 
-// One simulated engine of `role` on its own I/O thread.
-class SimEngine {
- public:
-  SimEngine(sim::EngineRole role, sim::Faults faults = {}) {
-    sim::EngineOptions options;
-    options.role = role;
-    options.faults = faults;
-    options.engine_id = "sim-test-0";
-    options.model.block_size = 2;
-    server_ = std::make_unique<sim::EngineServer>(io_, std::move(options), "127.0.0.1", 0);
-    server_->start();
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~SimEngine() {
-    io_.stop();
-    thread_.join();
-  }
-  uint16_t port() const { return server_->port(); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port()); }
-
-  template <typename T, typename Fn>
-  T run(Fn fn) {
-    std::future<T> done = asio::co_spawn(io_, std::move(fn), asio::use_future);
-    if (done.wait_for(kDeadline) != std::future_status::ready) {
-      ADD_FAILURE() << "no result within the deadline";
-      std::abort();  // the coroutine still references this frame's state
-    }
-    return done.get();
-  }
-  Json stats() {
-    return run<Json>([this]() -> Task<Json> { co_return co_await server_->stats(); });
-  }
-
- private:
-  asio::io_context io_{1};
-  std::unique_ptr<sim::EngineServer> server_;
-  std::thread thread_;
-};
+// A simulated engine of `role`, with `faults`.
+sim::EngineOptions engine_options(sim::EngineRole role, sim::Faults faults = {}) {
+  sim::EngineOptions options;
+  options.role = role;
+  options.faults = faults;
+  options.engine_id = "sim-test-0";
+  options.model.block_size = 2;
+  return options;
+}
 
 // A snapshot whose route "m" has one candidate at `url`.
 class Target {
@@ -109,7 +72,7 @@ PrefillCall call(SimEngine& engine, const Target& target, std::string body,
 std::string step_one() { return *prefill_request_body(kChat, "sim-model"); }
 
 TEST(PrefillCallTest, APrefillEnginesParametersComeBackAsSent) {
-  SimEngine engine(sim::EngineRole::kPrefill);
+  SimEngine engine(engine_options(sim::EngineRole::kPrefill));
   Target target(engine.url());
   const PrefillCall got = call(engine, target, step_one());
   ASSERT_TRUE(got.ok()) << got.error;
@@ -126,7 +89,7 @@ TEST(PrefillCallTest, APrefillEnginesParametersComeBackAsSent) {
 }
 
 TEST(PrefillCallTest, AnAnswerWithoutParametersFails) {
-  SimEngine engine(sim::EngineRole::kBoth);
+  SimEngine engine(engine_options(sim::EngineRole::kBoth));
   Target target(engine.url());
   // A body that does not ask for a remote decode: an ordinary answer comes back.
   const PrefillCall got = call(
@@ -139,7 +102,8 @@ TEST(PrefillCallTest, AnAnswerWithoutParametersFails) {
 }
 
 TEST(PrefillCallTest, AnErrorStatusFailsWithIt) {
-  SimEngine engine(sim::EngineRole::kPrefill, sim::Faults{.error_rate = 1, .error_status = 503});
+  SimEngine engine(
+      engine_options(sim::EngineRole::kPrefill, sim::Faults{.error_rate = 1, .error_status = 503}));
   Target target(engine.url());
   const PrefillCall got = call(engine, target, step_one());
   EXPECT_FALSE(got.ok());
@@ -147,13 +111,13 @@ TEST(PrefillCallTest, AnErrorStatusFailsWithIt) {
   EXPECT_FALSE(got.refused);
   EXPECT_FALSE(got.timed_out);
   // A decode engine refuses step 1 itself: the request, not the engine, is at fault there.
-  SimEngine decode(sim::EngineRole::kDecode);
+  SimEngine decode(engine_options(sim::EngineRole::kDecode));
   Target decode_target(decode.url());
   EXPECT_EQ(call(decode, decode_target, step_one()).status, 400u);
 }
 
 TEST(PrefillCallTest, AClosedPortIsRefused) {
-  SimEngine engine(sim::EngineRole::kPrefill, sim::Faults{.refuse = true});
+  SimEngine engine(engine_options(sim::EngineRole::kPrefill, sim::Faults{.refuse = true}));
   Target target(engine.url());
   const PrefillCall got = call(engine, target, step_one());
   EXPECT_FALSE(got.ok());
@@ -162,7 +126,8 @@ TEST(PrefillCallTest, AClosedPortIsRefused) {
 }
 
 TEST(PrefillCallTest, AStalledEngineTimesOut) {
-  SimEngine engine(sim::EngineRole::kPrefill, sim::Faults{.stall_first_byte_ms = 3000});
+  SimEngine engine(
+      engine_options(sim::EngineRole::kPrefill, sim::Faults{.stall_first_byte_ms = 3000}));
   Target target(engine.url());
   const PrefillCall got = call(engine, target, step_one(), milliseconds(100));
   EXPECT_FALSE(got.ok());

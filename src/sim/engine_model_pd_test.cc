@@ -7,28 +7,11 @@
 #include <set>
 
 #include "sim/engine_model.h"
+#include "sim/testing/model_events.h"
 
 namespace rolter::sim {
 namespace {
 
-std::vector<uint32_t> seq_tokens(uint32_t first, size_t n) {
-  std::vector<uint32_t> out(n);
-  std::iota(out.begin(), out.end(), first);
-  return out;
-}
-
-std::vector<ModelEvent> drain(EngineModel& model) {
-  std::vector<ModelEvent> out;
-  while (auto t = model.next_event_ms()) model.advance(*t, out);
-  return out;
-}
-
-const ModelEvent* find(const std::vector<ModelEvent>& events, uint64_t id, ModelEvent::Kind kind) {
-  for (const auto& e : events) {
-    if (e.id == id && e.kind == kind) return &e;
-  }
-  return nullptr;
-}
 
 // The times of request `id`'s first token and every later token.
 std::vector<double> token_times(const std::vector<ModelEvent>& events, uint64_t id) {

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "sim/testing/model_events.h"
 #include "tokenizer/tokenizer.h"
 
 namespace rolter::sim {
@@ -13,26 +14,6 @@ std::vector<uint32_t> words(std::string_view text) {
   std::vector<uint32_t> ids;
   tokenizer::tokenize(text, ids);
   return ids;
-}
-
-std::vector<uint32_t> seq_tokens(uint32_t first, size_t n) {
-  std::vector<uint32_t> out(n);
-  std::iota(out.begin(), out.end(), first);
-  return out;
-}
-
-// Runs the model until idle; returns every event.
-std::vector<ModelEvent> drain(EngineModel& model) {
-  std::vector<ModelEvent> out;
-  while (auto t = model.next_event_ms()) model.advance(*t, out);
-  return out;
-}
-
-const ModelEvent* find(const std::vector<ModelEvent>& events, uint64_t id, ModelEvent::Kind kind) {
-  for (const auto& e : events) {
-    if (e.id == id && e.kind == kind) return &e;
-  }
-  return nullptr;
 }
 
 EngineModelParams small_params() {
