@@ -13,7 +13,8 @@ EngineModel::EngineModel(EngineModelParams params, KvEventSink* sink)
   params_.block_size = cache_.params().block_size;
   for (double* ms :
        {&params_.prefill_ms_base, &params_.prefill_ms_per_token, &params_.decode_ms_base,
-        &params_.decode_ms_per_seq, &params_.lora_load_ms, &params_.time_scale}) {
+        &params_.decode_ms_per_seq, &params_.lora_load_ms, &params_.time_scale,
+        &params_.kv_transfer_ms_per_block}) {
     *ms = std::max(0.0, *ms);
   }
 }
@@ -38,6 +39,7 @@ bool EngineModel::cancel(double now_ms, uint64_t id) {
     admit_waiting(now_ms);
     return true;
   }
+  if (release_held(now_ms, id)) return true;
   auto it = running_.find(id);
   if (it == running_.end()) return false;
   due_.erase({it->second.next_ms, it->second.order});
@@ -67,6 +69,25 @@ double EngineModel::occupancy() const {
   return static_cast<double>(cache_.resident_blocks()) / static_cast<double>(params_.kv_blocks);
 }
 
+std::optional<EngineModel::HeldBlocks> EngineModel::held_block_ids(uint64_t id) const {
+  auto it = held_.find(id);
+  if (it == held_.end()) return std::nullopt;
+  // Referenced blocks are never evicted, so every held block is resident.
+  auto ids = cache_.block_ids(it->second.hashes);
+  if (!ids) return std::nullopt;
+  return HeldBlocks{.ids = std::move(*ids), .hashes = it->second.hashes};
+}
+
+bool EngineModel::release_held(double now_ms, uint64_t id) {
+  auto it = held_.find(id);
+  if (it == held_.end()) return false;
+  run_until(now_ms);
+  cache_.release(it->second);
+  held_.erase(it);
+  admit_waiting(now_ms);
+  return true;
+}
+
 void EngineModel::reset_prefix_cache(double now_ms) {
   run_until(now_ms);
   cache_.clear(now_ms);
@@ -87,6 +108,7 @@ void EngineModel::run_until(double now_ms) {
     event.prompt_tokens = seq.request.tokens.size();
     event.queued_ms = seq.admitted_ms - seq.arrival_ms;
     event.lora_miss = seq.lora_miss;
+    event.pulled_blocks = seq.pulled_blocks;
     if (!seq.prefilled) {
       seq.prefilled = true;
       seq.emitted = std::min<size_t>(1, wanted);
@@ -102,17 +124,36 @@ void EngineModel::run_until(double now_ms) {
     if (seq.emitted >= wanted) {
       event.kind = ModelEvent::Kind::kFinished;
       ready_.push_back(event);
-      finish(id);
+      finish(id, seq.request.hold_kv);
       admit_waiting(at);
       continue;
     }
     // The batch size now (this sequence included) sets the pace of its next token.
-    const double interval =
-        params_.decode_ms_base + params_.decode_ms_per_seq * static_cast<double>(running_.size());
-    seq.next_ms = at + scaled(interval);
+    seq.next_ms = at + scaled(decode_interval_ms(at));
     due_.emplace(std::make_pair(seq.next_ms, seq.order), id);
   }
   clock_ms_ = std::max(clock_ms_, now_ms);
+}
+
+double EngineModel::decode_interval_ms(double at) {
+  double interval =
+      params_.decode_ms_base + params_.decode_ms_per_seq * static_cast<double>(running_.size());
+  if (params_.prefill_chunk_tokens > 0) {
+    const double chunk =
+        std::min(static_cast<double>(params_.prefill_chunk_tokens), prefill_tokens_left(at));
+    interval += chunk * params_.prefill_ms_per_token;
+  }
+  return interval;
+}
+
+double EngineModel::prefill_tokens_left(double at) {
+  while (!prefills_.empty() && prefills_.front().end_ms <= at) prefills_.pop_front();
+  double left = 0;
+  for (const Prefill& p : prefills_) {
+    // A running prefill computes its tokens evenly over its time.
+    left += p.start_ms >= at ? p.tokens : p.tokens * (p.end_ms - at) / (p.end_ms - p.start_ms);
+  }
+  return left;
 }
 
 void EngineModel::admit_waiting(double now_ms) {
@@ -120,6 +161,8 @@ void EngineModel::admit_waiting(double now_ms) {
     Sequence& head = waiting_.front();
     const std::vector<uint64_t> hashes =
         cache_.chain_hashes(head.request.tokens, head.request.adapter);
+    const size_t absent = static_cast<size_t>(std::count_if(
+        hashes.begin(), hashes.end(), [this](uint64_t h) { return !cache_.contains(h); }));
     auto ticket = cache_.acquire(now_ms, hashes, head.request.tokens, head.request.adapter);
     // First come, first served: a head that does not fit holds back everything behind it.
     if (!ticket) break;
@@ -134,13 +177,30 @@ void EngineModel::admit_waiting(double now_ms) {
     prefix_hit_tokens_ += seq.cached_tokens;
     seq.lora_miss = touch_adapter(seq.request.adapter);
     const double load = seq.lora_miss ? params_.lora_load_ms : 0.0;
+    const uint64_t id = seq.request.id;
+    if (seq.request.kv_from_remote) {
+      // Pulled, not computed: off the prefill pipeline, so nothing queues behind it.
+      seq.pulled_blocks = absent;
+      kv_blocks_pulled_ += absent;
+      seq.next_ms =
+          now_ms + scaled(load) +
+          scaled(params_.kv_transfer_ms_per_block * static_cast<double>(absent));
+      due_.emplace(std::make_pair(seq.next_ms, seq.order), id);
+      running_.emplace(id, std::move(seq));
+      continue;
+    }
+    prefill_computed_tokens_ += prompt - seq.cached_tokens;
     const double prefill =
         params_.prefill_ms_base +
         params_.prefill_ms_per_token * static_cast<double>(prompt - seq.cached_tokens);
     const double prefill_start = std::max(now_ms + scaled(load), prefill_free_ms_);
     seq.next_ms = prefill_start + scaled(prefill);
     prefill_free_ms_ = seq.next_ms;
-    const uint64_t id = seq.request.id;
+    if (params_.prefill_chunk_tokens > 0) {
+      prefills_.push_back({.start_ms = prefill_start,
+                           .end_ms = seq.next_ms,
+                           .tokens = static_cast<double>(prompt - seq.cached_tokens)});
+    }
     due_.emplace(std::make_pair(seq.next_ms, seq.order), id);
     running_.emplace(id, std::move(seq));
   }
@@ -159,10 +219,14 @@ bool EngineModel::touch_adapter(const std::string& adapter) {
   return true;
 }
 
-void EngineModel::finish(uint64_t id) {
+void EngineModel::finish(uint64_t id, bool hold) {
   auto it = running_.find(id);
   if (it == running_.end()) return;
-  cache_.release(it->second.ticket);
+  if (hold) {
+    held_[id] = std::move(it->second.ticket);
+  } else {
+    cache_.release(it->second.ticket);
+  }
   running_.erase(it);
 }
 

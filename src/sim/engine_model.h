@@ -22,6 +22,20 @@
 //   - Decode: each later token follows the previous one by
 //     `decode_ms_base + decode_ms_per_seq * running()` (batch size taken when the previous token
 //     was emitted), so a fuller batch decodes every sequence more slowly.
+//   - Chunked prefill (`prefill_chunk_tokens` > 0, vLLM's --enable-chunked-prefill): while the
+//     engine is computing a prefill, every decode step also carries up to prefill_chunk_tokens
+//     of it, so a decode interval taken at time t grows by
+//     min(prefill_chunk_tokens, prefill tokens still to compute at t) * prefill_ms_per_token.
+//     The prefills themselves keep their cost. 0 = decode steps never carry prefill (the model
+//     as it was before this option; every result is unchanged).
+//   - KV pulled from a prefill engine (`ModelRequest::kv_from_remote`, vLLM's NixlConnector on a
+//     decode instance): the prompt is not computed. Its full blocks already resident cost
+//     nothing; every other full block is pulled for `kv_transfer_ms_per_block` and becomes
+//     resident (BlockStored as for any stored block). The transfer neither occupies the prefill
+//     pipeline nor carries into decode steps; the first token is out when it ends.
+//   - Held blocks (`ModelRequest::hold_kv`, a prefill instance's side of the same handshake):
+//     when the request finishes, its blocks stay referenced (so they cannot be evicted) until
+//     release_held(); the caller reads their ids with held_block_ids().
 //   - Every duration is multiplied by `time_scale` (0 = everything happens at admission time).
 //   - Only prompt blocks are cached; generated tokens take no KV room in this model.
 //
@@ -68,6 +82,11 @@ struct EngineModelParams {
   size_t max_loras = 8;                // adapters resident at once (vLLM --max-loras)
   double lora_load_ms = 50;            // loading an adapter that is not resident
   double time_scale = 1.0;             // multiplies every duration above
+  // Pulling one KV block from a prefill engine (kv_from_remote), ms; 0.02 ms = 1 ms per 50
+  // blocks, roughly a 16-token block of a 7B model over an RDMA link.
+  double kv_transfer_ms_per_block = 0.02;
+  // Prefill tokens each decode step carries while a prefill is running; 0 = none (see above).
+  size_t prefill_chunk_tokens = 0;
   // When false, advance() reports only kFirstToken and kFinished (decode is still stepped per
   // token): a benchmark that needs no per-token events saves most of the output.
   bool token_events = true;
@@ -78,6 +97,11 @@ struct ModelRequest {
   std::vector<uint32_t> tokens;  // prompt token ids (see tokenizer/tokenizer.h)
   size_t output_tokens = 0;      // tokens to generate
   std::string adapter;           // LoRA adapter name; empty = the base model
+  // The prompt's KV comes from a prefill engine: non-resident full blocks are pulled, nothing is
+  // prefilled (ModelEvent::pulled_blocks says how many were pulled).
+  bool kv_from_remote = false;
+  // Keep the prompt's blocks referenced after the request finishes, until release_held(id).
+  bool hold_kv = false;
 };
 
 struct ModelEvent {
@@ -94,6 +118,9 @@ struct ModelEvent {
   size_t tokens_emitted = 0;  // output tokens out so far, this event's included
   double queued_ms = 0;       // time spent waiting for admission
   bool lora_miss = false;     // the adapter had to be loaded
+  // kv_from_remote requests: full prompt blocks pulled from the prefill engine (set on every
+  // event of the request); 0 for the others.
+  size_t pulled_blocks = 0;
 };
 
 class EngineModel {
@@ -128,6 +155,22 @@ class EngineModel {
   uint64_t prefix_query_tokens() const { return prefix_query_tokens_; }
   // Adapter loads (a request for an adapter that was not resident), since creation.
   uint64_t lora_misses() const { return lora_misses_; }
+  // Prompt tokens actually prefilled (uncached, not pulled) since creation.
+  uint64_t prefill_computed_tokens() const { return prefill_computed_tokens_; }
+  // KV blocks pulled for kv_from_remote requests since creation.
+  uint64_t kv_blocks_pulled() const { return kv_blocks_pulled_; }
+
+  // A finished hold_kv request's blocks: their physical ids (KvCache::block_ids) and hashes, in
+  // prompt order. nullopt when `id` holds nothing (not finished yet, released, or cancelled).
+  struct HeldBlocks {
+    std::vector<uint32_t> ids;
+    std::vector<uint64_t> hashes;
+  };
+  std::optional<HeldBlocks> held_block_ids(uint64_t id) const;
+  // Drops the references of a finished hold_kv request (the blocks become ordinary prefix cache)
+  // and admits what now fits. False when `id` holds nothing.
+  bool release_held(double now_ms, uint64_t id);
+  size_t held() const { return held_.size(); }
   // The resident adapters, most recently used first.
   const std::list<std::string>& resident_adapters() const { return adapters_; }
 
@@ -146,6 +189,7 @@ class EngineModel {
     bool prefilled = false;  // the first-token event is out
     size_t cached_tokens = 0;
     bool lora_miss = false;
+    size_t pulled_blocks = 0;
     KvCache::Ticket ticket;
   };
 
@@ -155,7 +199,12 @@ class EngineModel {
   // True when the adapter was not resident (and is now).
   bool touch_adapter(const std::string& adapter);
   double scaled(double ms) const { return ms * params_.time_scale; }
-  void finish(uint64_t id);
+  // Releases the request's KV references, or moves them to held_ when `hold`.
+  void finish(uint64_t id, bool hold = false);
+  // The unscaled decode interval of a token emitted at `at`, chunked prefill included.
+  double decode_interval_ms(double at);
+  // Prefill tokens scheduled but not yet computed at `at`; forgets prefills done by then.
+  double prefill_tokens_left(double at);
 
   EngineModelParams params_;
   KvCache cache_;
@@ -171,6 +220,17 @@ class EngineModel {
   uint64_t prefix_hit_tokens_ = 0;
   uint64_t prefix_query_tokens_ = 0;
   uint64_t lora_misses_ = 0;
+  uint64_t prefill_computed_tokens_ = 0;
+  uint64_t kv_blocks_pulled_ = 0;
+  // Scheduled prefills in order (they run one after another), while prefill_chunk_tokens > 0.
+  struct Prefill {
+    double start_ms = 0;
+    double end_ms = 0;
+    double tokens = 0;
+  };
+  std::deque<Prefill> prefills_;
+  // Finished hold_kv requests' blocks, by request id.
+  std::unordered_map<uint64_t, KvCache::Ticket> held_;
 };
 
 }  // namespace rolter::sim

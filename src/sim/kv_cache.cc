@@ -42,6 +42,31 @@ size_t KvCache::leading_hits(std::span<const uint64_t> hashes) const {
   return n;
 }
 
+std::optional<std::vector<uint32_t>> KvCache::block_ids(std::span<const uint64_t> hashes) const {
+  std::vector<uint32_t> ids;
+  ids.reserve(hashes.size());
+  for (uint64_t h : hashes) {
+    auto it = blocks_.find(h);
+    if (it == blocks_.end()) return std::nullopt;
+    ids.push_back(it->second.slot);
+  }
+  return ids;
+}
+
+uint32_t KvCache::take_slot() {
+  if (free_slots_.empty()) return next_slot_++;
+  const uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
+void KvCache::erase_block(uint64_t hash) {
+  auto it = blocks_.find(hash);
+  if (it == blocks_.end()) return;
+  free_slots_.push_back(it->second.slot);
+  blocks_.erase(it);
+}
+
 bool KvCache::referenced(uint64_t hash) const {
   auto it = blocks_.find(hash);
   return it != blocks_.end() && it->second.refs > 0;
@@ -83,7 +108,7 @@ std::optional<KvCache::Ticket> KvCache::acquire(double now_ms, std::span<const u
     while (to_evict-- > 0) {
       const uint64_t victim = lru_.front();
       lru_.pop_front();
-      blocks_.erase(victim);
+      erase_block(victim);
       removed.block_hashes.push_back(victim);
     }
     events.push_back(std::move(removed));
@@ -97,6 +122,7 @@ std::optional<KvCache::Ticket> KvCache::acquire(double now_ms, std::span<const u
       continue;
     }
     it->second.refs = 1;
+    it->second.slot = take_slot();
     if (run == nullptr) {
       KvEvent stored;
       stored.kind = KvEvent::Kind::kBlockStored;
@@ -125,7 +151,7 @@ void KvCache::release(const Ticket& ticket) {
 }
 
 void KvCache::clear(double now_ms) {
-  for (uint64_t h : lru_) blocks_.erase(h);
+  for (uint64_t h : lru_) erase_block(h);
   lru_.clear();
   std::vector<KvEvent> events(1);
   events[0].kind = KvEvent::Kind::kAllBlocksCleared;

@@ -11,6 +11,9 @@
 // references. Referenced blocks are never evicted; unreferenced ones stay resident (they are the
 // prefix cache) and are evicted least recently used first when a new block needs room.
 //
+// Each resident block occupies one physical slot, numbered 0..kv_blocks-1 (vLLM's block id: what
+// a KV connector names when a peer pulls the blocks). A slot is reused after its block is evicted.
+//
 // Changes are reported as vLLM-style KV events to an optional KvEventSink, one call per batch
 // (an admission's evictions and stores). The cache does no I/O itself.
 //
@@ -100,22 +103,30 @@ class KvCache {
   size_t resident_blocks() const { return blocks_.size(); }
   size_t referenced_blocks() const { return blocks_.size() - lru_.size(); }
   bool contains(uint64_t hash) const { return blocks_.contains(hash); }
+  // The physical slot of each block of `hashes`, in order; nullopt when one is not resident.
+  std::optional<std::vector<uint32_t>> block_ids(std::span<const uint64_t> hashes) const;
   // True when `hash` is resident and referenced by a running request.
   bool referenced(uint64_t hash) const;
 
  private:
   struct Block {
     uint32_t refs = 0;
+    uint32_t slot = 0;  // physical block id
     std::list<uint64_t>::iterator lru_pos;  // valid while refs == 0
   };
 
   void publish(double now_ms, std::vector<KvEvent>& events);
+  uint32_t take_slot();
+  void erase_block(uint64_t hash);
 
   KvCacheParams params_;
   KvEventSink* sink_;
   std::unordered_map<uint64_t, Block> blocks_;
   // Unreferenced resident blocks, least recently used at the front.
   std::list<uint64_t> lru_;
+  // Slots given back by evicted blocks, reused first; then never-used slots from next_slot_.
+  std::vector<uint32_t> free_slots_;
+  uint32_t next_slot_ = 0;
 };
 
 }  // namespace rolter::sim
