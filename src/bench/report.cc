@@ -13,6 +13,11 @@ namespace {
 
 std::string percent(double ratio) { return fixed(ratio * 100.0, 1) + "%"; }
 
+// An ITL percentile, or n/a when no answer had two tokens.
+std::string itl(double ms, const StrategyResult& s) {
+  return s.itl_samples ? fixed(ms, 2) : std::string("n/a");
+}
+
 nlohmann::ordered_json tenants_json(const std::vector<TenantResult>& tenants) {
   auto arr = nlohmann::ordered_json::array();
   for (const TenantResult& t : tenants) {
@@ -150,6 +155,10 @@ std::string render_json(const ReplayReport& r) {
                    {"of_pooled_bound", s.of_pooled_bound},
                    {"ttft_p50_ms", s.ttft_p50_ms},
                    {"ttft_p99_ms", s.ttft_p99_ms},
+                   {"itl_p50_ms", s.itl_p50_ms},
+                   {"itl_p99_ms", s.itl_p99_ms},
+                   {"itl_samples", s.itl_samples},
+                   {"split_requests", s.split_requests},
                    {"e2e_p50_ms", s.e2e_p50_ms},
                    {"e2e_p99_ms", s.e2e_p99_ms},
                    {"req_per_s", s.req_per_s},
@@ -174,15 +183,16 @@ std::string render_markdown(const ReplayReport& r) {
     << " blocks of 512 tokens): " << percent(r.pooled.ratio()) << "\n";
   if (!r.flow_control.empty()) o << "- flow control: " << r.flow_control << "\n";
   o << "\n";
-  o << "| strategy | hit ratio | of bound | TTFT p50 ms | TTFT p99 ms | E2E p50 ms | E2E p99 ms "
-       "| req/s | out tok/s | imbalance mean | imbalance peak | 60 s window imbalance | errors "
-       "| wall s |\n";
-  o << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  o << "| strategy | hit ratio | of bound | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms "
+       "| E2E p50 ms | E2E p99 ms | req/s | out tok/s | imbalance mean | imbalance peak | 60 s "
+       "window imbalance | errors | wall s |\n";
+  o << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const StrategyResult& s : r.results) {
     o << "| " << s.strategy << " | " << percent(s.hit_ratio) << " | " << percent(s.of_pooled_bound)
       << " | " << fixed(s.ttft_p50_ms, 1) << " | " << fixed(s.ttft_p99_ms, 1) << " | "
-      << fixed(s.e2e_p50_ms, 1) << " | " << fixed(s.e2e_p99_ms, 1) << " | " << fixed(s.req_per_s, 2)
-      << " | " << fixed(s.output_tok_per_s, 0) << " | " << fixed(s.imbalance_mean, 2) << " | "
+      << itl(s.itl_p50_ms, s) << " | " << itl(s.itl_p99_ms, s) << " | " << fixed(s.e2e_p50_ms, 1)
+      << " | " << fixed(s.e2e_p99_ms, 1) << " | " << fixed(s.req_per_s, 2) << " | "
+      << fixed(s.output_tok_per_s, 0) << " | " << fixed(s.imbalance_mean, 2) << " | "
       << fixed(s.imbalance_peak, 2) << " | "
       << (s.window_imbalance > 0 ? fixed(s.window_imbalance, 2) : std::string("n/a")) << " | "
       << s.errors << " | " << fixed(s.wall_s, 1) << " |\n";
