@@ -557,7 +557,7 @@ CLI::App* add_replay_command(CLI::App& app, ReplayArgs& a) {
   replay->add_option("--json", a.json_path, "Write the report as JSON");
   replay->add_option("--markdown", a.markdown_path, "Write the Markdown table (also on stdout)");
   replay->add_option("--svg", a.svg_path,
-                     "Write an SVG chart: hit ratio and TTFT p99 per strategy");
+                     "Write an SVG chart: hit ratio, TTFT p99 and ITL p99 per run");
   replay->add_flag("--quiet", a.quiet, "No progress on stderr");
 
   return replay;

@@ -206,12 +206,14 @@ std::string render_markdown(const ReplayReport& r) {
 }
 
 std::string render_svg(const ReplayReport& r) {
-  // Two panels side by side, one bar per strategy: hit ratio (with the ideal and pooled-bound
-  // lines) and TTFT p99. Plain SVG so it renders anywhere, including on a code host.
+  // Three panels side by side, one bar per run: hit ratio (with the ideal and pooled-bound
+  // lines), TTFT p99 and ITL p99 (aggregated and disaggregated runs side by side). Plain SVG so
+  // it renders anywhere, including on a code host.
   constexpr int kPanelW = 360, kPanelH = 240, kMargin = 50, kTop = 50;
   const int n = static_cast<int>(r.results.size());
-  const int width = 2 * (kPanelW + kMargin) + kMargin;
-  const int height = kTop + kPanelH + 90;
+  const int width = 3 * (kPanelW + kMargin) + kMargin;
+  // Room below the panels for the rotated labels ("pd 2:6 (precise_cache_aware/least load)").
+  const int height = kTop + kPanelH + 200;
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
@@ -264,6 +266,12 @@ std::string render_svg(const ReplayReport& r) {
       x_hit + kPanelW + kMargin, "TTFT p99 (ms)", max_ttft,
       [](const StrategyResult& s) { return s.ttft_p99_ms; },
       [](const StrategyResult& s) { return fixed(s.ttft_p99_ms, 0); }, "#ee7733");
+  double max_itl = 0;
+  for (const StrategyResult& s : r.results) max_itl = std::max(max_itl, s.itl_p99_ms);
+  panel(
+      x_hit + 2 * (kPanelW + kMargin), "ITL p99 (ms)", max_itl,
+      [](const StrategyResult& s) { return s.itl_p99_ms; },
+      [](const StrategyResult& s) { return fixed(s.itl_p99_ms, 1); }, "#009988");
   o << "<text x=\"" << kMargin << "\" y=\"" << height - 10 << "\" fill=\"#555\">" << xml(r.fleet)
     << "; commit " << xml(r.commit.substr(0, 12)) << "</text>\n";
   o << "</svg>\n";
