@@ -305,6 +305,11 @@ tl::expected<ApiRequest, std::string> read_api_request(ApiKind api, const Json& 
   if (!shape) return tl::make_unexpected(shape.error());
   if (!max_tokens) return tl::make_unexpected(max_tokens.error());
   if (*max_tokens) req.max_tokens = *max_tokens;
+  if (api == ApiKind::kChat || api == ApiKind::kCompletions) {
+    auto kv = read_kv_transfer_params(body);
+    if (!kv) return tl::make_unexpected(kv.error());
+    req.kv_transfer = std::move(*kv);
+  }
   return req;
 }
 

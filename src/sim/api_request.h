@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/kv_transfer_params.h"
 #include "sim/tool_calls.h"
 
 namespace rolter::sim {
@@ -75,6 +76,8 @@ struct ApiRequest {
   std::vector<std::string> stop;
   // Chat-like APIs: the tool the answer calls (tool_calls.h's rule); nullopt = answer with text.
   std::optional<ToolChoice> tool;
+  // Chat and completions: the prefill/decode handshake field (kv_transfer_params.h), when given.
+  std::optional<KvTransferParams> kv_transfer;
 };
 
 // Reads `body` (already parsed JSON) as a request of `api`. The error is a message for a 400

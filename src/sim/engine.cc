@@ -1,8 +1,10 @@
 #include "sim/engine.h"
 
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+
 #include <chrono>
 
 #include "sim/gemini_format.h"
@@ -105,6 +107,10 @@ Engine::Engine(EngineOptions options)
       latency_(options_.latency),
       model_(options_.model, &kv_forwarder_) {
   if (options_.models.empty()) options_.models.push_back("sim-model");
+  if (!options_.kv_registry) options_.kv_registry = std::make_shared<KvTransferRegistry>();
+  if (options_.engine_id.empty()) {
+    options_.engine_id = "sim-" + std::to_string(::getpid()) + "-" + std::to_string(options_.index);
+  }
   kv_forwarder_.engine = this;
 }
 
@@ -188,7 +194,12 @@ RequestPlan Engine::begin(ApiKind api, std::string_view path, std::string_view b
   if (is_embeddings(api)) {
     plan_embeddings(*request, model, plan);
   } else {
+    const std::optional<KvTransferParams>& kv = request->kv_transfer;
+    if (kv && !check_kv_role(*kv, shape, *request, plan)) return plan;
     plan_generation(*request, model, plan);
+    // Held only where a decode can find them: an engine that listens (set_listen_address).
+    plan.model_request->hold_kv = plan.remote_decode && listen_port_ != 0;
+    if (kv && kv->do_remote_prefill && !claim_remote_kv(*kv, shape, plan)) return plan;
     answered_completion_tokens_ += plan.completion.completion_tokens();
   }
   answered_prompt_tokens_ += request->prompt_tokens;
@@ -305,6 +316,78 @@ void Engine::plan_generation(ApiRequest& request, const std::string& model, Requ
   plan.model_request = std::move(mr);
 }
 
+bool Engine::check_kv_role(const KvTransferParams& kv, ErrorShape shape, ApiRequest& request,
+                           RequestPlan& plan) {
+  if (kv.do_remote_decode) {
+    if (options_.role == EngineRole::kDecode) {
+      plan.status = 400;
+      plan.body = render_error(shape, 400,
+                               "kv_transfer_params: this engine (role decode) is a KV consumer "
+                               "and cannot serve do_remote_decode");
+      return false;
+    }
+    // vLLM's proxy asks a prefill worker for one token, not streamed; the engine holds to that
+    // whatever the body says, so the answer always carries the parameters.
+    request.max_tokens = 1;
+    request.stream = false;
+    plan.remote_decode = true;
+  } else if (kv.do_remote_prefill && options_.role == EngineRole::kPrefill) {
+    plan.status = 400;
+    plan.body = render_error(shape, 400,
+                             "kv_transfer_params: this engine (role prefill) is a KV producer and "
+                             "cannot serve do_remote_prefill");
+    return false;
+  }
+  return true;
+}
+
+bool Engine::claim_remote_kv(const KvTransferParams& kv, ErrorShape shape, RequestPlan& plan) {
+  ModelRequest& mr = *plan.model_request;
+  const std::vector<uint64_t> hashes = model_.kv_cache().chain_hashes(mr.tokens, mr.adapter);
+  auto hold = options_.kv_registry->claim(kv, hashes, KvTransferRegistry::Clock::now());
+  if (!hold) {
+    // vLLM reports a failed KV load as an engine error; 503 lets a gateway try elsewhere.
+    ++remote_prefill_failures_;
+    plan.status = 503;
+    plan.body = render_error(shape, 503, "kv_transfer_params: " + hold.error());
+    plan.model_request.reset();
+    return false;
+  }
+  ++remote_prefills_;
+  mr.kv_from_remote = true;
+  return true;
+}
+
+void Engine::set_listen_address(const std::string& host, uint16_t port,
+                                KvTransferRegistry::Release release) {
+  listen_host_ = host;
+  listen_port_ = port;
+  options_.kv_registry->add_engine(options_.engine_id, host, port, std::move(release));
+}
+
+std::optional<Json> Engine::start_hold(uint64_t model_id) {
+  auto held = model_.held_block_ids(model_id);
+  if (!held) return std::nullopt;
+  ++remote_decode_prefills_;
+  Json params = {{"do_remote_prefill", true},
+                 {"do_remote_decode", false},
+                 {"remote_engine_id", options_.engine_id},
+                 {"remote_block_ids", held->ids},
+                 {"remote_host", listen_host_},
+                 {"remote_port", listen_port_},
+                 {"tp_size", 1}};
+  const auto hold_for = std::chrono::duration_cast<KvTransferRegistry::Clock::duration>(
+      std::chrono::duration<double, std::milli>(options_.kv_hold_ms));
+  options_.kv_registry->add_hold(options_.engine_id,
+                                 {.id = model_id,
+                                  .block_ids = std::move(held->ids),
+                                  .hashes = std::move(held->hashes),
+                                  .expires = KvTransferRegistry::Clock::now() + hold_for});
+  return params;
+}
+
+void Engine::release_hold(double now_ms, uint64_t hold_id) { model_.release_held(now_ms, hold_id); }
+
 void Engine::finish(Outcome outcome) {
   if (in_flight_ > 0) --in_flight_;
   switch (outcome) {
@@ -332,6 +415,13 @@ Json Engine::stats_json() const {
   const Json headers = headers_for_stats(last_headers_);
   const Json body = parse_for_stats(last_body_);
   return Json{{"engine", options_.index},
+              {"role", role_name(options_.role)},
+              {"engine_id", options_.engine_id},
+              {"remote_decode_prefills", remote_decode_prefills_},
+              {"remote_prefills", remote_prefills_},
+              {"remote_prefill_failures", remote_prefill_failures_},
+              {"kv_blocks_pulled", model_.kv_blocks_pulled()},
+              {"kv_holds", model_.held()},
               {"requests", requests_},
               {"by_path", by_path},
               {"completed", completed_},
@@ -362,6 +452,8 @@ Json Engine::stats_json() const {
                 {"prefix_hit_tokens", model_.prefix_hit_tokens()},
                 {"prefix_query_tokens", model_.prefix_query_tokens()},
                 {"lora_misses", model_.lora_misses()},
+                {"prefill_computed_tokens", model_.prefill_computed_tokens()},
+                {"kv_blocks_pulled", model_.kv_blocks_pulled()},
                 {"adapters", model_.resident_adapters()}}}};
 }
 
@@ -369,6 +461,7 @@ void Engine::reset_stats() {
   // in_flight_ is live state, not a counter: requests still running will call finish().
   requests_ = completed_ = cancelled_ = faulted_ = dropped_ = rejected_ = 0;
   peak_in_flight_ = in_flight_;
+  remote_decode_prefills_ = remote_prefills_ = remote_prefill_failures_ = 0;
   answered_prompt_tokens_ = answered_completion_tokens_ = 0;
   by_path_.clear();
   last_model_.clear();
@@ -416,6 +509,21 @@ std::string Engine::metrics_text() const {
   metric("vllm:prefix_cache_hits_total", "counter",
          "Prefix cache hits, in terms of number of cached tokens.",
          static_cast<double>(model_.prefix_hit_tokens()));
+  // The simulator's own prefill/decode counters (vLLM has no metric for these).
+  metric("rolter_sim:remote_decode_prefills_total", "counter",
+         "Step-1 (do_remote_decode) requests answered with kv_transfer_params.",
+         static_cast<double>(remote_decode_prefills_));
+  metric("rolter_sim:remote_prefills_total", "counter",
+         "Step-2 (do_remote_prefill) requests whose KV blocks were pulled.",
+         static_cast<double>(remote_prefills_));
+  metric("rolter_sim:remote_prefill_failures_total", "counter",
+         "Step-2 requests refused 503: unusable kv_transfer_params.",
+         static_cast<double>(remote_prefill_failures_));
+  metric("rolter_sim:kv_blocks_pulled_total", "counter", "KV blocks pulled from prefill engines.",
+         static_cast<double>(model_.kv_blocks_pulled()));
+  metric("rolter_sim:prefill_computed_tokens_total", "counter",
+         "Prompt tokens prefilled here (not cached, not pulled).",
+         static_cast<double>(model_.prefill_computed_tokens()));
   return out;
 }
 

@@ -19,6 +19,16 @@
 // LoRA rule (as vLLM serves adapters under their own names): a request whose `model` is
 // non-empty and not one of the served --model names addresses the adapter of that name.
 //
+// Prefill/decode disaggregation (SPEC section 18, vLLM's NixlConnector handshake): a chat or
+// completions request with kv_transfer_params.do_remote_decode (step 1; refused 400 by a
+// `decode` engine) is prefilled and answered after one token, never streamed, its blocks held in
+// the model (ModelRequest::hold_kv); the server then calls start_hold(), which registers the
+// hold with the process's KvTransferRegistry and returns the kv_transfer_params of the answer.
+// A request with do_remote_prefill (step 2; refused 400 by a `prefill` engine) claims that hold
+// in begin(): unusable parameters are answered 503 with a message starting
+// "kv_transfer_params:"; usable ones make the model pull the blocks instead of prefilling
+// (ModelRequest::kv_from_remote). release_hold() gives held blocks back to the prefix cache.
+//
 // KV events of the model go to the publisher given to set_kv_publisher(), with the engine's
 // kv_* faults applied.
 //
@@ -31,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,6 +54,8 @@
 #include "sim/engine_model.h"
 #include "sim/faults.h"
 #include "sim/kv_publisher.h"
+#include "sim/kv_transfer_params.h"
+#include "sim/kv_transfer_registry.h"
 #include "sim/latency_model.h"
 
 namespace rolter::sim {
@@ -58,6 +71,12 @@ struct EngineOptions {
   LatencyParams latency;  // embeddings' delay; the model takes ttft/token as its constant parts
   EngineModelParams model;
   Faults faults;
+  EngineRole role = EngineRole::kBoth;
+  // Unique per engine and per process ("sim-<pid>-<index>"): the remote_engine_id of its holds.
+  std::string engine_id;
+  // The holds of the engines of this process; begin() makes a private one when null.
+  std::shared_ptr<KvTransferRegistry> kv_registry;
+  double kv_hold_ms = 30000;  // wall-clock ms a step 1's blocks stay held for a pull
 };
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
@@ -86,6 +105,9 @@ struct RequestPlan {
   // Generating APIs that are answered (not errors): what to submit to the model. The body of a
   // non-streaming answer is rendered once the model finishes (it reports the cache hit).
   std::optional<ModelRequest> model_request;
+  // Step 1 of a disaggregated request: when the model finishes, call start_hold() and add the
+  // kv_transfer_params it returns to the answer.
+  bool remote_decode = false;
 
   bool is_error() const { return status >= 400; }
 };
@@ -130,8 +152,26 @@ class Engine {
   RequestPlan begin(ApiKind api, std::string_view path, std::string_view body, HeaderList headers);
   void finish(Outcome outcome);
 
+  // Where the engine listens: the remote_host and remote_port of its step 1 answers. Registers
+  // the engine with the KV registry; `release` must run release_hold(hold) on this engine's own
+  // thread (see KvTransferRegistry::Release).
+  void set_listen_address(const std::string& host, uint16_t port,
+                          KvTransferRegistry::Release release);
+  EngineRole role() const { return options_.role; }
+  const std::string& engine_id() const { return options_.engine_id; }
+  KvTransferRegistry& kv_registry() { return *options_.kv_registry; }
+  // Step 1 finished (model request `model_id` of a remote_decode plan): holds its blocks until
+  // `now + kv_hold_ms` and returns the answer's kv_transfer_params object (nullopt when the model
+  // holds nothing for it: the engine does not listen, or the request was cancelled). The hold's
+  // id is the model request id.
+  std::optional<nlohmann::json> start_hold(uint64_t model_id);
+  // Gives held blocks back to the prefix cache (a pull took them, or the hold expired).
+  void release_hold(double now_ms, uint64_t hold_id);
   // {"engine":i,"requests":n,"by_path":{...},"cancelled":n,"completed":n,"in_flight":n,
   //  "faulted":n,"dropped":n,"rejected":n,"last_model":"...","last_path":"...",
+  //  "role":"prefill"|"decode"|"both","engine_id":"sim-<pid>-<i>","remote_decode_prefills":n,
+  //  "remote_prefills":n,"remote_prefill_failures":n,"kv_blocks_pulled":n (model lifetime),
+  //  "kv_holds":n (live holds),
   //  "last_body":{...},"last_headers":{...} (every header of the last inference request, names
   //  in lower case: authorization, x-api-key, x-goog-api-key, anthropic-version,
   //  ...),"tokenize":{"requests":n,"rejected":n,"last_body":{...}, "last_headers":{...}}}.
@@ -153,6 +193,11 @@ class Engine {
   void plan_generation(ApiRequest& request, const std::string& model, RequestPlan& plan);
   void plan_text(const ApiRequest& request, Completion& c) const;
   void plan_tool_call(const ApiRequest& request, Completion& c, uint64_t seq) const;
+  // The kv_transfer_params part of begin(): the role checks before planning (and step 1's one
+  // token), and step 2's claim after. False when `plan` became an error answer.
+  bool check_kv_role(const KvTransferParams& kv, ErrorShape shape, ApiRequest& request,
+                     RequestPlan& plan);
+  bool claim_remote_kv(const KvTransferParams& kv, ErrorShape shape, RequestPlan& plan);
   // Parses `body` and reads it as a request of `api`; a Gemini path supplies model and stream.
   tl::expected<ApiRequest, std::string> read_request(ApiKind api, std::string_view path,
                                                      std::string_view body) const;
@@ -188,6 +233,11 @@ class Engine {
   std::string last_path_;
   std::string last_body_;  // raw; parsed when stats are rendered
   HeaderList last_headers_;
+  std::string listen_host_;
+  uint16_t listen_port_ = 0;
+  uint64_t remote_decode_prefills_ = 0;   // step 1 answers (holds started)
+  uint64_t remote_prefills_ = 0;          // step 2 requests whose blocks were claimed
+  uint64_t remote_prefill_failures_ = 0;  // step 2 requests refused 503
   uint64_t tokenize_requests_ = 0;
   uint64_t tokenize_rejected_ = 0;
   std::string last_tokenize_body_;  // raw, like last_body_

@@ -11,10 +11,9 @@ EngineModel::EngineModel(EngineModelParams params, KvEventSink* sink)
   params_.max_batch = std::max<size_t>(1, params_.max_batch);
   params_.kv_blocks = cache_.params().kv_blocks;
   params_.block_size = cache_.params().block_size;
-  for (double* ms :
-       {&params_.prefill_ms_base, &params_.prefill_ms_per_token, &params_.decode_ms_base,
-        &params_.decode_ms_per_seq, &params_.lora_load_ms, &params_.time_scale,
-        &params_.kv_transfer_ms_per_block}) {
+  for (double* ms : {&params_.prefill_ms_base, &params_.prefill_ms_per_token,
+                     &params_.decode_ms_base, &params_.decode_ms_per_seq, &params_.lora_load_ms,
+                     &params_.time_scale, &params_.kv_transfer_ms_per_block}) {
     *ms = std::max(0.0, *ms);
   }
 }
@@ -182,9 +181,8 @@ void EngineModel::admit_waiting(double now_ms) {
       // Pulled, not computed: off the prefill pipeline, so nothing queues behind it.
       seq.pulled_blocks = absent;
       kv_blocks_pulled_ += absent;
-      seq.next_ms =
-          now_ms + scaled(load) +
-          scaled(params_.kv_transfer_ms_per_block * static_cast<double>(absent));
+      seq.next_ms = now_ms + scaled(load) +
+                    scaled(params_.kv_transfer_ms_per_block * static_cast<double>(absent));
       due_.emplace(std::make_pair(seq.next_ms, seq.order), id);
       running_.emplace(id, std::move(seq));
       continue;

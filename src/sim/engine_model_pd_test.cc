@@ -98,8 +98,8 @@ TEST(EngineModelRemoteKv, ResidentBlocksAreNotPulled) {
 TEST(EngineModelRemoteKv, TransferDoesNotOccupyThePrefillPipeline) {
   EngineModel model(params());
   model.submit(0, {.id = 1, .tokens = seq_tokens(100, 100), .output_tokens = 1});  // 51 ms
-  model.submit(0, {.id = 2, .tokens = seq_tokens(500, 40), .output_tokens = 1,
-                   .kv_from_remote = true});
+  model.submit(
+      0, {.id = 2, .tokens = seq_tokens(500, 40), .output_tokens = 1, .kv_from_remote = true});
   model.submit(0, {.id = 3, .tokens = seq_tokens(900, 4), .output_tokens = 1});
   const auto events = drain(model);
   EXPECT_DOUBLE_EQ(find(events, 1, ModelEvent::Kind::kFirstToken)->at_ms, 51);
@@ -153,7 +153,9 @@ std::vector<double> decode_intervals_during_long_prefill(size_t chunk, bool long
   p.prefill_chunk_tokens = chunk;
   EngineModel model(p);
   model.submit(0, {.id = 1, .tokens = seq_tokens(1, 4), .output_tokens = 12});  // prefill 3 ms
-  model.submit(0, {.id = 2, .tokens = seq_tokens(100, 100), .output_tokens = 40,
+  model.submit(0, {.id = 2,
+                   .tokens = seq_tokens(100, 100),
+                   .output_tokens = 40,
                    .kv_from_remote = long_is_remote});
   return intervals(token_times(drain(model), 1));
 }

@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -481,21 +482,66 @@ struct EngineServer::State : std::enable_shared_from_this<EngineServer::State> {
     kick();
     Completion c = plan.completion;
     if (!plan.stream) {
+      std::optional<Json> kv_params;
       for (;;) {
         auto event = co_await next_event(ticket);
         if (!event) co_return Outcome::kCancelled;
         c.cached_tokens = event->cached_tokens;
         if (event->kind == ModelEvent::Kind::kFinished) {
+          // Held from the moment the model finished (no suspension before), so a cancel
+          // cannot leave blocks held that nobody was told about.
+          if (plan.remote_decode) kv_params = start_hold(plan.model_request->id);
           if (!co_await slow_down(plan, start, event->at_ms)) co_return Outcome::kCancelled;
           break;
         }
       }
-      HttpResponse res = make_response(req, http::status::ok, kJson, render_response(c));
+      std::string body = render_response(c);
+      if (kv_params) add_kv_transfer_params(body, *kv_params);
+      HttpResponse res = make_response(req, http::status::ok, kJson, std::move(body));
       res.set("x-sim-engine", engine_header());
       if (!co_await write_response(conn.socket, res)) co_return Outcome::kCancelled;
       co_return Outcome::kCompleted;
     }
     co_return co_await stream(conn, req, plan, c, ticket, start);
+  }
+
+  // Step 1 is done: holds its blocks for a pull until a decode claims them (the registry then
+  // calls release_from_registry) or --kv-hold-ms passes.
+  std::optional<Json> start_hold(uint64_t model_id) {
+    std::optional<Json> params = engine.start_hold(model_id);
+    if (params) asio::co_spawn(strand, expire_hold(shared_from_this(), model_id), log_if_exception);
+    return params;
+  }
+
+  static asio::awaitable<void> expire_hold(std::shared_ptr<State> self, uint64_t hold_id) {
+    asio::steady_timer timer(self->strand);
+    const auto hold_for = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double, std::milli>(self->engine.options().kv_hold_ms));
+    co_await sleep_until(timer, Clock::now() + hold_for);
+    if (self->engine.kv_registry().drop(self->engine.engine_id(), hold_id)) {
+      self->engine.release_hold(self->model_now(), hold_id);
+      self->kick();
+    }
+  }
+
+  // The registry's Release for this engine: a decode on another strand (or thread) claimed a
+  // hold; the model may only be touched here.
+  static KvTransferRegistry::Release release_from_registry(std::weak_ptr<State> weak) {
+    return [weak](uint64_t hold_id) {
+      auto self = weak.lock();
+      if (!self) return;
+      asio::post(self->strand, [self, hold_id] {
+        self->engine.release_hold(self->model_now(), hold_id);
+        self->kick();
+      });
+    };
+  }
+
+  // The step 1 answer is the usual completion object plus top-level kv_transfer_params.
+  static void add_kv_transfer_params(std::string& body, const Json& params) {
+    const size_t end = body.rfind('}');
+    if (end == std::string::npos) return;
+    body.insert(end, ",\"kv_transfer_params\":" + params.dump());
   }
 
   // The slowdown fault: holds a model event that happened at `at_ms` (model time) until it is
@@ -621,6 +667,8 @@ EngineServer::EngineServer(asio::io_context& ioc, EngineOptions options, const s
   state_->acceptor.bind(wanted);
   state_->acceptor.listen(asio::socket_base::max_listen_connections);
   state_->endpoint = state_->acceptor.local_endpoint();
+  state_->engine.set_listen_address(host, state_->endpoint.port(),
+                                    State::release_from_registry(state_));
 }
 
 EngineServer::~EngineServer() = default;

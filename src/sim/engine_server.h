@@ -16,8 +16,14 @@
 //
 // Every response carries `x-sim-engine: <index>`.
 //
+// Prefill/decode (engine.h): a step 1 answer gets its top-level kv_transfer_params once the model
+// finishes; the engine then holds the blocks until a decode engine's claim (the registry posts
+// the release onto this engine's strand) or until --kv-hold-ms of wall-clock time passes.
+//
 // Thread-safety: the engine, its acceptor and its connections live on one strand, so engines run
 // in parallel when the io_context has several threads while each engine stays deterministic.
+// Engines meet only through the KvTransferRegistry (kv_transfer_registry.h), whose mutex
+// makes a claim atomic across strands and threads.
 // The constructor and start() must be called before the io_context runs. The awaitable methods
 // may be awaited from any executor: they hop onto the engine's strand and back.
 #pragma once

@@ -111,7 +111,7 @@ class KvCache {
  private:
   struct Block {
     uint32_t refs = 0;
-    uint32_t slot = 0;  // physical block id
+    uint32_t slot = 0;                      // physical block id
     std::list<uint64_t>::iterator lru_pos;  // valid while refs == 0
   };
 

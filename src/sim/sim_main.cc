@@ -5,6 +5,8 @@
 // With --kv-port, each engine entry also carries "kv_port" (its ZeroMQ PUB socket) and, with
 // --kv-replay, "kv_replay_port" (its ROUTER replay socket). Engine i publishes on KV_PORT+i and
 // replays on KV_PORT+N+i (N engines); --kv-port 0 makes both ephemeral.
+// Each entry also carries "role" ("prefill", "decode" or "both": --prefill-engines and
+// --decode-engines) and "engine_id" (the remote_engine_id of its kv_transfer_params).
 // Everything else goes to stderr. SIGINT/SIGTERM exit 0.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -55,6 +57,9 @@ struct Options {
   unsigned threads = 1;
   std::string log_level = "info";
   bool exit_on_stdin_close = false;
+  size_t prefill_engines = 0;
+  size_t decode_engines = 0;
+  double kv_hold_ms = 30000;
 };
 
 std::string url_host(const std::string& host) {
@@ -62,7 +67,20 @@ std::string url_host(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
 }
 
+rolter::sim::EngineRole role_of(const Options& opt, size_t i) {
+  if (i < opt.prefill_engines) return rolter::sim::EngineRole::kPrefill;
+  if (i < opt.prefill_engines + opt.decode_engines) return rolter::sim::EngineRole::kDecode;
+  return rolter::sim::EngineRole::kBoth;
+}
+
 int run(const Options& opt) {
+  if (opt.prefill_engines + opt.decode_engines > opt.engines) {
+    std::cerr << "rolter-sim: --prefill-engines " << opt.prefill_engines << " + --decode-engines "
+              << opt.decode_engines << " is more than --engines " << opt.engines << "\n";
+    return 2;
+  }
+  // One registry per process: KV transfers happen between the engines of this process only.
+  auto kv_registry = std::make_shared<rolter::sim::KvTransferRegistry>();
   std::vector<EngineOptions> engine_options(opt.engines);
   for (size_t i = 0; i < opt.engines; ++i) {
     EngineOptions& e = engine_options[i];
@@ -79,6 +97,10 @@ int run(const Options& opt) {
     e.model.prefill_ms_base = opt.ttft_ms;
     e.model.decode_ms_base = opt.token_ms;
     e.model.time_scale = opt.time_scale;
+    e.role = role_of(opt, i);
+    e.engine_id = "sim-" + std::to_string(::getpid()) + "-" + std::to_string(i);
+    e.kv_registry = kv_registry;
+    e.kv_hold_ms = opt.kv_hold_ms;
   }
   // Flags apply in order, so "--fault error_rate=0.1 --fault engine=2,error_rate=1" works.
   for (const std::string& flag : opt.faults) {
@@ -145,7 +167,9 @@ int run(const Options& opt) {
     nlohmann::ordered_json entry = {
         {"index", e->index()},
         {"port", e->port()},
-        {"url", "http://" + url_host(opt.host) + ":" + std::to_string(e->port())}};
+        {"url", "http://" + url_host(opt.host) + ":" + std::to_string(e->port())},
+        {"role", rolter::sim::role_name(engine_options[i].role)},
+        {"engine_id", engine_options[i].engine_id}};
     if (!publishers.empty()) {
       entry["kv_port"] = publishers[i]->port();
       if (opt.kv_replay) entry["kv_replay_port"] = publishers[i]->replay_port();
@@ -259,6 +283,32 @@ int main(int argc, char** argv) {
                  "\"decision_garbage\", \"slowdown=5\" (latencies x5), \"max_model_len=50\" "
                  "(no engine= means all)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--prefill-engines", opt.prefill_engines,
+                 "Prefill/decode disaggregation (vLLM KV connectors): engines 0..N-1 are "
+                 "prefill engines (KV producers). They serve step 1 of the handshake, a request "
+                 "with kv_transfer_params.do_remote_decode: prefill, answer after one token with "
+                 "kv_transfer_params naming the held blocks. Every role also serves plain "
+                 "requests");
+  app.add_option("--decode-engines", opt.decode_engines,
+                 "The next N engines are decode engines (KV consumers): they serve step 2, a "
+                 "request with kv_transfer_params.do_remote_prefill, by pulling the named blocks "
+                 "from a prefill engine of this process instead of prefilling (503 when the "
+                 "parameters name no held blocks), and refuse step 1 with 400. Engines beyond "
+                 "prefill + decode serve both steps");
+  app.add_option("--kv-transfer-ms-per-block", opt.model.kv_transfer_ms_per_block,
+                 "Cost of pulling one KV block that is not resident on the decode engine, "
+                 "milliseconds (x --time-scale); it replaces the prefill and does not slow the "
+                 "engine's decodes")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--kv-hold-ms", opt.kv_hold_ms,
+                 "How long a prefill engine holds a step 1's blocks for a pull, wall-clock "
+                 "milliseconds (not scaled); a pull or the end of this time releases them")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--prefill-chunk-tokens", opt.model.prefill_chunk_tokens,
+                 "Chunked prefill: while an engine prefills, each decode step of its running "
+                 "sequences also carries up to N prefill tokens, so the token interval grows by "
+                 "min(N, prefill tokens left) x --prefill-ms-per-token. Engines that only pull "
+                 "KV never carry chunks. 0 = decode steps carry no prefill");
   app.add_option("--threads", opt.threads, "I/O threads (each engine stays on one strand)")
       ->check(CLI::Range(1, 256));
   app.add_flag("--exit-on-stdin-close", opt.exit_on_stdin_close,
