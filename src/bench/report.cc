@@ -211,7 +211,8 @@ std::string render_svg(const ReplayReport& r) {
   // it renders anywhere, including on a code host.
   constexpr int kPanelW = 360, kPanelH = 240, kMargin = 50, kTop = 50;
   const int n = static_cast<int>(r.results.size());
-  const int width = 3 * (kPanelW + kMargin) + kMargin;
+  // Room on the right for the last panel's rotated labels.
+  const int width = 3 * (kPanelW + kMargin) + kMargin + 220;
   // Room below the panels for the rotated labels ("pd 2:6 (precise_cache_aware/least load)").
   const int height = kTop + kPanelH + 200;
   std::ostringstream o;
@@ -260,11 +261,22 @@ std::string render_svg(const ReplayReport& r) {
   ref_line(r.ideal.ratio(), "#228833", "ideal " + percent(r.ideal.ratio()));
   ref_line(r.pooled.ratio(), "#cc6677", "pooled bound " + percent(r.pooled.ratio()));
 
-  double max_ttft = 0;
-  for (const StrategyResult& s : r.results) max_ttft = std::max(max_ttft, s.ttft_p99_ms);
+  // TTFT spans orders of magnitude when a run falls behind (a starved disaggregated split): then a
+  // log scale, from half the lowest value, keeps the other bars readable.
+  double max_ttft = 0, min_ttft = 0;
+  for (const StrategyResult& s : r.results) {
+    max_ttft = std::max(max_ttft, s.ttft_p99_ms);
+    if (s.ttft_p99_ms > 0 && (min_ttft == 0 || s.ttft_p99_ms < min_ttft)) min_ttft = s.ttft_p99_ms;
+  }
+  const bool log_ttft = min_ttft > 0 && max_ttft / min_ttft > 20;
+  const double ttft_floor = log_ttft ? std::log10(min_ttft / 2) : 0;
   panel(
-      x_hit + kPanelW + kMargin, "TTFT p99 (ms)", max_ttft,
-      [](const StrategyResult& s) { return s.ttft_p99_ms; },
+      x_hit + kPanelW + kMargin, log_ttft ? "TTFT p99 (ms, log scale)" : "TTFT p99 (ms)",
+      log_ttft ? std::log10(max_ttft) - ttft_floor : max_ttft,
+      [&](const StrategyResult& s) {
+        if (!log_ttft) return s.ttft_p99_ms;
+        return s.ttft_p99_ms > 0 ? std::log10(s.ttft_p99_ms) - ttft_floor : 0.0;
+      },
       [](const StrategyResult& s) { return fixed(s.ttft_p99_ms, 0); }, "#ee7733");
   double max_itl = 0;
   for (const StrategyResult& s : r.results) max_itl = std::max(max_itl, s.itl_p99_ms);
