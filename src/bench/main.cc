@@ -107,26 +107,31 @@ std::vector<std::string> sim_model_args(const ReplayArgs& a) {
     o << v;
     return o.str();
   };
-  return {"--kv-blocks",
-          std::to_string(a.inproc.kv_tokens_per_engine / a.inproc.block_size),
-          "--block-size",
-          std::to_string(a.inproc.block_size),
-          "--max-batch",
-          std::to_string(m.max_batch),
-          "--prefill-ms-base",
-          num(m.prefill_ms_base),
-          "--prefill-ms-per-token",
-          num(m.prefill_ms_per_token),
-          "--decode-ms-base",
-          num(m.decode_ms_base),
-          "--decode-ms-per-seq",
-          num(m.decode_ms_per_seq),
-          "--time-scale",
-          num(m.time_scale),
-          "--prefill-chunk-tokens",
-          std::to_string(m.prefill_chunk_tokens),
-          "--kv-transfer-ms-per-block",
-          num(m.kv_transfer_ms_per_block)};
+  std::vector<std::string> args = {
+      "--kv-blocks",
+      std::to_string(a.inproc.kv_tokens_per_engine / a.inproc.block_size),
+      "--block-size",
+      std::to_string(a.inproc.block_size),
+      "--max-batch",
+      std::to_string(m.max_batch),
+      "--prefill-ms-base",
+      num(m.prefill_ms_base),
+      "--prefill-ms-per-token",
+      num(m.prefill_ms_per_token),
+      "--decode-ms-base",
+      num(m.decode_ms_base),
+      "--decode-ms-per-seq",
+      num(m.decode_ms_per_seq),
+      "--time-scale",
+      num(m.time_scale)};
+  // Only when used, so a sim without them is not warned about on every run.
+  if (m.prefill_chunk_tokens > 0) {
+    args.insert(args.end(), {"--prefill-chunk-tokens", std::to_string(m.prefill_chunk_tokens)});
+  }
+  if (!a.pd_splits.empty()) {
+    args.insert(args.end(), {"--kv-transfer-ms-per-block", num(m.kv_transfer_ms_per_block)});
+  }
+  return args;
 }
 
 // With --pd and no --prefill-chunk-tokens: vLLM's chunked prefill at a common chunk size, for the
