@@ -188,6 +188,12 @@ TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
        {256, 245, 250, 249, 258, 246, 259, 230},
        7,
        {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
+      // No engine-reported KV usage on the fixtures: headroom is neutral, the same least-load
+      // sequence.
+      {"least_kv_usage",
+       {256, 245, 250, 249, 258, 246, 259, 230},
+       7,
+       {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 1, 5}},
       // No policy given: adaptive is disabled, so every pick is its fallback's, the default
       // pipeline stack, drawing the same numbers: exactly the pipeline's sequence.
       {"adaptive",

@@ -36,6 +36,10 @@ struct LoadSignals {
   // until its first token arrives. The prefill work queued there, which delays the next request's
   // first token more exactly than a count of requests, most of which may be decoding (kv_cost).
   std::atomic<uint64_t> prefill_tokens{0};
+  // The engine's KV-cache usage at the last good scrape, in thousandths (vLLM's
+  // kv_cache_usage_perc); kNoKvUsage when the engine exports none. Read only while engine_fresh.
+  static constexpr uint16_t kNoKvUsage = 0xFFFF;
+  std::atomic<uint16_t> engine_kv_permille{kNoKvUsage};
 
   // The load strategies compare.
   uint32_t current() const {
@@ -61,6 +65,14 @@ class Loads {
   // Candidate i's queued prefill work, in thousands of tokens (LoadSignals::prefill_tokens).
   double prefill_ktokens(size_t i) const {
     return static_cast<double>(signals_[i]->prefill_tokens.load(std::memory_order_relaxed)) / 1000;
+  }
+  // Candidate i's engine-reported KV-cache usage in [0, 1], or a negative value when unknown (no
+  // fresh scrape, or an engine that exports none).
+  double kv_usage(size_t i) const {
+    const LoadSignals& s = *signals_[i];
+    if (!s.engine_fresh.load(std::memory_order_relaxed)) return -1;
+    const uint16_t permille = s.engine_kv_permille.load(std::memory_order_relaxed);
+    return permille == LoadSignals::kNoKvUsage ? -1 : static_cast<double>(permille) / 1000;
   }
 
  private:

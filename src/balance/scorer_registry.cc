@@ -5,6 +5,7 @@
 
 #include "balance/scorers/adapter_residency.h"
 #include "balance/scorers/fastest.h"
+#include "balance/scorers/kv_headroom.h"
 #include "balance/scorers/kv_residency.h"
 #include "balance/scorers/least_load.h"
 #include "balance/scorers/lmcache_headroom.h"
@@ -57,6 +58,7 @@ constexpr Registration kScorers[] = {
     {"cheapest", &from_candidates<PriceScorer>},
     {"adapter_residency", &from_candidates<AdapterResidencyScorer>},
     {"kv_residency", &from_candidates<KvResidencyScorer>},
+    {"kv_headroom", &from_nothing<KvHeadroomScorer>},
     {"lmcache_headroom", &from_candidates<LmcacheHeadroomScorer>},
 };
 

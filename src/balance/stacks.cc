@@ -47,6 +47,10 @@ constexpr Layer kFastest[] = {
     {"fastest", kLatencyWeight},
     {"least_load", kTieBreakLeastLoadWeight},
 };
+constexpr Layer kLeastKvUsage[] = {
+    {"kv_headroom", kKvHeadroomWeight},
+    {"least_load", kTieBreakLeastLoadWeight},
+};
 constexpr Layer kLmcacheAware[] = {
     {"lmcache_headroom", kLmcacheHeadroomWeight},
     {"least_load", kTieBreakLeastLoadWeight},
@@ -125,6 +129,11 @@ StackResult make_lora_aware(std::span<const CandidateSpec> candidates, const Bal
 
 StackResult make_cheapest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
   return build_stack(strategy::kCheapest, candidates, deps, kCheapest);
+}
+
+StackResult make_least_kv_usage(std::span<const CandidateSpec> candidates,
+                                const BalancerDeps& deps) {
+  return build_stack(strategy::kLeastKvUsage, candidates, deps, kLeastKvUsage);
 }
 
 StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {

@@ -35,6 +35,7 @@ inline constexpr double kAdapterResidencyWeight = 1.0;
 inline constexpr double kLoraPrefixAffinityWeight = 0.5;
 // SPEC §6.13: price (cheapest) or latency EWMA (fastest) 1.0 + least load 0.25.
 inline constexpr double kPriceWeight = 1.0;
+inline constexpr double kKvHeadroomWeight = 1.0;
 inline constexpr double kLatencyWeight = 1.0;
 // SPEC §6.8: KV residency 1.0 + least load 0.25.
 inline constexpr double kKvResidencyWeight = 1.0;
@@ -59,6 +60,9 @@ StackResult make_predicted_latency(std::span<const CandidateSpec> candidates,
 StackResult make_lora_aware(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
 // `cheapest` (SPEC §6.13): cheapest 1.0 + least_load 0.25.
 StackResult make_cheapest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
+// `least_kv_usage` (SPEC §18, the decode step's default): kv_headroom 1.0 + least_load 0.25.
+StackResult make_least_kv_usage(std::span<const CandidateSpec> candidates,
+                                const BalancerDeps& deps);
 // `fastest` (SPEC §6.13): fastest 1.0 + least_load 0.25.
 StackResult make_fastest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps);
 // `precise_cache_aware` (SPEC §6.8): kv_residency 1.0 + least_load 0.25; exact ties go to the

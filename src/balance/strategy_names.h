@@ -23,6 +23,7 @@ inline constexpr std::string_view kKvCost = "kv_cost";
 inline constexpr std::string_view kLmcacheAware = "lmcache_aware";
 inline constexpr std::string_view kAdaptive = "adaptive";
 inline constexpr std::string_view kPolicy = "policy";
+inline constexpr std::string_view kLeastKvUsage = "least_kv_usage";
 
 // A route or provider group that names no strategy.
 inline constexpr std::string_view kDefault = kRoundRobin;

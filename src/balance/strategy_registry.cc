@@ -39,7 +39,7 @@ Made make_adaptive(Specs candidates, const BalancerDeps& deps, const RouteSettin
 
 using T = StrategyTelemetry;
 
-const std::array<StrategyInfo, 16> kRegistry = {{
+const std::array<StrategyInfo, 17> kRegistry = {{
     {.name = strategy::kRoundRobin,
      .summary = "Each candidate in turn.",
      .make = [](Specs c, const BalancerDeps&, const RouteSettings&) -> Made {
@@ -120,6 +120,11 @@ const std::array<StrategyInfo, 16> kRegistry = {{
      .replayed_by_default = false,
      .make = [](Specs c, const BalancerDeps& d, const RouteSettings&) -> Made {
        return make_lmcache_aware(c, d);
+     }},
+    {.name = strategy::kLeastKvUsage,
+     .summary = "The most KV-cache room the engines report, then the least load.",
+     .make = [](Specs c, const BalancerDeps& d, const RouteSettings&) -> Made {
+       return make_least_kv_usage(c, d);
      }},
     {.name = strategy::kAdaptive,
      .summary = "Latency, cost and load blended under the deployment-wide policy (its own screen).",

@@ -118,6 +118,9 @@ struct ProviderConfig {
   // (load_source = "engine_metrics"). Unset = never saturated.
   std::optional<uint32_t> max_in_flight_per_instance;
   std::optional<uint32_t> max_waiting_per_instance;
+  // Prefill/decode disaggregation (SPEC §18): which step of a disaggregated route its instances
+  // serve, "prefill", "decode" or "both" (they take whole requests too).
+  std::string role = "both";
   std::optional<CostConfig> cost;
   // From the file, at least one: `base_url` becomes a single instance, with the provider-level
   // kv_events / lmcache tables attached to it. With `discover`, none in the file: what the last
@@ -159,10 +162,23 @@ struct PolicyConfig {
   std::optional<DecisionService> decision_service;
 };
 
+// One step of a disaggregated route (SPEC §18): [routes.prefill] or [routes.decode].
+struct RouteStageConfig {
+  std::string strategy;  // empty = the step's default
+  std::vector<TargetConfig> targets;
+};
+
 struct RouteConfig {
   std::string name;
   std::string strategy{strategy::kDefault};
   std::vector<TargetConfig> targets;
+  // SPEC §18: "aggregated" (the default) or "disaggregated". A disaggregated route's own strategy
+  // and targets are its decode step's ([routes.decode], the candidates its answers come from);
+  // `prefill` holds [routes.prefill], and `min_uncached_tokens` decides which requests use it.
+  std::string mode = "aggregated";
+  std::optional<RouteStageConfig> prefill;
+  bool decode_table = false;  // [routes.decode] was given
+  uint64_t min_uncached_tokens = 512;
   std::optional<PolicyConfig> policy;
   // [routes.pipeline]: scorer name = weight. Empty = the default stack.
   std::vector<PipelineScorerConfig> pipeline;

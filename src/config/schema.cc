@@ -125,6 +125,7 @@ ProviderConfig read_provider(TableReader& in, Diagnostics& diag) {
   in.read("metrics_interval_ms", out.metrics_interval_ms, kAtLeastOne);
   in.read("tokenize", out.tokenize);
   in.read("tokenize_timeout_ms", out.tokenize_timeout_ms, kAtLeastOne);
+  in.read("role", out.role);
   read_provider_flow(in, out);
   out.cost = read_cost(in, diag);
 
@@ -282,6 +283,18 @@ PolicyConfig read_policy(TableReader& in, Diagnostics& diag) {
   return out;
 }
 
+// [routes.prefill] or [routes.decode] of a disaggregated route (SPEC §18).
+RouteStageConfig read_stage(TableReader& in, Diagnostics& diag) {
+  RouteStageConfig out;
+  in.read("strategy", out.strategy);
+  in.require("targets");
+  in.for_each_table("targets", [&](TableReader& target_in) {
+    out.targets.push_back(read_target(target_in, diag));
+  });
+  in.finish();
+  return out;
+}
+
 RouteConfig read_route(TableReader& in, Diagnostics& diag) {
   RouteConfig out;
   in.read("name", out.name, /*required=*/true);
@@ -289,6 +302,26 @@ RouteConfig read_route(TableReader& in, Diagnostics& diag) {
   in.for_each_table("targets", [&](TableReader& target_in) {
     out.targets.push_back(read_target(target_in, diag));
   });
+  in.read("mode", out.mode);
+  in.read("min_uncached_tokens", out.min_uncached_tokens, 1);
+  if (const toml::table* t = in.table("prefill")) {
+    TableReader sub(*t, in.key_path("prefill"), diag);
+    out.prefill = read_stage(sub, diag);
+  }
+  if (const toml::table* t = in.table("decode")) {
+    // The decode step's candidates are the route's own: its answers come from them.
+    TableReader sub(*t, in.key_path("decode"), diag);
+    if (in.has("targets") || in.has("strategy")) {
+      diag.error(in.key_path(in.has("targets") ? "targets" : "strategy"),
+                 "a route with [routes.decode] names its decode targets and strategy there");
+    }
+    RouteStageConfig decode = read_stage(sub, diag);
+    out.decode_table = true;
+    out.strategy = decode.strategy.empty() ? std::string(strategy::kLeastKvUsage)
+                                           : std::move(decode.strategy);
+    out.targets.insert(out.targets.end(), std::make_move_iterator(decode.targets.begin()),
+                       std::make_move_iterator(decode.targets.end()));
+  }
   if (const toml::table* t = in.table("policy")) {
     TableReader sub(*t, in.key_path("policy"), diag);
     out.policy = read_policy(sub, diag);

@@ -378,6 +378,14 @@ class Validator {
         diag_.error(child_path(path, "tokenize"),
                     "unknown tokenize " + quoted(p.tokenize) + "; expected none or engine");
       }
+      if (p.role != "both" && p.role != "prefill" && p.role != "decode") {
+        diag_.error(child_path(path, "role"),
+                    "unknown role " + quoted(p.role) + "; expected prefill, decode or both");
+      } else if (p.role != "both" && p.kind != "openai") {
+        diag_.error(child_path(path, "role"),
+                    "only an openai provider (a vLLM or SGLang engine) takes a role in "
+                    "prefill/decode disaggregation; this one has kind " + p.kind);
+      }
     }
   }
 
@@ -564,8 +572,11 @@ class Validator {
                                        "; known: " + strategy_list(/*with_policy=*/true));
       }
 
-      std::string targets_path = child_path(path, "targets");
-      if (r.targets.empty()) {
+      // A disaggregated route's own targets are its decode step's, read from [routes.decode].
+      std::string targets_path =
+          child_path(r.decode_table ? child_path(path, "decode") : path, "targets");
+      if (r.decode_table) strategy_path = child_path(child_path(path, "decode"), "strategy");
+      if (r.targets.empty() && !r.decode_table) {
         diag_.error(targets_path, "a route needs at least one [[routes.targets]]");
       }
       std::unordered_set<std::string> models;
@@ -609,6 +620,81 @@ class Validator {
       if (r.policy && r.policy->decision_service) {
         check_decision_service(*r.policy->decision_service,
                                child_path(policy_path, "decision_service"), models);
+      }
+      check_disaggregation(r, path);
+    }
+  }
+
+  // SPEC §18: mode, the two steps' tables, their strategies, and the roles of their providers.
+  void check_disaggregation(const RouteConfig& r, const std::string& path) {
+    const std::string mode_path = child_path(path, "mode");
+    if (r.mode != "aggregated" && r.mode != "disaggregated") {
+      diag_.error(mode_path, "unknown mode " + quoted(r.mode) + "; expected aggregated or " +
+                                 "disaggregated");
+      return;
+    }
+    const std::string prefill_path = child_path(path, "prefill");
+    const std::string decode_path = child_path(path, "decode");
+    if (r.mode == "aggregated") {
+      for (const auto& [given, at] : {std::pair{r.prefill.has_value(), prefill_path},
+                                      std::pair{r.decode_table, decode_path}}) {
+        if (given) diag_.error(at, "applies only to mode = \"disaggregated\"");
+      }
+      if (diag_.was_read(child_path(path, "min_uncached_tokens"))) {
+        diag_.warning(child_path(path, "min_uncached_tokens"),
+                      "has no effect without mode = \"disaggregated\"");
+      }
+      return;
+    }
+    if (!r.prefill) diag_.error(prefill_path, "a disaggregated route needs [routes.prefill]");
+    if (!r.decode_table) diag_.error(decode_path, "a disaggregated route needs [routes.decode]");
+    if (r.policy || r.strategy == kPolicyStrategy || r.strategy == strategy::kAdaptive) {
+      diag_.error(child_path(decode_path, "strategy"),
+                  "the decode step of a disaggregated route takes a strategy other than policy "
+                  "or adaptive");
+    }
+    if (r.decode_table && r.targets.empty()) {
+      diag_.error(child_path(decode_path, "targets"), "needs at least one target");
+    }
+    check_stage_roles(r.targets, child_path(decode_path, "targets"), "decode");
+    if (!r.prefill) return;
+    const std::string prefill_strategy = child_path(prefill_path, "strategy");
+    const std::string& s = r.prefill->strategy;
+    if (s == kPolicyStrategy || s == strategy::kAdaptive) {
+      diag_.error(prefill_strategy, "the prefill step takes a strategy other than policy or "
+                                    "adaptive");
+    } else if (!s.empty() && !is_known_strategy(s)) {
+      diag_.error(prefill_strategy,
+                  "unknown strategy " + quoted(s) + "; known: " + strategy_list(false));
+    }
+    const std::string prefill_targets = child_path(prefill_path, "targets");
+    if (r.prefill->targets.empty()) diag_.error(prefill_targets, "needs at least one target");
+    for (size_t j = 0; j < r.prefill->targets.size(); ++j) {
+      check_traffic_provider(r.prefill->targets[j].provider,
+                             child_path(index_path(prefill_targets, j), "provider"));
+    }
+    check_stage_roles(r.prefill->targets, prefill_targets, "prefill");
+  }
+
+  // Every provider of a step serves it: role `step` or "both".
+  void check_stage_roles(const std::vector<TargetConfig>& targets, const std::string& path,
+                         std::string_view step) {
+    for (size_t j = 0; j < targets.size(); ++j) {
+      auto it = providers_.find(targets[j].provider);
+      if (it == providers_.end()) continue;  // reported elsewhere
+      const ProviderConfig& p = *it->second;
+      const bool known_role = p.role == "prefill" || p.role == "decode" || p.role == "both";
+      if (known_role && p.role != step && p.role != "both") {
+        diag_.error(child_path(index_path(path, j), "provider"),
+                    "provider " + quoted(p.name) + " has role " + p.role + "; the " +
+                        std::string(step) + " step takes providers of role " + std::string(step) +
+                        " or both");
+      }
+      if (p.kind != "openai" && p.kind != "decision_service") {
+        diag_.error(child_path(index_path(path, j), "provider"),
+                    "provider " + quoted(p.name) + " has kind " + p.kind +
+                        "; prefill/decode disaggregation speaks vLLM's KV-transfer protocol, to "
+                        "openai providers only");
       }
     }
   }

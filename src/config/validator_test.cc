@@ -177,7 +177,7 @@ model = "x"
        "routes[1].strategy",
        "unknown strategy \"fastest_ever\"; known: round_robin, random, power_of_two, weighted, "
        "consistent_hash, cache_aware, pipeline, cheapest, fastest, predicted_latency, lora_aware, "
-       "precise_cache_aware, kv_cost, lmcache_aware, adaptive, policy"},
+       "precise_cache_aware, kv_cost, lmcache_aware, least_kv_usage, adaptive, policy"},
       // R4: reported at the route's header, targets being absent.
       {minimal_plus("[[routes]]  # <-\nname = \"empty\"\n"), "routes[1].targets",
        "at least one [[routes.targets]]"},
@@ -371,7 +371,7 @@ provider = "a"
        "provider_groups[0].strategy",
        "unknown strategy \"fastest_ever\"; known: round_robin, random, power_of_two, weighted, "
        "consistent_hash, cache_aware, pipeline, cheapest, fastest, predicted_latency, lora_aware, "
-       "precise_cache_aware, kv_cost, lmcache_aware, adaptive"},
+       "precise_cache_aware, kv_cost, lmcache_aware, least_kv_usage, adaptive"},
       // G6
       {minimal_plus("[[provider_groups]]  # <-\nslug = \"g\"\n"), "provider_groups[0].members",
        "at least one [[provider_groups.members]]"},

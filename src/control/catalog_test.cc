@@ -111,7 +111,7 @@ TEST(Catalog, StrategiesForThePicker) {
   const json strategies = strategies_json();
   std::map<std::string, json> by_name;
   for (const auto& s : strategies["data"]) by_name[s["name"].get<std::string>()] = s;
-  EXPECT_EQ(by_name.size(), 16u);
+  EXPECT_EQ(by_name.size(), 17u);
   EXPECT_EQ(by_name["adaptive"]["per_route"], false);
   EXPECT_EQ(by_name["round_robin"]["per_route"], true);
   EXPECT_EQ(by_name["policy"]["per_route"], true);

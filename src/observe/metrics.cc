@@ -47,6 +47,10 @@ const prometheus::Histogram::BucketBoundaries& decision_buckets() {
 constexpr std::array<const char*, 5> kDecisionOutcomes = {"ok", "timeout", "error", "status",
                                                           "invalid"};
 
+constexpr std::array<const char*, 3> kSplitPaths = {"disaggregated", "aggregated",
+                                                    "prefill_failed"};
+constexpr std::array<const char*, 3> kSplitCounts = {"kv_index", "tokens", "bytes"};
+
 constexpr std::array<const char*, 6> kCodeClasses = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 // Inter-token buckets in seconds: an engine decodes a token every few to a few hundred
@@ -273,6 +277,12 @@ struct Metrics::Families {
                               .Help("Calls to a policy route's decision service, by route and "
                                     "outcome (ok, timeout, error, status, invalid)")
                               .Register(r)),
+        disaggregation(prometheus::BuildCounter()
+                           .Name("rolter_disaggregation_total")
+                           .Help("Requests of a disaggregated route, by the path they took "
+                                 "(disaggregated, aggregated, prefill_failed) and where their "
+                                 "uncached prompt count came from (kv_index, tokens, bytes)")
+                           .Register(r)),
         decision_seconds(prometheus::BuildHistogram()
                              .Name("rolter_decision_service_seconds")
                              .Help("Duration of the calls to a policy route's decision service, "
@@ -375,6 +385,7 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Counter>& lmcache_failures;
   prometheus::Family<prometheus::Histogram>& tokenize;
   prometheus::Family<prometheus::Counter>& decision_requests;
+  prometheus::Family<prometheus::Counter>& disaggregation;
   prometheus::Family<prometheus::Histogram>& decision_seconds;
   prometheus::Family<prometheus::Gauge>& adaptive_score;
   // Synced at scrape time under the series table's lock, so two concurrent scrapes never both
@@ -552,6 +563,20 @@ Metrics::DecisionInstruments Metrics::decision(std::string_view route, SeriesLea
   return d;
 }
 
+Metrics::DisaggregationInstruments Metrics::disaggregation(std::string_view route,
+                                                           SeriesLease& lease) {
+  DisaggregationInstruments d{};
+  for (size_t p = 0; p < kSplitPaths.size(); ++p) {
+    for (size_t c = 0; c < kSplitCounts.size(); ++c) {
+      d[p][c] = &table_->lease(
+          families_->disaggregation,
+          {{"route", std::string(route)}, {"path", kSplitPaths[p]}, {"count", kSplitCounts[c]}},
+          lease);
+    }
+  }
+  return d;
+}
+
 void Metrics::auth_failure(std::string_view reason) {
   families_->auth_failures.Add({{"reason", std::string(reason)}}).Increment();
 }
@@ -645,6 +670,10 @@ void Metrics::observe_decision(const DecisionInstruments& d, DecisionOutcome out
                                double seconds) {
   count(d.requests[static_cast<size_t>(outcome)]);
   observe_seconds(d.seconds, seconds);
+}
+
+void Metrics::count_split(const DisaggregationInstruments& d, SplitPath path, size_t count) {
+  if (count < kSplitCounts.size()) Metrics::count(d[static_cast<size_t>(path)][count]);
 }
 
 void Metrics::count_engine_scrape(const EngineInstruments& e, const EngineScrape& scrape) {

@@ -57,6 +57,10 @@
 //   lmcache_occupancy_ratio{endpoint}, lmcache_poll_failures_total{endpoint}
 //   tokenize_seconds{provider,outcome}
 //   decision_service_requests_total{route,outcome}, decision_service_seconds{route}
+//   disaggregation_total{route,path,count}  a disaggregated route's requests: path disaggregated,
+//                                           aggregated (below min_uncached_tokens) or
+//                                           prefill_failed (served whole after step 1 failed);
+//                                           count kv_index, tokens or bytes (SPEC §18)
 //   adaptive_routing_target_score{route,target}, adaptive_routing_decisions_total{route,decision},
 //   adaptive_routing_target_picks_total{route,target,decision}
 //   adaptive_telemetry_posts_total{result}
@@ -169,6 +173,10 @@ class Metrics {
     std::array<prometheus::Counter*, 5> requests{};  // indexed by DecisionOutcome
     prometheus::Histogram* seconds = nullptr;
   };
+  // SPEC §18: the path a disaggregated route's request took, and where its uncached count came
+  // from (balance/split_decider.h's PromptCount, in its order).
+  enum class SplitPath { kDisaggregated, kAggregated, kPrefillFailed };
+  using DisaggregationInstruments = std::array<std::array<prometheus::Counter*, 3>, 3>;
   enum class SnapshotFetch { kUpdated, kNotModified, kRejected, kError };
   struct SnapshotFollowerInstruments {
     std::array<prometheus::Counter*, 4> fetches{};  // indexed by SnapshotFetch
@@ -208,6 +216,8 @@ class Metrics {
   TokenizeInstruments tokenize(std::string_view provider, SeriesLease& lease);
   // A policy route that asks a decision service: the series of its calls.
   DecisionInstruments decision(std::string_view route, SeriesLease& lease);
+  // A disaggregated route: the series of its requests' paths.
+  DisaggregationInstruments disaggregation(std::string_view route, SeriesLease& lease);
   // A gateway node that follows the control plane: the series of its polls (up starts at 0).
   SnapshotFollowerInstruments snapshot_follower();
 
@@ -242,6 +252,8 @@ class Metrics {
   // One decision-service call and how it ended.
   static void observe_decision(const DecisionInstruments& d, DecisionOutcome outcome,
                                double seconds);
+  // One request of a disaggregated route; `count` indexes kv_index, tokens, bytes.
+  static void count_split(const DisaggregationInstruments& d, SplitPath path, size_t count);
   // One scrape of an engine's /metrics: a failure, or a success and what it read.
   static void count_engine_scrape(const EngineInstruments& e, const EngineScrape& scrape);
   // Brings an instance's KV-event series up to `counts` (counters only grow). Called by the one

@@ -32,6 +32,8 @@ std::string_view attempt_reason_name(AttemptReason reason) {
       return "content_filter";
     case AttemptReason::kInternal:
       return "internal";
+    case AttemptReason::kKvTransfer:
+      return "kv_transfer";
   }
   return "unknown";
 }

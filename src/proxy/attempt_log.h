@@ -36,7 +36,11 @@ enum class AttemptReason : uint8_t {
   kContextLength,     // "context_length": the prompt is too long for the target
   kContentFilter,     // "content_filter": the target's content filter refused it
   kInternal,          // "internal": the gateway could not build the request (model rewrite)
+  kKvTransfer,        // "kv_transfer": a prefill answer without usable kv_transfer_params
 };
+
+// Which step of a request the attempt served (SPEC §18). kWhole: the request was not split.
+enum class AttemptStep : uint8_t { kWhole, kPrefill, kDecode };
 
 // The reason's name in the log; kStatus is "status", which the log line completes with the status
 // ("status_503"). kNone is "".
@@ -47,6 +51,7 @@ struct AttemptEntry {
   float ms = 0;               // how long the attempt took, until its answer ended or it failed
   uint16_t status = 0;        // the upstream's status; 0 = no response head
   AttemptReason reason = AttemptReason::kNone;
+  AttemptStep step = AttemptStep::kWhole;
 };
 
 class AttemptLog {

@@ -2,6 +2,7 @@
 
 #include <boost/beast/http/write.hpp>
 #include <boost/container/small_vector.hpp>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,9 +14,12 @@
 
 #include "balance/explain.h"
 #include "balance/kv_match.h"
+#include "balance/split_decider.h"
 #include "http/tokens.h"
 #include "proxy/exchange.h"
 #include "proxy/fallback.h"
+#include "proxy/kv_transfer.h"
+#include "proxy/prefill_call.h"
 #include "proxy/queue_gate.h"
 #include "proxy/request_line.h"
 #include "proxy/request_log.h"
@@ -205,13 +209,14 @@ AttemptReason reason_of(const AttemptReport& report) {
 
 // Records an attempt for the access log.
 void note_attempt(AttemptLog& tries, const Candidate& candidate, const AttemptReport& report,
-                  std::chrono::steady_clock::time_point started) {
+                  std::chrono::steady_clock::time_point started, AttemptStep step) {
   tries.add(AttemptEntry{
       .endpoint = candidate.endpoint->base_url,
       .ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - started)
                 .count(),
       .status = static_cast<uint16_t>(report.status),
-      .reason = reason_of(report)});
+      .reason = reason_of(report),
+      .step = step});
 }
 
 }  // namespace
@@ -546,7 +551,12 @@ Task<ForwardResult> Forwarder::forward_logged(beast::tcp_stream& client, ClientW
   // a queue it still reports its end, for the queue's drain rate.
   ForwardResult result;
   if (flow_open(request, clock_.now())) {
-    result = co_await run_attempts(client, request, watch, tries);
+    // (An if rather than ?: : GCC 12 miscompiles co_await in a conditional expression.)
+    if (request.route.pool->prefill == nullptr) {
+      result = co_await run_attempts(client, request, watch, tries);
+    } else {
+      result = co_await run_disaggregated(client, request, watch, tries);
+    }
     release_queue_slot(request);
   } else {
     result = co_await run_queued(client, request, watch, tries);
@@ -574,7 +584,13 @@ Task<ForwardResult> Forwarder::run_queued(beast::tcp_stream& client,
   co_await pass_queue(client, watch, request, pass);
   if (pass.queue_ms) tries.set_queue_ms(*pass.queue_ms);
   if (pass.answered) co_return *pass.answered;
-  ForwardResult result = co_await run_attempts(client, pass.forwarded(request), watch, tries);
+  const ForwardRequest& forwarded = pass.forwarded(request);
+  ForwardResult result;
+  if (forwarded.route.pool->prefill == nullptr) {
+    result = co_await run_attempts(client, forwarded, watch, tries);
+  } else {
+    result = co_await run_disaggregated(client, forwarded, watch, tries);
+  }
   release_queue_slot(request);
   co_return result;
 }
@@ -588,12 +604,15 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   const auto& pool = *request.route.pool;
   const size_t n = pool.candidates.size();
   const Loads loads = pool.loads();
-  // A fallback route shares the request's start and deadline, and continues its attempt count.
-  const auto started = trail != nullptr ? trail->started : std::chrono::steady_clock::now();
+  // A fallback route shares the request's start and deadline, and continues its attempt count; so
+  // does a decode step (request.started).
+  const auto started = trail != nullptr ? trail->started
+                                        : request.started.value_or(std::chrono::steady_clock::now());
   const auto deadline =
       trail != nullptr ? trail->deadline : started + milliseconds(server.upstream_timeout_ms);
   const unsigned max_attempts = std::max<unsigned>(1, snapshot.config().retry.max_attempts);
-  const unsigned earlier = trail != nullptr ? trail->attempts : 0;  // on earlier routes
+  // On earlier routes, or earlier steps.
+  const unsigned earlier = trail != nullptr ? trail->attempts : request.earlier_attempts;
   const bool fall_back_on_429 = may_fall_back_on_429(request, trail);
   const bool fall_back_on_context = may_fall_back_on_context_length(request, trail);
   const bool fall_back_on_filter = may_fall_back_on_content_filter(request, trail);
@@ -655,7 +674,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
         .watch = &watch,
     };
     const AttemptReport report = co_await attempt(client, params, watch);
-    note_attempt(tries, candidate, report, attempt_started);
+    note_attempt(tries, candidate, report, attempt_started, request.step);
     trace_attempt(request, params, report, attempt_started);
 
     // A client that went away cut the attempt short: that says nothing about the instance, and
@@ -749,6 +768,190 @@ Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const Forwar
                                            .tries = &tries,
                                            .fallbacks = trail.given_up,
                                            .started = trail.started});
+}
+
+// What step 1 of a disaggregated request came to.
+struct PrefillOutcome {
+  std::string params;     // the transfer parameters; empty when no prefill worker gave them
+  unsigned attempts = 0;  // the request's attempts, step 1's included
+};
+
+namespace {
+
+// SPEC §18's split decision, from the KV indexes of the decode candidates that may serve the
+// request now.
+SplitDecision split_decision(const ForwardRequest& request, Clock::TimePoint now) {
+  const RoutePool& pool = *request.route.pool;
+  const BreakerParams& breaker = request.snapshot->breaker();
+  boost::container::small_vector<const KvResidency*, 16> kv;
+  for (const Candidate& c : pool.candidates) {
+    if (request.key != nullptr && !request.key->allows_provider(c.provider->name)) continue;
+    if (availability(c.state->health, now, breaker) != OutReason::kNone) continue;
+    kv.push_back(&c.state->kv);
+  }
+  return decide_split(*request.ctx, kv, pool.min_uncached_tokens);
+}
+
+// A prefill call as the attempt bookkeeping (learn, the access log, the trace) reads an attempt.
+AttemptReport prefill_report(const PrefillCall& call) {
+  AttemptReport report;
+  report.status = call.status;
+  report.timed_out = call.timed_out;
+  report.refused = call.refused;
+  report.error = call.error;
+  if (call.ok()) {
+    report.outcome = Outcome::kRelayed;  // it answered as asked (nothing reached the client)
+  } else if (call.refused) {
+    report.reason = AttemptReason::kConnectRefused;
+  } else if (call.timed_out) {
+    report.reason = AttemptReason::kFirstByteTimeout;
+  } else if (call.status == 200) {
+    report.reason = AttemptReason::kKvTransfer;
+  } else if (call.status == 0) {
+    report.reason = AttemptReason::kResponseError;
+  }
+  return report;
+}
+
+// Whether a failed prefill says the request itself is at fault (a 4xx other than 408 and 429):
+// every prefill worker would say the same, and the decode worker, serving it whole, answers the
+// client with its own error.
+bool request_refused(const PrefillCall& call) {
+  return call.status >= 400 && call.status < 500 && call.status != 408 && call.status != 429;
+}
+
+}  // namespace
+
+Task<ForwardResult> Forwarder::run_disaggregated(beast::tcp_stream& client,
+                                                 const ForwardRequest& request, ClientWatch& watch,
+                                                 AttemptLog& tries) {
+  const RoutePool& pool = *request.route.pool;
+  const auto started = std::chrono::steady_clock::now();
+  const SplitDecision decision = split_decision(request, clock_.now());
+  const auto count = static_cast<size_t>(decision.source);
+  // A client that drives the connector itself keeps its own parameters.
+  if (!decision.disaggregate || carries_kv_transfer_params(request.body)) {
+    Metrics::count_split(pool.disaggregation, Metrics::SplitPath::kAggregated, count);
+    co_return co_await run_attempts(client, request, watch, tries);
+  }
+  ForwardRequest decode = request;
+  decode.started = started;
+  decode.step = AttemptStep::kDecode;
+  std::string decode_body;
+  unsigned attempts = 0;
+  for (int round = 0; round < 2; ++round) {
+    PrefillOutcome prefill = co_await run_prefill(request, watch, tries, attempts, started);
+    attempts = prefill.attempts;
+    if (watch.gone()) co_return gone(ForwardResult{.attempts = attempts});
+    if (prefill.params.empty()) {
+      // No prefill worker answered: the decode worker computes the prompt itself.
+      Metrics::count_split(pool.disaggregation, Metrics::SplitPath::kPrefillFailed, count);
+      decode.body = request.body;
+      decode.step = AttemptStep::kWhole;
+      decode.earlier_attempts = attempts;
+      co_return co_await run_attempts(client, decode, watch, tries);
+    }
+    if (round == 0) {
+      Metrics::count_split(pool.disaggregation, Metrics::SplitPath::kDisaggregated, count);
+    }
+    decode_body = with_kv_transfer_params(request.body, prefill.params);
+    decode.body = decode_body;
+    decode.earlier_attempts = attempts;
+    if (round == 1) break;
+    // Every decode worker that may take it, with these parameters; their failure is kept from the
+    // client (status 0) so that step 1 may run once more.
+    FallbackTrail trail{.origin = &pool,
+                        .started = started,
+                        .deadline = started + milliseconds(
+                                                  request.snapshot->config().server.upstream_timeout_ms),
+                        .attempts = attempts};
+    ForwardResult result = co_await run_attempts(client, decode, watch, tries, &trail);
+    if (result.status != 0 || !result.client_usable || watch.gone()) co_return result;
+    const bool decoded = trail.attempts > attempts;
+    attempts = trail.attempts;
+    decode.earlier_attempts = attempts;
+    // Without a decode attempt there is no worker to hand a new prefill to: the last run answers.
+    if (!decoded || std::chrono::steady_clock::now() >= trail.deadline) break;
+  }
+  co_return co_await run_attempts(client, decode, watch, tries);
+}
+
+Task<PrefillOutcome> Forwarder::run_prefill(const ForwardRequest& request, ClientWatch& watch,
+                                            AttemptLog& tries, unsigned earlier,
+                                            std::chrono::steady_clock::time_point started) {
+  const Snapshot& snapshot = *request.snapshot;
+  const auto& server = snapshot.config().server;
+  const BreakerParams& breaker = snapshot.breaker();
+  const RoutePool& stage = *request.route.pool->prefill;
+  ForwardRequest step = request;
+  step.route = ResolvedRoute{.pool = &stage, .requested_model = request.route.requested_model};
+  step.explain = false;
+  const size_t n = stage.candidates.size();
+  const Loads loads = stage.loads();
+  const auto deadline = started + milliseconds(server.upstream_timeout_ms);
+  const unsigned max_attempts = std::max<unsigned>(1, snapshot.config().retry.max_attempts);
+  Excluded excluded(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    excluded[i] = request.key != nullptr &&
+                  !request.key->allows_provider(stage.candidates[i].provider->name);
+  }
+  auto now = clock_.now();
+  auto eligible = [&](size_t i) {
+    return i < n && !excluded[i] &&
+           availability(stage.candidates[i].state->health, now, breaker) == OutReason::kNone;
+  };
+  PrefillOutcome out{.attempts = earlier};
+  for (unsigned tried = 0; tried < max_attempts && std::chrono::steady_clock::now() < deadline;) {
+    if (watch.gone()) break;
+    now = clock_.now();
+    if (request.trace != nullptr) request.trace->start_route();
+    const std::optional<Selection> selection = select(step, loads, eligible, excluded, now, breaker);
+    trace_route(step, selection ? &*selection : nullptr, out.attempts + 1);
+    if (!selection) break;
+    const size_t index = selection->choice.index;
+    const Candidate& candidate = stage.candidates[index];
+    excluded[index] = true;
+    if (!selection->choice.bypass_admit && !admit(candidate.state->health, now, breaker)) continue;
+    auto body = prefill_request_body(request.body, step.route.upstream_model(index));
+    if (!body) break;  // not a JSON object: the decode worker answers it whole
+    ++tried;
+    const unsigned attempt_number = ++out.attempts;
+    Metrics::count_pick(candidate.instruments);
+    if (tried > 1) Metrics::count_retry(stage.instruments);
+    // Counted against the worker from the pick on, so picks made meanwhile see it busy.
+    InFlightGuard guard(*candidate.state);
+    PrefillTicket ticket(
+        *candidate.state,
+        static_cast<uint64_t>(std::llround(selection->sample.uncached_ktokens * 1000)));
+    const auto attempt_started = std::chrono::steady_clock::now();
+    if (request.trace != nullptr) request.trace->start_attempt();
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - attempt_started);
+    PrefillCall call = co_await call_prefill(
+        {.candidate = &candidate,
+         .target = request.request->target(),
+         .body = std::move(*body),
+         .request_id = request_id_of(request),
+         .timeout = std::clamp(left, milliseconds(1), milliseconds(server.first_byte_timeout_ms))},
+        tls_);
+    const AttemptReport report = prefill_report(call);
+    Metrics::count_response(candidate.instruments, call.status);
+    note_attempt(tries, candidate, report, attempt_started, AttemptStep::kPrefill);
+    const AttemptParams params{.request = &step,
+                               .candidate = &candidate,
+                               .model = step.route.upstream_model(index),
+                               .may_retry = false,
+                               .attempt_number = attempt_number};
+    trace_attempt(step, params, report, attempt_started);
+    learn(report, candidate, snapshot, clock_.now());
+    if (call.ok()) {
+      out.params = std::move(call.params);
+      co_return out;
+    }
+    spdlog::debug("prefill on {} for route '{}' failed: {}", candidate.explain_name,
+                  request.route.pool->name, call.error);
+    if (request_refused(call)) break;
+  }
+  co_return out;
 }
 
 Task<AttemptReport> Forwarder::attempt(beast::tcp_stream& client, const AttemptParams& params,

@@ -23,6 +23,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string_view>
 
@@ -74,6 +75,12 @@ struct ForwardRequest {
   // The request's id and trace (SPEC §17): every attempt sends them upstream, every answer carries
   // the id, and a recorded request's spans are made here. Null only in tests that need none.
   RequestTrace* trace = nullptr;
+  // When the attempt loop continues a request that began earlier (a disaggregated request's decode
+  // step, SPEC §18): the request's start (its durations, TTFT and deadline count from it), the
+  // attempts made before, and the step its attempts serve. Unset: the loop starts the clock.
+  std::optional<std::chrono::steady_clock::time_point> started;
+  unsigned earlier_attempts = 0;
+  AttemptStep step = AttemptStep::kWhole;
 };
 
 // The request's id and its trace id (32 hex digits), as the access log carries them; empty
@@ -114,6 +121,7 @@ struct ForwardResult {
 
 struct AttemptParams;
 struct AttemptReport;
+struct PrefillOutcome;
 struct FallbackTrail;
 struct RouteFailures;
 struct RouteEnd;
@@ -138,6 +146,18 @@ class Forwarder {
   // its turn in the route's queue (or its refusal), then the attempt loop.
   Task<ForwardResult> run_queued(beast::tcp_stream& client, const ForwardRequest& request,
                                  ClientWatch& watch, AttemptLog& tries);
+  // SPEC §18, a request on a disaggregated route: the split decision (balance/split_decider.h);
+  // then either the whole request through the attempt loop on the decode workers, or step 1 on a
+  // prefill worker and step 2 through that loop with the transfer parameters. When every decode
+  // attempt failed, step 1 runs once more on another prefill worker; when no prefill worker
+  // answered, the request is served whole on a decode worker.
+  Task<ForwardResult> run_disaggregated(beast::tcp_stream& client, const ForwardRequest& request,
+                                        ClientWatch& watch, AttemptLog& tries);
+  // Step 1: prefill workers in turn, up to retry.max_attempts, each counted against its worker
+  // from its pick to its answer. `earlier`: the request's attempts so far.
+  Task<PrefillOutcome> run_prefill(const ForwardRequest& request, ClientWatch& watch,
+                                   AttemptLog& tries, unsigned earlier,
+                                   std::chrono::steady_clock::time_point started);
   // The attempt loop on request.route. `trail` is null on the request's first route; on a
   // fallback route it is the request's FallbackTrail, and a route that cannot answer is recorded
   // there (status 0 returned) instead of answered.

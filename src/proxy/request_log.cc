@@ -79,7 +79,8 @@ void append_ms(std::string& json, std::string_view name, double seconds) {
   fmt::format_to(std::back_inserter(json), R"(,"{}":{:.3f})", name, seconds * 1e3);
 }
 
-// `,"tries":[{"endpoint":...,"status":503,"reason":"status_503","ms":1.234},...]`
+// `,"tries":[{"endpoint":...,"status":503,"reason":"status_503","ms":1.234},...]`, each try of a
+// disaggregated request with its "step" (prefill, decode).
 void append_tries(std::string& json, std::span<const AttemptEntry> tries) {
   if (tries.empty()) return;
   json.append(R"(,"tries":[)");
@@ -92,6 +93,9 @@ void append_tries(std::string& json, std::span<const AttemptEntry> tries) {
       fmt::format_to(std::back_inserter(json), R"(,"reason":"status_{}")", t.status);
     } else if (t.reason != AttemptReason::kNone) {
       fmt::format_to(std::back_inserter(json), R"(,"reason":"{}")", attempt_reason_name(t.reason));
+    }
+    if (t.step != AttemptStep::kWhole) {
+      json.append(t.step == AttemptStep::kPrefill ? R"(,"step":"prefill")" : R"(,"step":"decode")");
     }
     fmt::format_to(std::back_inserter(json), R"(,"ms":{:.3f}}})", t.ms);
   }

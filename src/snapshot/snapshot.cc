@@ -362,10 +362,64 @@ class SnapshotBuilder {
       settings.policy = &pool->policy->settings;
     }
     adaptive_settings(*pool, rc.name, settings);
+    if (rc.mode == "disaggregated" && rc.prefill) {
+      pool->prefill = prefill_stage(rc);
+      if (pool->prefill == nullptr) return;
+      pool->min_uncached_tokens = rc.min_uncached_tokens;
+      if (metrics_ != nullptr) {
+        pool->disaggregation = metrics_->disaggregation(rc.name, snap_->series_);
+      }
+    }
     if (auto* built = finish(std::move(pool), specs, settings)) {
       snap_->routes_.emplace(rc.name, built);
       snap_->model_ids_.push_back(rc.name);
     }
+  }
+
+  // The prefill step of a disaggregated route (SPEC §18): its own pool, named "<route>/prefill"
+  // in metrics, owned by the route rather than listed among the snapshot's pools. Its strategy
+  // defaults to precise_cache_aware when its providers publish KV events, else cache_aware.
+  std::unique_ptr<RoutePool> prefill_stage(const RouteConfig& rc) {
+    auto pool = std::make_unique<RoutePool>();
+    pool->kind = RoutePool::Kind::kRoute;
+    pool->name = rc.name + "/prefill";
+    pool->strategy = rc.prefill->strategy;
+    bool kv_events = false;
+    std::vector<CandidateSpec> specs;
+    for (size_t t = 0; t < rc.prefill->targets.size(); ++t) {
+      const TargetConfig& tc = rc.prefill->targets[t];
+      const Provider* p = usable(tc.provider);
+      if (p == nullptr) continue;
+      add_candidates(*pool, specs, *p, tc.model, tc.weight.value_or(1.0),
+                     tc.cost ? tc.cost : p->cost, t, tracker_);
+      for (const ProviderConfig& pc : config_->providers) {
+        if (pc.name != tc.provider) continue;
+        for (const InstanceConfig& ic : pc.instances) kv_events = kv_events || ic.kv_events;
+        kv_events = kv_events || (pc.discover && pc.discover->kv_events);
+      }
+    }
+    if (pool->strategy.empty()) {
+      pool->strategy = kv_events ? strategy::kPreciseCacheAware : strategy::kCacheAware;
+    }
+    BalancerDeps deps = deps_;
+    deps.pool = pool->name;
+    auto balancer = make_balancer(pool->strategy, specs, deps, {});
+    if (!balancer) {
+      errors_.push_back(pool->name + ": " + balancer.error());
+      return nullptr;
+    }
+    pool->balancer = std::move(*balancer);
+    pool->series = pool->name;
+    if (metrics_ != nullptr) {
+      SeriesLease& lease = snap_->series_;
+      pool->instruments = metrics_->route(pool->series, lease);
+      pool->no_target = metrics_->candidate(pool->series, pool->strategy, "none", lease);
+      for (auto& c : pool->candidates) {
+        c.instruments = metrics_->candidate(pool->series, pool->strategy, c.label, lease);
+        c.endpoint_instruments = metrics_->endpoint(c.state->identity, lease);
+      }
+    }
+    return pool;
   }
 
   // A route's fallbacks, once every route is built (the config validator refused unknown names

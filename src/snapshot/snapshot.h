@@ -150,6 +150,12 @@ struct RoutePool {
   } fallback_on;
   // Flow control (SPEC §19): the route's queue, when it can saturate; null otherwise.
   std::unique_ptr<const FlowGate> flow;
+  // SPEC §18: a disaggregated route's prefill step (its candidates and their balancer), and the
+  // uncached prompt tokens from which a request uses it; null on every other pool. The route's
+  // own candidates are its decode step's: its answers come from them.
+  std::unique_ptr<RoutePool> prefill;
+  uint64_t min_uncached_tokens = 0;
+  Metrics::DisaggregationInstruments disaggregation{};
 
   Loads loads() const { return Loads(counters); }
 };

@@ -18,6 +18,7 @@ constexpr auto kNothing = [] {};
 
 OneShotError failure(std::string_view step, const error_code& ec) {
   return OneShotError{.timed_out = ec == beast::error::timeout,
+                      .refused = ec == asio::error::connection_refused,
                       .message = std::string(step) + ": " + ec.message()};
 }
 

@@ -47,6 +47,7 @@ struct OneShotLimits {
 // request: ...", "reading the response: ..."), and whether the deadline was the cause.
 struct OneShotError {
   bool timed_out = false;
+  bool refused = false;  // the connection was refused: nothing listens there
   std::string message;
 };
 

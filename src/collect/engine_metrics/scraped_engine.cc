@@ -92,11 +92,16 @@ bool ScrapedEngine::succeed(const EngineSample& sample) {
   last_sample_ = sample;
   const uint32_t load = sample.load();
   const uint32_t waiting = EngineSample{.waiting = sample.waiting}.load();
+  const uint16_t kv_permille =
+      sample.gpu_cache_usage
+          ? static_cast<uint16_t>(std::lround(std::clamp(*sample.gpu_cache_usage, 0.0, 1.0) * 1000))
+          : LoadSignals::kNoKvUsage;
   for (const auto& [signals, sent] : pending_) {
     // An instance that left while the scrape ran keeps the cleared flag set_instances() gave it.
     if (!named(signals)) continue;
     signals->engine_load.store(load, std::memory_order_relaxed);
     signals->engine_waiting.store(waiting, std::memory_order_relaxed);
+    signals->engine_kv_permille.store(kv_permille, std::memory_order_relaxed);
     signals->sent_at_scrape.store(sent, std::memory_order_relaxed);
     signals->engine_fresh.store(true, std::memory_order_relaxed);
   }
