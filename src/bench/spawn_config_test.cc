@@ -65,8 +65,8 @@ TEST(SpawnConfigTest, NoTenantsNoKeys) {
 
 // --pd 1:2: two providers by role over the engines in order, each instance with its KV-event
 // stream, and one disaggregated route per strategy whose prefill stage names the strategy and
-// whose decode stage keeps the default. Read back as TOML, table by table (the gateway's schema
-// for it is checked by `rolter check` in the node test).
+// whose decode stage keeps the default. Read back as TOML, table by table, then through the
+// gateway's loader.
 TEST(SpawnConfigTest, DisaggregatedRoutes) {
   SpawnOptions o = options();
   o.engines = 3;
@@ -126,6 +126,22 @@ TEST(SpawnConfigTest, DisaggregatedRoutes) {
     EXPECT_FALSE(route["decode"]["strategy"]) << "decode keeps the default, least load";
     EXPECT_EQ(route["decode"]["targets"][0]["provider"].value_or(""), std::string("pd-decode"));
     EXPECT_EQ(route["decode"]["targets"].as_array()->size(), 1u);
+  }
+  // And the gateway's own loader takes it as such.
+  auto loaded = load_config_text(text, "bench.toml");
+  ASSERT_TRUE(loaded) << text;
+  const Config& c = loaded->config;
+  ASSERT_EQ(c.providers.size(), 2u);
+  EXPECT_EQ(c.providers[0].role, "prefill");
+  EXPECT_EQ(c.providers[1].role, "decode");
+  EXPECT_EQ(c.providers[1].instances.size(), 2u);
+  ASSERT_EQ(c.routes.size(), 2u);
+  for (const auto& route : c.routes) {
+    EXPECT_EQ(route.mode, "disaggregated") << route.name;
+    EXPECT_EQ(route.min_uncached_tokens, 256u) << route.name;
+    ASSERT_TRUE(route.prefill) << route.name;
+    EXPECT_EQ(route.prefill->targets.size(), 1u) << route.name;
+    EXPECT_TRUE(route.decode_table) << route.name;
   }
 }
 
