@@ -102,11 +102,32 @@ std::optional<double> metric_sum(const std::string& text, std::string_view name)
   return sum;
 }
 
+// Whether an SSE data line carries a non-empty delta content (one token, from rolter-sim). The
+// compact form rolter-sim and the gateway write is checked without parsing; anything else that
+// mentions content is parsed.
+bool carries_content(std::string_view line) {
+  constexpr std::string_view kCompact = "\"content\":\"";
+  if (auto at = line.find(kCompact); at != line.npos) {
+    return at + kCompact.size() < line.size() && line[at + kCompact.size()] != '"';
+  }
+  if (line.find("\"content\"") == line.npos) return false;
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.contains("choices") || !j["choices"].is_array() ||
+      j["choices"].empty()) {
+    return false;
+  }
+  const auto& c = j["choices"][0];
+  return c.contains("delta") && c["delta"].contains("content") &&
+         c["delta"]["content"].is_string() &&
+         !c["delta"]["content"].get_ref<const std::string&>().empty();
+}
+
 // rolter-sim's x-sim-engine header: the index of the engine that answered; nullopt when absent.
 std::optional<size_t> engine_of(std::string_view header) {
   size_t value = 0;
   const auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), value);
-  if (header.empty() || ec != std::errc() || end != header.data() + header.size()) return std::nullopt;
+  if (header.empty() || ec != std::errc() || end != header.data() + header.size())
+    return std::nullopt;
   return value;
 }
 
@@ -363,6 +384,7 @@ class HttpReplay {
     bool nothing_received = false;
     int status = 0;  // the answer's HTTP status, 0 when none was read
     std::optional<double> ttft_ms;
+    std::vector<double> token_ms;  // when each content chunk (one token) arrived, since sent
     std::optional<size_t> engine;  // the rolter-sim engine that answered (x-sim-engine)
     uint64_t prompt_tokens = 0;
     uint64_t cached_tokens = 0;
@@ -398,12 +420,15 @@ class HttpReplay {
     while (!parser.is_done()) {
       parser.get().body().data = chunk.data();
       parser.get().body().size = chunk.size();
-      auto [rerr, rn] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+      // read_some: back as soon as a chunk is in, so each token is timed when it arrives (read
+      // would wait for the buffer to fill or the stream to end).
+      auto [rerr, rn] = co_await http::async_read_some(stream, buffer, parser, kNoThrow);
       if (rerr == http::error::need_buffer) rerr = {};
       if (rerr) {
         out.error = "read body: " + rerr.message();
         co_return out;
       }
+      const auto read_at = SteadyClock::now();
       pending.append(chunk.data(), chunk.size() - parser.get().body().size);
       size_t start = 0;
       for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
@@ -416,22 +441,17 @@ class HttpReplay {
           done_marker = true;
           continue;
         }
-        const bool maybe_content = !out.ttft_ms && line.find("\"content\"") != line.npos;
+        if (carries_content(line)) {
+          // Every chunk in one read gets the read's time: ITL sees them 0 ms apart.
+          const double at_ms = std::chrono::duration<double, std::milli>(read_at - sent).count();
+          if (!out.ttft_ms) out.ttft_ms = at_ms;
+          out.token_ms.push_back(at_ms);
+        }
         const bool maybe_usage = line.find("\"usage\"") != line.npos;
-        if (!maybe_content && !maybe_usage) continue;
+        if (!maybe_usage) continue;
         auto j = nlohmann::json::parse(line, nullptr, false);
         if (j.is_discarded()) continue;
-        if (maybe_content && j.contains("choices") && j["choices"].is_array() &&
-            !j["choices"].empty()) {
-          const auto& c = j["choices"][0];
-          if (c.contains("delta") && c["delta"].contains("content") &&
-              c["delta"]["content"].is_string() &&
-              !c["delta"]["content"].get_ref<const std::string&>().empty()) {
-            out.ttft_ms =
-                std::chrono::duration<double, std::milli>(SteadyClock::now() - sent).count();
-          }
-        }
-        if (maybe_usage && j.contains("usage") && j["usage"].is_object()) {
+        if (j.contains("usage") && j["usage"].is_object()) {
           const auto& u = j["usage"];
           usage_seen = true;
           out.prompt_tokens = u.value("prompt_tokens", 0ULL);
@@ -477,6 +497,7 @@ class HttpReplay {
     }
     samples_.e2e_ms.push_back(e2e_ms);
     samples_.ttft_ms.push_back(ttft_ms);
+    add_token_intervals(o.token_ms, samples_.itl_ms);
     samples_.output_tokens += o.completion_tokens ? o.completion_tokens : tr.output_length;
     usage_prompt_ += o.prompt_tokens;
     usage_cached_ += o.cached_tokens;

@@ -5,11 +5,13 @@
 //
 // One io_context on the calling thread runs every request as a coroutine, released at its
 // (compressed) trace time, over a pool of keep-alive connections. TTFT is measured at the first
-// SSE chunk that carries content; the usage chunk (stream_options.include_usage) gives
-// prompt_tokens and prompt_tokens_details.cached_tokens. When the sim's control URL is known,
-// per-engine in-flight counts are sampled from it for the load-imbalance figure, and the
-// engines' /metrics prefix-cache counters give the hit ratio (the usage sums are the fallback).
-// With tenants, each request carries its tenant's key and is counted per tenant as well.
+// SSE chunk that carries content, ITL between successive content chunks (rolter-sim sends one
+// token per chunk; chunks that arrive in one read count 0 ms apart); the usage chunk
+// (stream_options.include_usage) gives prompt_tokens and prompt_tokens_details.cached_tokens. When
+// the sim's control URL is known, per-engine in-flight counts are sampled from it for the
+// load-imbalance figure, and the engines' /metrics prefix-cache counters give the hit ratio (the
+// usage sums are the fallback). With tenants, each request carries its tenant's key and is counted
+// per tenant as well.
 //
 // Thread-safety: a call owns its io_context; it blocks until every request has ended.
 #pragma once
@@ -26,9 +28,9 @@ namespace rolter::bench {
 
 struct HttpTarget {
   std::vector<std::string> gateway_urls;  // http://host:port of each rolter node (at least one)
-  std::string model;                     // the route to call, e.g. "bench-round_robin"
-  std::string sim_control_url;           // optional: rolter-sim's control server
-  std::vector<std::string> engine_urls;  // optional: engines, for /metrics
+  std::string model;                      // the route to call, e.g. "bench-round_robin"
+  std::string sim_control_url;            // optional: rolter-sim's control server
+  std::vector<std::string> engine_urls;   // optional: engines, for /metrics
 };
 
 struct HttpOptions {

@@ -11,15 +11,16 @@
 #include <optional>
 #include <sstream>
 
+#include "balance/strategy_names.h"
 #include "balance/strategy_registry.h"
 #include "bench/cache_bounds.h"
 #include "bench/http_replay.h"
 #include "bench/in_process.h"
 #include "bench/overhead/cli.h"
 #include "bench/overhead/run.h"
+#include "bench/pd_split.h"
 #include "bench/report.h"
 #include "bench/spawn.h"
-#include "balance/strategy_names.h"
 #include "bench/synthetic.h"
 #include "bench/tenants.h"
 #include "bench/trace.h"
@@ -50,6 +51,11 @@ struct ReplayArgs {
   uint64_t seed = 1;
   bool in_process = false;
   rb::InProcessOptions inproc;
+  // Prefill/decode disaggregation: "P:D[,P:D...]" and what it parses to.
+  std::string pd;
+  std::vector<rb::PdSplit> pd_splits;
+  // --prefill-chunk-tokens as given; unset: 0, or kPdPrefillChunkTokens with --pd.
+  std::optional<size_t> prefill_chunk_tokens;
   // HTTP mode.
   std::string gateway;  // one URL, or several separated by commas (--gateways)
   std::string engines_url;
@@ -101,31 +107,50 @@ std::vector<std::string> sim_model_args(const ReplayArgs& a) {
     o << v;
     return o.str();
   };
-  return {"--kv-blocks",
-          std::to_string(a.inproc.kv_tokens_per_engine / a.inproc.block_size),
-          "--block-size",
-          std::to_string(a.inproc.block_size),
-          "--max-batch",
-          std::to_string(m.max_batch),
-          "--prefill-ms-base",
-          num(m.prefill_ms_base),
-          "--prefill-ms-per-token",
-          num(m.prefill_ms_per_token),
-          "--decode-ms-base",
-          num(m.decode_ms_base),
-          "--decode-ms-per-seq",
-          num(m.decode_ms_per_seq),
-          "--time-scale",
-          num(m.time_scale)};
+  std::vector<std::string> args = {
+      "--kv-blocks",
+      std::to_string(a.inproc.kv_tokens_per_engine / a.inproc.block_size),
+      "--block-size",
+      std::to_string(a.inproc.block_size),
+      "--max-batch",
+      std::to_string(m.max_batch),
+      "--prefill-ms-base",
+      num(m.prefill_ms_base),
+      "--prefill-ms-per-token",
+      num(m.prefill_ms_per_token),
+      "--decode-ms-base",
+      num(m.decode_ms_base),
+      "--decode-ms-per-seq",
+      num(m.decode_ms_per_seq),
+      "--time-scale",
+      num(m.time_scale)};
+  // Only when used, so a sim without them is not warned about on every run.
+  if (m.prefill_chunk_tokens > 0) {
+    args.insert(args.end(), {"--prefill-chunk-tokens", std::to_string(m.prefill_chunk_tokens)});
+  }
+  if (!a.pd_splits.empty()) {
+    args.insert(args.end(), {"--kv-transfer-ms-per-block", num(m.kv_transfer_ms_per_block)});
+  }
+  return args;
 }
+
+// With --pd and no --prefill-chunk-tokens: vLLM's chunked prefill at a common chunk size, for the
+// aggregated baseline as well, so both see the same engines.
+constexpr size_t kPdPrefillChunkTokens = 512;
 
 // The report's fleet line: engines, KV capacity, batch, speedup and, in HTTP mode, the gateways.
 std::string describe_fleet(const ReplayArgs& a) {
   std::ostringstream out;
   out << a.inproc.engines << " engines x " << a.inproc.kv_tokens_per_engine << " KV tokens ("
-      << a.inproc.kv_tokens_per_engine / a.inproc.block_size << " blocks of "
-      << a.inproc.block_size << "), max batch " << a.inproc.model.max_batch << ", speedup "
-      << a.speedup;
+      << a.inproc.kv_tokens_per_engine / a.inproc.block_size << " blocks of " << a.inproc.block_size
+      << "), max batch " << a.inproc.model.max_batch << ", speedup " << a.speedup;
+  if (a.inproc.model.prefill_chunk_tokens > 0) {
+    out << ", prefill chunk " << a.inproc.model.prefill_chunk_tokens << " tokens";
+  }
+  if (!a.pd_splits.empty()) {
+    out << "; pd runs: min_uncached_tokens " << a.inproc.min_uncached_tokens << ", KV transfer "
+        << a.inproc.model.kv_transfer_ms_per_block << " ms/block";
+  }
   if (!a.in_process) {
     const size_t gateways = a.spawn ? a.nodes : split_list(a.gateway).size();
     if (gateways > 1) out << "; " << gateways << " gateway nodes, dealt round-robin";
@@ -226,19 +251,32 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
                trace.size(), report.ideal.ratio(), report.pooled.ratio());
 
   std::optional<rb::Spawner> spawner;
+  // Every strategy aggregated (the baseline), then once per --pd split.
+  struct Run {
+    std::string strategy;
+    std::optional<rb::PdSplit> pd;
+  };
+  std::vector<Run> runs;
   for (const std::string& strategy : strategies) {
+    runs.push_back({strategy, std::nullopt});
+    for (const rb::PdSplit& split : a.pd_splits) runs.push_back({strategy, split});
+  }
+  for (const Run& run : runs) {
+    const std::string& strategy = run.strategy;
+    const std::string label = run.pd ? rb::pd_label(*run.pd, strategy) : strategy;
     tl::expected<rb::RunSamples, std::string> samples;
     if (a.in_process) {
       rb::InProcessOptions o = a.inproc;
       o.speedup = a.speedup;
       o.seed = a.seed;
       o.progress = !a.quiet;
+      o.pd = run.pd;
       samples = rb::replay_in_process(trace, strategy, o);
     } else {
       rb::HttpTarget target;
-      target.model = a.model_prefix + strategy;
+      target.model = a.model_prefix + (run.pd ? "pd-" : "") + strategy;
       if (a.spawn) {
-        // A fresh fleet per strategy: every strategy starts from cold caches and zero counters.
+        // A fresh fleet per run: every run starts from cold caches and zero counters.
         spawner.reset();
         spawner.emplace(a.bin_dir.empty() ? self_dir() : a.bin_dir);
         std::vector<std::string> sim_args = sim_model_args(a);
@@ -254,7 +292,9 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
                                      .engine_metrics_load = a.engine_metrics_load || a.nodes > 1,
                                      .shared_state = a.shared_state,
                                      .tenants = tenants,
-                                     .flow_control = flow_control_settings(a)});
+                                     .flow_control = flow_control_settings(a),
+                                     .pd = run.pd,
+                                     .min_uncached_tokens = a.inproc.min_uncached_tokens});
         if (!fleet) {
           std::fprintf(stderr, "rolter-bench: %s\n", fleet.error().c_str());
           return 1;
@@ -267,7 +307,7 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
         target.sim_control_url = a.sim_control;
         target.engine_urls = split_list(a.engines_url);
         if (!a.sim_control.empty()) {
-          // Cold caches and zero counters for every strategy.
+          // Cold caches and zero counters for every run.
           auto reset = rb::http_post_empty(a.sim_control + "/reset");
           if (!reset)
             std::fprintf(stderr, "rolter-bench: reset failed: %s\n", reset.error().c_str());
@@ -280,19 +320,25 @@ int run_replay(const ReplayArgs& a, const std::string& command) {
       o.progress = !a.quiet;
       o.tenant_of = tenant_of;
       for (const rb::Tenant& t : tenants) o.tenant_keys.push_back(t.secret);
-      samples = rb::replay_http(trace, target, o, strategy);
+      samples = rb::replay_http(trace, target, o, label);
     }
     if (!samples) {
-      std::fprintf(stderr, "rolter-bench: %s: %s\n", strategy.c_str(), samples.error().c_str());
+      std::fprintf(stderr, "rolter-bench: %s: %s\n", label.c_str(), samples.error().c_str());
       return 1;
     }
-    report.results.push_back(rb::summarize(strategy, *samples, report.pooled.ratio()));
+    report.results.push_back(rb::summarize(label, *samples, report.pooled.ratio()));
     auto& r = report.results.back();
     r.tenants = rb::summarize_tenants(tenants, samples->tenants);
     std::fprintf(stderr,
-                 "[%s] done: hit ratio %.4f, TTFT p50 %.1f ms p99 %.1f ms, errors %llu, %.1f s\n",
-                 strategy.c_str(), r.hit_ratio, r.ttft_p50_ms, r.ttft_p99_ms,
-                 static_cast<unsigned long long>(r.errors), r.wall_s);
+                 "[%s] done: hit ratio %.4f, TTFT p50 %.1f ms p99 %.1f ms, ITL p50 %.2f ms p99 "
+                 "%.2f ms, errors %llu, %.1f s\n",
+                 label.c_str(), r.hit_ratio, r.ttft_p50_ms, r.ttft_p99_ms, r.itl_p50_ms,
+                 r.itl_p99_ms, static_cast<unsigned long long>(r.errors), r.wall_s);
+    if (run.pd && a.in_process) {
+      std::fprintf(stderr, "  split through a prefill engine: %llu of %llu requests\n",
+                   static_cast<unsigned long long>(r.split_requests),
+                   static_cast<unsigned long long>(r.requests));
+    }
     print_tenant_lines(r);
   }
   spawner.reset();
@@ -349,6 +395,36 @@ void add_fleet_options(CLI::App& replay, ReplayArgs& a) {
       ->capture_default_str();
 }
 
+// replay's options for prefill/decode disaggregation (SPEC §18).
+void add_pd_options(CLI::App& replay, ReplayArgs& a) {
+  auto* g = replay.add_option_group("disaggregation", "Prefill/decode disaggregation");
+  g->add_option(
+      "--pd", a.pd,
+      "P:D, e.g. 2:6: besides each strategy's usual (aggregated) run, a disaggregated run with P "
+      "prefill and D decode engines (P + D = --engines); several splits separated by commas "
+      "(2:6,3:5) give one run each. A request whose uncached prompt on the best decode engine "
+      "reaches --min-uncached-tokens is prefilled on a prefill engine picked by the strategy "
+      "(max_tokens 1), then decoded on the least loaded decode engine, which pulls the KV it "
+      "lacks; "
+      "shorter ones go straight to a decode engine. Reported as \"pd P:D (strategy/least load)\". "
+      "In-process: the decode engine holding the longest prefix takes unsplit requests; HTTP with "
+      "--spawn: rolter-sim gets --prefill-engines P --decode-engines D and the gateway a route "
+      "<model-prefix>pd-<strategy> with mode = \"disaggregated\"");
+  g->add_option("--prefill-chunk-tokens", a.prefill_chunk_tokens,
+                "Chunked prefill: while an engine computes a prefill, each decode step also "
+                "carries up to N of its tokens, so decoding slows by N x --prefill-ms-per-token "
+                "per step (the interference disaggregation removes). 0 = off. Default: 0, or 512 "
+                "with --pd, for the aggregated runs too so both compare on the same engines");
+  g->add_option("--kv-transfer-ms-per-block", a.inproc.model.kv_transfer_ms_per_block,
+                "With --pd: ms to pull one KV block from the prefill engine to the decode engine")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  g->add_option("--min-uncached-tokens", a.inproc.min_uncached_tokens,
+                "With --pd: a request is split when its uncached prompt tokens on the best "
+                "decode engine reach this (the route's min_uncached_tokens)")
+      ->capture_default_str();
+}
+
 // replay's options for the --synthetic generator.
 void add_synthetic_options(CLI::App& replay, ReplayArgs& a) {
   auto* syn = replay.add_option_group("synthetic", "The --synthetic generator");
@@ -367,7 +443,6 @@ void add_synthetic_options(CLI::App& replay, ReplayArgs& a) {
       ->capture_default_str();
   syn->add_option("--think-time-ms", a.synth.think_time_ms, "Mean pause between turns, ms")
       ->capture_default_str();
-
 }
 
 // replay's options for HTTP mode, the default: a running gateway, or a spawned one.
@@ -402,10 +477,8 @@ void add_http_options(CLI::App& replay, ReplayArgs& a) {
       ->allow_extra_args(false);
   http->add_option("--request-timeout-s", a.request_timeout_s, "Per-request timeout")
       ->capture_default_str();
-  http->add_option("--max-connections", a.max_connections,
-                   "Concurrent connections to each gateway")
+  http->add_option("--max-connections", a.max_connections, "Concurrent connections to each gateway")
       ->capture_default_str();
-
 }
 
 // replay's options for tenants and flow control (HTTP mode with --spawn).
@@ -479,6 +552,7 @@ CLI::App* add_replay_command(CLI::App& app, ReplayArgs& a) {
                    "Virtual ms between load-imbalance samples (in-process)")
       ->capture_default_str();
 
+  add_pd_options(*replay, a);
   add_synthetic_options(*replay, a);
   replay->add_flag("--in-process", a.in_process,
                    "Drive the balancer library against simulated engines in virtual time "
@@ -488,7 +562,7 @@ CLI::App* add_replay_command(CLI::App& app, ReplayArgs& a) {
   replay->add_option("--json", a.json_path, "Write the report as JSON");
   replay->add_option("--markdown", a.markdown_path, "Write the Markdown table (also on stdout)");
   replay->add_option("--svg", a.svg_path,
-                     "Write an SVG chart: hit ratio and TTFT p99 per strategy");
+                     "Write an SVG chart: hit ratio, TTFT p99 and ITL p99 per run");
   replay->add_flag("--quiet", a.quiet, "No progress on stderr");
 
   return replay;
@@ -519,6 +593,20 @@ int main(int argc, char** argv) {
   if (overhead->parsed()) return rb::overhead::run_overhead(overhead_options, command, self_dir());
   if (a.synthetic) a.synth.seed = a.seed;
   if (replay->parsed()) {
+    auto splits = rb::parse_pd_list(a.pd, a.inproc.engines);
+    if (!splits) {
+      std::fprintf(stderr, "rolter-bench: %s\n", splits.error().c_str());
+      return 2;
+    }
+    a.pd_splits = std::move(*splits);
+    a.inproc.model.prefill_chunk_tokens =
+        a.prefill_chunk_tokens.value_or(a.pd_splits.empty() ? 0 : kPdPrefillChunkTokens);
+    if (!a.pd_splits.empty() && (a.tenants > 0 || a.nodes > 1 || a.shared_state)) {
+      std::fprintf(stderr,
+                   "rolter-bench: --pd does not combine with --tenants, --nodes or "
+                   "--shared-state yet\n");
+      return 2;
+    }
     if (!a.in_process && !a.spawn && a.gateway.empty()) {
       std::fprintf(stderr,
                    "rolter-bench: HTTP mode needs --gateway URL or --spawn "

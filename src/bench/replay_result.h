@@ -43,6 +43,12 @@ struct TenantSamples {
 struct RunSamples {
   std::vector<double> ttft_ms;  // per successful request
   std::vector<double> e2e_ms;
+  // Inter-token latency: every interval between two successive output tokens of a streamed
+  // answer, pooled over all requests (an answer of n tokens gives n - 1). In a disaggregated run,
+  // only the decode step's tokens count: the prefill step's one token is not streamed.
+  std::vector<double> itl_ms;
+  // Disaggregated runs: requests that went through a prefill engine (SPEC §18's split).
+  uint64_t split_requests = 0;
   uint64_t requests = 0;
   uint64_t errors = 0;
   uint64_t output_tokens = 0;
@@ -93,7 +99,10 @@ struct StrategyResult {
   double hit_ratio = 0;
   double of_pooled_bound = 0;  // hit_ratio / pooled bound ratio
   double ttft_p50_ms = 0, ttft_p99_ms = 0;
+  double itl_p50_ms = 0, itl_p99_ms = 0;
+  uint64_t itl_samples = 0;
   double e2e_p50_ms = 0, e2e_p99_ms = 0;
+  uint64_t split_requests = 0;  // disaggregated runs: requests that went through a prefill engine
   double req_per_s = 0;
   double output_tok_per_s = 0;
   double imbalance_mean = 0;  // mean over samples of max/mean in-flight
@@ -105,6 +114,12 @@ struct StrategyResult {
   std::vector<uint64_t> served_per_gateway;  // HTTP mode
   std::vector<TenantResult> tenants;         // --tenants
 };
+
+// Appends the intervals between successive token times of one answer (`times` in arrival order)
+// to `itl_ms`.
+inline void add_token_intervals(std::span<const double> times, std::vector<double>& itl_ms) {
+  for (size_t i = 1; i < times.size(); ++i) itl_ms.push_back(times[i] - times[i - 1]);
+}
 
 // Per-tenant results: `samples[i]` is `tenants[i]`'s. Sorts the samples' TTFTs.
 inline std::vector<TenantResult> summarize_tenants(std::span<const Tenant> tenants,
@@ -137,6 +152,10 @@ inline StrategyResult summarize(std::string strategy, RunSamples& s, double pool
   r.of_pooled_bound = pooled_ratio > 0 ? r.hit_ratio / pooled_ratio : 0;
   r.ttft_p50_ms = percentile(s.ttft_ms, 50);
   r.ttft_p99_ms = percentile(s.ttft_ms, 99);
+  r.itl_p50_ms = percentile(s.itl_ms, 50);
+  r.itl_p99_ms = percentile(s.itl_ms, 99);
+  r.itl_samples = s.itl_ms.size();
+  r.split_requests = s.split_requests;
   r.e2e_p50_ms = percentile(s.e2e_ms, 50);
   r.e2e_p99_ms = percentile(s.e2e_ms, 99);
   if (s.duration_s > 0) {

@@ -13,6 +13,11 @@ namespace {
 
 std::string percent(double ratio) { return fixed(ratio * 100.0, 1) + "%"; }
 
+// An ITL percentile, or n/a when no answer had two tokens.
+std::string itl(double ms, const StrategyResult& s) {
+  return s.itl_samples ? fixed(ms, 2) : std::string("n/a");
+}
+
 nlohmann::ordered_json tenants_json(const std::vector<TenantResult>& tenants) {
   auto arr = nlohmann::ordered_json::array();
   for (const TenantResult& t : tenants) {
@@ -150,6 +155,10 @@ std::string render_json(const ReplayReport& r) {
                    {"of_pooled_bound", s.of_pooled_bound},
                    {"ttft_p50_ms", s.ttft_p50_ms},
                    {"ttft_p99_ms", s.ttft_p99_ms},
+                   {"itl_p50_ms", s.itl_p50_ms},
+                   {"itl_p99_ms", s.itl_p99_ms},
+                   {"itl_samples", s.itl_samples},
+                   {"split_requests", s.split_requests},
                    {"e2e_p50_ms", s.e2e_p50_ms},
                    {"e2e_p99_ms", s.e2e_p99_ms},
                    {"req_per_s", s.req_per_s},
@@ -174,15 +183,16 @@ std::string render_markdown(const ReplayReport& r) {
     << " blocks of 512 tokens): " << percent(r.pooled.ratio()) << "\n";
   if (!r.flow_control.empty()) o << "- flow control: " << r.flow_control << "\n";
   o << "\n";
-  o << "| strategy | hit ratio | of bound | TTFT p50 ms | TTFT p99 ms | E2E p50 ms | E2E p99 ms "
-       "| req/s | out tok/s | imbalance mean | imbalance peak | 60 s window imbalance | errors "
-       "| wall s |\n";
-  o << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  o << "| strategy | hit ratio | of bound | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms "
+       "| E2E p50 ms | E2E p99 ms | req/s | out tok/s | imbalance mean | imbalance peak | 60 s "
+       "window imbalance | errors | wall s |\n";
+  o << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const StrategyResult& s : r.results) {
     o << "| " << s.strategy << " | " << percent(s.hit_ratio) << " | " << percent(s.of_pooled_bound)
       << " | " << fixed(s.ttft_p50_ms, 1) << " | " << fixed(s.ttft_p99_ms, 1) << " | "
-      << fixed(s.e2e_p50_ms, 1) << " | " << fixed(s.e2e_p99_ms, 1) << " | " << fixed(s.req_per_s, 2)
-      << " | " << fixed(s.output_tok_per_s, 0) << " | " << fixed(s.imbalance_mean, 2) << " | "
+      << itl(s.itl_p50_ms, s) << " | " << itl(s.itl_p99_ms, s) << " | " << fixed(s.e2e_p50_ms, 1)
+      << " | " << fixed(s.e2e_p99_ms, 1) << " | " << fixed(s.req_per_s, 2) << " | "
+      << fixed(s.output_tok_per_s, 0) << " | " << fixed(s.imbalance_mean, 2) << " | "
       << fixed(s.imbalance_peak, 2) << " | "
       << (s.window_imbalance > 0 ? fixed(s.window_imbalance, 2) : std::string("n/a")) << " | "
       << s.errors << " | " << fixed(s.wall_s, 1) << " |\n";
@@ -196,12 +206,15 @@ std::string render_markdown(const ReplayReport& r) {
 }
 
 std::string render_svg(const ReplayReport& r) {
-  // Two panels side by side, one bar per strategy: hit ratio (with the ideal and pooled-bound
-  // lines) and TTFT p99. Plain SVG so it renders anywhere, including on a code host.
+  // Three panels side by side, one bar per run: hit ratio (with the ideal and pooled-bound
+  // lines), TTFT p99 and ITL p99 (aggregated and disaggregated runs side by side). Plain SVG so
+  // it renders anywhere, including on a code host.
   constexpr int kPanelW = 360, kPanelH = 240, kMargin = 50, kTop = 50;
   const int n = static_cast<int>(r.results.size());
-  const int width = 2 * (kPanelW + kMargin) + kMargin;
-  const int height = kTop + kPanelH + 90;
+  // Room on the right for the last panel's rotated labels.
+  const int width = 3 * (kPanelW + kMargin) + kMargin + 220;
+  // Room below the panels for the rotated labels ("pd 2:6 (precise_cache_aware/least load)").
+  const int height = kTop + kPanelH + 200;
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
@@ -248,12 +261,29 @@ std::string render_svg(const ReplayReport& r) {
   ref_line(r.ideal.ratio(), "#228833", "ideal " + percent(r.ideal.ratio()));
   ref_line(r.pooled.ratio(), "#cc6677", "pooled bound " + percent(r.pooled.ratio()));
 
-  double max_ttft = 0;
-  for (const StrategyResult& s : r.results) max_ttft = std::max(max_ttft, s.ttft_p99_ms);
+  // TTFT spans orders of magnitude when a run falls behind (a starved disaggregated split): then a
+  // log scale, from half the lowest value, keeps the other bars readable.
+  double max_ttft = 0, min_ttft = 0;
+  for (const StrategyResult& s : r.results) {
+    max_ttft = std::max(max_ttft, s.ttft_p99_ms);
+    if (s.ttft_p99_ms > 0 && (min_ttft == 0 || s.ttft_p99_ms < min_ttft)) min_ttft = s.ttft_p99_ms;
+  }
+  const bool log_ttft = min_ttft > 0 && max_ttft / min_ttft > 20;
+  const double ttft_floor = log_ttft ? std::log10(min_ttft / 2) : 0;
   panel(
-      x_hit + kPanelW + kMargin, "TTFT p99 (ms)", max_ttft,
-      [](const StrategyResult& s) { return s.ttft_p99_ms; },
+      x_hit + kPanelW + kMargin, log_ttft ? "TTFT p99 (ms, log scale)" : "TTFT p99 (ms)",
+      log_ttft ? std::log10(max_ttft) - ttft_floor : max_ttft,
+      [&](const StrategyResult& s) {
+        if (!log_ttft) return s.ttft_p99_ms;
+        return s.ttft_p99_ms > 0 ? std::log10(s.ttft_p99_ms) - ttft_floor : 0.0;
+      },
       [](const StrategyResult& s) { return fixed(s.ttft_p99_ms, 0); }, "#ee7733");
+  double max_itl = 0;
+  for (const StrategyResult& s : r.results) max_itl = std::max(max_itl, s.itl_p99_ms);
+  panel(
+      x_hit + 2 * (kPanelW + kMargin), "ITL p99 (ms)", max_itl,
+      [](const StrategyResult& s) { return s.itl_p99_ms; },
+      [](const StrategyResult& s) { return fixed(s.itl_p99_ms, 1); }, "#009988");
   o << "<text x=\"" << kMargin << "\" y=\"" << height - 10 << "\" fill=\"#555\">" << xml(r.fleet)
     << "; commit " << xml(r.commit.substr(0, 12)) << "</text>\n";
   o << "</svg>\n";

@@ -1,5 +1,5 @@
 // Renders a ReplayReport: JSON for machines, a Markdown table for people, and an SVG bar chart
-// (hit ratio and TTFT p99 per strategy), with a per-tenant table (sent, served, shed, TTFT) when
+// (hit ratio, TTFT p99 and ITL p99 per run), with a per-tenant table (sent, served, shed, TTFT) when
 // the replay had --tenants. Also gathers the context every report carries: the
 // machine, the commit and the command line.
 //

@@ -142,7 +142,7 @@ tl::expected<SpawnedFleet, std::string> Spawner::start(const SpawnOptions& o) {
 }
 
 tl::expected<Spawner::Sim, std::string> Spawner::start_sim(const SpawnOptions& o,
-                                                          Deadline deadline) {
+                                                           Deadline deadline) {
   const std::string sim_path = bin_dir_ + "/rolter-sim";
 
   std::vector<std::string> args = {"--engines",
@@ -157,6 +157,15 @@ tl::expected<Spawner::Sim, std::string> Spawner::start_sim(const SpawnOptions& o
                                    "--kv-port",
                                    "0",
                                    "--kv-replay"};
+  if (o.pd) {
+    // Not through supported_args(): a sim without these flags cannot run the split at all.
+    if (help_text(sim_path).find("--prefill-engines") == std::string::npos) {
+      return tl::unexpected("this rolter-sim has no --prefill-engines: it cannot run --pd " +
+                            std::to_string(o.pd->prefill) + ":" + std::to_string(o.pd->decode));
+    }
+    args.insert(args.end(), {"--prefill-engines", std::to_string(o.pd->prefill), "--decode-engines",
+                             std::to_string(o.pd->decode)});
+  }
   for (const auto& a : supported_args(sim_path, o.sim_args)) args.push_back(a);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return tl::unexpected(std::string("pipe failed"));
@@ -195,7 +204,58 @@ tl::expected<Spawner::Sim, std::string> Spawner::start_sim(const SpawnOptions& o
   return sim;
 }
 
-std::string Spawner::gateway_config(const SpawnOptions& o, const std::vector<std::string>& engine_urls,
+namespace {
+
+// What every provider of the spawned config carries: engine tokenization and the load settings.
+void provider_common(const SpawnOptions& o, std::ostringstream& toml) {
+  toml << "tokenize = \"engine\"\ntokenize_timeout_ms = 1000\n";
+  if (o.engine_metrics_load) toml << "load_source = \"engine_metrics\"\n";
+  if (o.flow_control) {
+    toml << "max_in_flight_per_instance = " << o.flow_control->max_in_flight_per_instance << "\n";
+  }
+}
+
+// One provider over engines [from, to) as [[providers.instances]], with their KV-event streams.
+void pd_provider(const SpawnOptions& o, const char* name, const char* role, size_t from, size_t to,
+                 const std::vector<std::string>& engine_urls, const std::vector<int>& kv_ports,
+                 const std::vector<int>& kv_replay_ports, std::ostringstream& toml) {
+  toml << "[[providers]]\nname = \"" << name << "\"\nrole = \"" << role << "\"\n";
+  provider_common(o, toml);
+  for (size_t i = from; i < to && i < engine_urls.size(); ++i) {
+    toml << "[[providers.instances]]\nbase_url = \"" << engine_urls[i] << "\"\n";
+    if (kv_ports[i] > 0) {
+      toml << "kv_events = { endpoint = \"tcp://127.0.0.1:" << kv_ports[i] << "\"";
+      if (kv_replay_ports[i] > 0) {
+        toml << ", replay_endpoint = \"tcp://127.0.0.1:" << kv_replay_ports[i] << "\"";
+      }
+      toml << ", block_size = " << o.block_size << " }\n";
+    }
+  }
+  toml << "\n";
+}
+
+// The disaggregated fleet: prefill and decode providers, one disaggregated route per strategy.
+void pd_config(const SpawnOptions& o, const std::vector<std::string>& engine_urls,
+               const std::vector<int>& kv_ports, const std::vector<int>& kv_replay_ports,
+               std::ostringstream& toml) {
+  const size_t p = o.pd->prefill;
+  pd_provider(o, "pd-prefill", "prefill", 0, p, engine_urls, kv_ports, kv_replay_ports, toml);
+  pd_provider(o, "pd-decode", "decode", p, p + o.pd->decode, engine_urls, kv_ports, kv_replay_ports,
+              toml);
+  for (const auto& s : o.strategies) {
+    toml << "[[routes]]\nname = \"" << o.model_prefix << "pd-" << s
+         << "\"\nmode = \"disaggregated\"\nmin_uncached_tokens = " << o.min_uncached_tokens
+         << "\n[routes.prefill]\nstrategy = \"" << s
+         << "\"\ntargets = [{ provider = \"pd-prefill\", model = \"sim-model\" }]\n"
+            "[routes.decode]\n"
+            "targets = [{ provider = \"pd-decode\", model = \"sim-model\" }]\n\n";
+  }
+}
+
+}  // namespace
+
+std::string Spawner::gateway_config(const SpawnOptions& o,
+                                    const std::vector<std::string>& engine_urls,
                                     const std::vector<int>& kv_ports,
                                     const std::vector<int>& kv_replay_ports,
                                     const std::string& redis_url) {
@@ -203,29 +263,29 @@ std::string Spawner::gateway_config(const SpawnOptions& o, const std::vector<std
   toml << "[server]\nlisten = \"127.0.0.1:0\"\nfirst_byte_timeout_ms = 600000\n"
           "upstream_timeout_ms = 3600000\n\n";
   if (!redis_url.empty()) toml << "[shared_state]\nredis_url = \"" << redis_url << "\"\n\n";
-  for (size_t i = 0; i < engine_urls.size(); ++i) {
-    toml << "[[providers]]\nname = \"engine-" << i << "\"\nbase_url = \"" << engine_urls[i]
-         << "\"\ntokenize = \"engine\"\ntokenize_timeout_ms = 1000\n";
-    if (o.engine_metrics_load) toml << "load_source = \"engine_metrics\"\n";
-    if (o.flow_control) {
-      toml << "max_in_flight_per_instance = " << o.flow_control->max_in_flight_per_instance
-           << "\n";
-    }
-    if (kv_ports[i] > 0) {
-      toml << "[providers.kv_events]\nendpoint = \"tcp://127.0.0.1:" << kv_ports[i] << "\"\n";
-      if (kv_replay_ports[i] > 0) {
-        toml << "replay_endpoint = \"tcp://127.0.0.1:" << kv_replay_ports[i] << "\"\n";
-      }
-      toml << "block_size = " << o.block_size << "\n";
-    }
-    toml << "\n";
-  }
-  for (const auto& s : o.strategies) {
-    toml << "[[routes]]\nname = \"" << o.model_prefix << s << "\"\nstrategy = \"" << s << "\"\n";
+  if (o.pd) {
+    pd_config(o, engine_urls, kv_ports, kv_replay_ports, toml);
+  } else {
     for (size_t i = 0; i < engine_urls.size(); ++i) {
-      toml << "[[routes.targets]]\nprovider = \"engine-" << i << "\"\nmodel = \"sim-model\"\n";
+      toml << "[[providers]]\nname = \"engine-" << i << "\"\nbase_url = \"" << engine_urls[i]
+           << "\"\n";
+      provider_common(o, toml);
+      if (kv_ports[i] > 0) {
+        toml << "[providers.kv_events]\nendpoint = \"tcp://127.0.0.1:" << kv_ports[i] << "\"\n";
+        if (kv_replay_ports[i] > 0) {
+          toml << "replay_endpoint = \"tcp://127.0.0.1:" << kv_replay_ports[i] << "\"\n";
+        }
+        toml << "block_size = " << o.block_size << "\n";
+      }
+      toml << "\n";
     }
-    toml << "\n";
+    for (const auto& s : o.strategies) {
+      toml << "[[routes]]\nname = \"" << o.model_prefix << s << "\"\nstrategy = \"" << s << "\"\n";
+      for (size_t i = 0; i < engine_urls.size(); ++i) {
+        toml << "[[routes.targets]]\nprovider = \"engine-" << i << "\"\nmodel = \"sim-model\"\n";
+      }
+      toml << "\n";
+    }
   }
   toml << tenant_keys_toml(o.tenants);
   if (o.flow_control) toml << queue_toml(*o.flow_control);

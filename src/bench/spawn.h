@@ -18,6 +18,7 @@
 #include <tl/expected.hpp>
 #include <vector>
 
+#include "bench/pd_split.h"
 #include "bench/tenants.h"
 
 namespace rolter::bench {
@@ -45,8 +46,8 @@ struct SpawnOptions {
   std::vector<std::string> sim_args;    // appended to rolter-sim's
   std::vector<std::string> strategies;  // one route each, named model_prefix + strategy
   std::string model_prefix;
-  size_t block_size = 16;               // the KV-event streams' block size, tokens
-  size_t nodes = 1;                     // `rolter serve` processes, all with the same config
+  size_t block_size = 16;  // the KV-event streams' block size, tokens
+  size_t nodes = 1;        // `rolter serve` processes, all with the same config
   // Providers read their load from the engines' /metrics (load_source = "engine_metrics"), so
   // every node sees one load, not only what it sent itself.
   bool engine_metrics_load = false;
@@ -59,6 +60,13 @@ struct SpawnOptions {
   // Flow control on: every provider gets max_in_flight_per_instance, and the config a [queue]
   // table. nullopt: off, no bound anywhere.
   std::optional<FlowControlSettings> flow_control;
+  // Disaggregated (SPEC §18): rolter-sim runs P prefill + D decode engines (--prefill-engines,
+  // --decode-engines; `engines` must be P + D), and the config has two providers, "pd-prefill"
+  // (role prefill, engines 0..P-1) and "pd-decode" (role decode, engines P..P+D-1), and one route
+  // per strategy named model_prefix + "pd-" + strategy with mode = "disaggregated": the strategy
+  // picks the prefill engine, the decode stage keeps its default (least load).
+  std::optional<PdSplit> pd;
+  uint64_t min_uncached_tokens = 512;  // the disaggregated routes' min_uncached_tokens
 };
 
 class Spawner {
@@ -77,7 +85,8 @@ class Spawner {
   void stop();
 
   // The gateways' rolter.toml: one provider per engine, one route per strategy over all of them,
-  // the tenants' [[keys]] and flow control's bounds. `kv_ports` and `kv_replay_ports` are indexed
+  // the tenants' [[keys]] and flow control's bounds; with `pd`, the disaggregated providers and
+  // routes instead (see SpawnOptions::pd). `kv_ports` and `kv_replay_ports` are indexed
   // like `engine_urls` (0: none); `redis_url` empty: no [shared_state].
   static std::string gateway_config(const SpawnOptions& o,
                                     const std::vector<std::string>& engine_urls,
