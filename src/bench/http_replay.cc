@@ -161,6 +161,9 @@ class HttpReplay {
     }
     const auto served_before = scrape_gateway_requests();
     auto before = scrape_prefix_counters();
+    // Step-2 requests the decode engines served: the requests the gateway split (rolter-sim's
+    // counter; 0 against engines that do not export it).
+    const auto split_before = scrape_engine_sum("rolter_sim:remote_prefills_total");
 
     const auto wall_start = SteadyClock::now();
     start_ = wall_start + kStartDelay;
@@ -183,6 +186,10 @@ class HttpReplay {
       const bool known = served_before[g] && served_after[g];
       samples_.served_per_gateway.push_back(
           known ? static_cast<uint64_t>(*served_after[g] - *served_before[g]) : 0);
+    }
+    const auto split_after = scrape_engine_sum("rolter_sim:remote_prefills_total");
+    if (split_before && split_after && *split_after > *split_before) {
+      samples_.split_requests = static_cast<uint64_t>(*split_after - *split_before);
     }
     auto after = scrape_prefix_counters();
     if (before && after) {
@@ -225,6 +232,35 @@ class HttpReplay {
             }
             total->first += *hits;
             total->second += *queries;
+          }
+        },
+        asio::detached);
+    io_.run();
+    io_.restart();
+    return total;
+  }
+
+  // `metric` summed over the engines' /metrics (0 where an engine lacks it), or nullopt when an
+  // engine cannot be read.
+  std::optional<double> scrape_engine_sum(std::string_view metric) {
+    if (target_.engine_urls.empty()) return std::nullopt;
+    std::optional<double> total = 0.0;
+    asio::co_spawn(
+        io_,
+        [&]() -> Task<> {
+          for (const auto& url : target_.engine_urls) {
+            auto ep = parse_url(url);
+            if (!ep) {
+              total.reset();
+              co_return;
+            }
+            const std::string path = "/metrics";
+            auto text = co_await simple_request(*ep, http::verb::get, path);
+            if (!text) {
+              total.reset();
+              co_return;
+            }
+            *total += metric_sum(*text, metric).value_or(0);
           }
         },
         asio::detached);

@@ -81,8 +81,8 @@ test('HTTP --spawn: ITL from the paced SSE chunks', () => withDir((dir) => {
   assert.ok(s.e2e_p50_ms > s.ttft_p50_ms + 7 * 4, `TTFT ${s.ttft_p50_ms}, E2E ${s.e2e_p50_ms}`);
 }));
 
-// Both halves of the end-to-end run land separately: rolter-sim's prefill/decode engines and the
-// gateway's disaggregated routes. Until both are in this build, the test is skipped.
+// The end-to-end run needs rolter-sim's prefill/decode engines and the gateway's disaggregated
+// routes; a build without either skips it (and says which).
 function pdSupport(dir) {
   const sim = spawnSync(path.join(binDir, 'rolter-sim'), ['--help'], { encoding: 'utf8' });
   if (!/--prefill-engines/.test(`${sim.stdout}${sim.stderr}`)) return 'rolter-sim has no --prefill-engines';
@@ -111,12 +111,7 @@ targets = [{ provider = "d", model = "m" }]
   return null;
 }
 
-// todo: with this branch's gateway and sim (merge 0fd96c6) every request of the --pd run fails:
-// the first with "end of stream", the rest with "connection refused" (the gateway stops
-// listening). The aggregated run of the same invocation passes.
-test('HTTP --spawn --pd 1:1: the gateway splits long prompts through the prefill engine', {
-  todo: 'the spawned gateway stops answering on disaggregated requests',
-}, (t) => withDir((dir) => {
+test('HTTP --spawn --pd 1:1: the gateway splits long prompts through the prefill engine', (t) => withDir((dir) => {
   const missing = pdSupport(dir);
   if (missing) {
     t.skip(missing);
@@ -135,4 +130,8 @@ test('HTTP --spawn --pd 1:1: the gateway splits long prompts through the prefill
     assert.equal(s.requests, 60);
     assert.ok(s.ttft_p50_ms > 0, s.strategy);
   }
+  // The decode engine's own count of requests it served with a prefill engine's KV blocks.
+  const [agg, pd] = report.strategies;
+  assert.equal(agg.split_requests, 0);
+  assert.ok(pd.split_requests > 0 && pd.split_requests <= 60, `split ${pd.split_requests}`);
 }));
