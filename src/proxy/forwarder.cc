@@ -750,6 +750,10 @@ Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const Forwar
   ctx.decision = nullptr;
   ForwardRequest hop = request;
   hop.ctx = &ctx;
+  // A fallback route serves the client's body whole, whatever step brought the request here.
+  if (!request.client_body.empty()) hop.body = request.client_body;
+  hop.step = AttemptStep::kWhole;
+  hop.more_after = false;
   ForwardResult result;
   result.attempts = end.attempts;
   for (size_t i = 0; i < hops && std::chrono::steady_clock::now() < trail.deadline; ++i) {
@@ -838,6 +842,7 @@ Task<ForwardResult> Forwarder::run_disaggregated(beast::tcp_stream& client,
   ForwardRequest decode = request;
   decode.started = started;
   decode.step = AttemptStep::kDecode;
+  decode.client_body = request.body;
   std::string decode_body;
   unsigned attempts = 0;
   for (int round = 0; round < 2; ++round) {

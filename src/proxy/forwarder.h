@@ -81,6 +81,9 @@ struct ForwardRequest {
   std::optional<std::chrono::steady_clock::time_point> started;
   unsigned earlier_attempts = 0;
   AttemptStep step = AttemptStep::kWhole;
+  // When `body` carries a step's additions (a decode step's kv_transfer_params): the client's
+  // body as sent, which a fallback route forwards instead. Empty: `body` is the client's.
+  std::string_view client_body;
   // Something may still serve the request after this attempt loop (a disaggregated request's
   // second round): a retry.on_status answer fails even the loop's last attempt instead of being
   // relayed.

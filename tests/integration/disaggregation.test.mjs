@@ -24,7 +24,7 @@ const kDecode = [2, 3];
 const kLong = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
 const kShort = 'hi';
 
-function pdConfig(engines, { log, prefillStrategy = 'round_robin', decodeStrategy = 'round_robin' }) {
+function pdConfig(engines, { log, prefillStrategy = 'round_robin', decodeStrategy = 'round_robin', fallback = false }) {
   let toml = '[server]\nlisten = "127.0.0.1:0"\nfirst_byte_timeout_ms = 10000\n';
   toml += `access_log = ${JSON.stringify(log)}\n`;
   toml += '[retry]\nmax_attempts = 2\n';
@@ -35,10 +35,16 @@ function pdConfig(engines, { log, prefillStrategy = 'round_robin', decodeStrateg
   provider('prefill', 'prefill', kPrefill);
   provider('decode', 'decode', kDecode);
   toml += '[[routes]]\nname = "chat"\nmode = "disaggregated"\nmin_uncached_tokens = 32\n';
+  if (fallback) toml += 'fallbacks = ["backup"]\n';
   toml += `[routes.prefill]\nstrategy = "${prefillStrategy}"\n`;
   toml += 'targets = [{ provider = "prefill", model = "sim-model" }]\n';
   toml += `[routes.decode]\nstrategy = "${decodeStrategy}"\n`;
   toml += 'targets = [{ provider = "decode", model = "sim-model" }]\n';
+  if (fallback) {
+    // A whole-request route on prefill engine 1 (a prefill engine serves whole requests too).
+    toml += `[[providers]]\nname = "backup"\nbase_url = "${engines[1].url}"\n`;
+    toml += '[[routes]]\nname = "backup"\ntargets = [{ provider = "backup", model = "sim-model" }]\n';
+  }
   return toml;
 }
 
@@ -201,6 +207,21 @@ test('when every decode engine fails, step 1 runs once more before the gateway a
   assert.deepEqual(line.tries.map((x) => [x.step, x.reason ?? x.status]), [
     ['prefill', 200], ['decode', 'status_503'], ['decode', 'status_503'],
     ['prefill', 200], ['decode', 'status_503'], ['decode', 503]]);
+});
+
+test('a fallback route gets the client\'s body, without the transfer parameters', async (t) => {
+  const { sim, rolter, lineOf } = await pdFleet(t, { fallback: true });
+  for (const i of kDecode) await sim.setFault(i, { refuse: true });
+  const res = await settle(await ask(rolter, kLong));
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.headers.get('x-rolter-fallbacks'), 'chat');
+  assert.equal(res.headers.get('x-rolter-route'), 'backup');
+  const backup = await sim.stats(1);
+  assert.equal(backup.remote_prefills, 0, 'no kv_transfer_params reached the fallback');
+  const line = await lineOf(res.headers.get('x-request-id'));
+  assert.equal(line.tries.at(-1).step, undefined, 'the fallback serves the request whole');
+  assert.equal(line.tries.at(-1).status, 200);
+  assert.ok(line.tries.some((x) => x.step === 'decode'), JSON.stringify(line.tries));
 });
 
 // With the decode engines' KV events and their /tokenize, the split decision counts exactly: a
