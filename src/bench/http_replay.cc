@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "bench/block_text.h"
 #include "bench/progress.h"
@@ -205,67 +207,56 @@ class HttpReplay {
   }
 
  private:
-  // (hits, queries) summed over the engines' /metrics, or nullopt when any is missing.
-  std::optional<std::pair<double, double>> scrape_prefix_counters() {
+  // Every engine's /metrics text, or nullopt when there are no engine URLs or one cannot be read.
+  std::optional<std::vector<std::string>> scrape_engines() {
     if (target_.engine_urls.empty()) return std::nullopt;
-    std::optional<std::pair<double, double>> total = std::make_pair(0.0, 0.0);
+    std::optional<std::vector<std::string>> texts(std::in_place);
     asio::co_spawn(
         io_,
         [&]() -> Task<> {
           for (const auto& url : target_.engine_urls) {
             auto ep = parse_url(url);
             if (!ep) {
-              total.reset();
+              texts.reset();
               co_return;
             }
             const std::string path = "/metrics";
             auto text = co_await simple_request(*ep, http::verb::get, path);
             if (!text) {
-              total.reset();
+              texts.reset();
               co_return;
             }
-            auto hits = metric_sum(*text, "vllm:prefix_cache_hits_total");
-            auto queries = metric_sum(*text, "vllm:prefix_cache_queries_total");
-            if (!hits || !queries) {
-              total.reset();
-              co_return;
-            }
-            total->first += *hits;
-            total->second += *queries;
+            texts->push_back(std::move(*text));
           }
         },
         asio::detached);
     io_.run();
     io_.restart();
+    return texts;
+  }
+
+  // (hits, queries) summed over the engines' /metrics, or nullopt when any is missing.
+  std::optional<std::pair<double, double>> scrape_prefix_counters() {
+    const auto texts = scrape_engines();
+    if (!texts) return std::nullopt;
+    std::pair<double, double> total(0.0, 0.0);
+    for (const auto& text : *texts) {
+      auto hits = metric_sum(text, "vllm:prefix_cache_hits_total");
+      auto queries = metric_sum(text, "vllm:prefix_cache_queries_total");
+      if (!hits || !queries) return std::nullopt;
+      total.first += *hits;
+      total.second += *queries;
+    }
     return total;
   }
 
   // `metric` summed over the engines' /metrics (0 where an engine lacks it), or nullopt when an
   // engine cannot be read.
   std::optional<double> scrape_engine_sum(std::string_view metric) {
-    if (target_.engine_urls.empty()) return std::nullopt;
-    std::optional<double> total = 0.0;
-    asio::co_spawn(
-        io_,
-        [&]() -> Task<> {
-          for (const auto& url : target_.engine_urls) {
-            auto ep = parse_url(url);
-            if (!ep) {
-              total.reset();
-              co_return;
-            }
-            const std::string path = "/metrics";
-            auto text = co_await simple_request(*ep, http::verb::get, path);
-            if (!text) {
-              total.reset();
-              co_return;
-            }
-            *total += metric_sum(*text, metric).value_or(0);
-          }
-        },
-        asio::detached);
-    io_.run();
-    io_.restart();
+    const auto texts = scrape_engines();
+    if (!texts) return std::nullopt;
+    double total = 0;
+    for (const auto& text : *texts) total += metric_sum(text, metric).value_or(0);
     return total;
   }
 
