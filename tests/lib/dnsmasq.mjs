@@ -38,29 +38,44 @@ export async function startDnsmasq({ hosts = '', srv = [], startTimeoutMs = 1000
   chmodSync(dir, 0o755);
   const hostsFile = path.join(dir, 'hosts');
   writeFileSync(hostsFile, hosts, { mode: 0o644 });
-  const port = await freeUdpPort();
   const { username } = userInfo();
-  const child = spawn(dnsmasqBinary(), [
-    '--keep-in-foreground', '--conf-file=/dev/null', '--no-resolv', '--no-hosts',
-    '--listen-address=127.0.0.1', '--bind-interfaces', `--port=${port}`, '--pid-file=',
-    '--local=/rolter.test/', '--log-facility=-', `--user=${username}`,
-    `--addn-hosts=${hostsFile}`, ...srv.map((record) => `--srv-host=${record}`),
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk) => { log += chunk; });
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  // dnsmasq binds the port for UDP and TCP; the probe sees only UDP. A TCP listener of another
+  // process on the same number makes dnsmasq exit at once: it is started again on another port.
+  let port;
+  let child;
+  let log;
+  let exited;
+  for (let attempt = 1; ; attempt += 1) {
+    port = await freeUdpPort();
+    child = spawn(dnsmasqBinary(), [
+      '--keep-in-foreground', '--conf-file=/dev/null', '--no-resolv', '--no-hosts',
+      '--listen-address=127.0.0.1', '--bind-interfaces', `--port=${port}`, '--pid-file=',
+      '--local=/rolter.test/', '--log-facility=-', `--user=${username}`,
+      `--addn-hosts=${hostsFile}`, ...srv.map((record) => `--srv-host=${record}`),
+    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const started = child;
+    log = '';
+    started.stderr.setEncoding('utf8');
+    started.stderr.on('data', (chunk) => { log += chunk; });
+    exited = new Promise((resolve) => started.on('exit', (code, signal) => resolve({ code, signal })));
+    const alive = () => started.exitCode === null && started.signalCode === null;
+    const read = () => log.includes(`read ${hostsFile}`);
+    try {
+      await waitUntil(() => read() || !alive(), { timeoutMs: startTimeoutMs, what: 'dnsmasq to start' });
+    } catch (err) {
+      started.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+    if (alive()) break;
+    await exited;
+    if (attempt < 5 && /Address already in use/.test(log)) continue;
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`dnsmasq exited: ${log}`);
+  }
   const running = () => child.exitCode === null && child.signalCode === null;
   // dnsmasq logs "read <file> - N names" (or "addresses") each time it reads the hosts file.
   const reads = () => log.split(`read ${hostsFile}`).length - 1;
-  try {
-    await waitUntil(() => reads() >= 1 || !running(), { timeoutMs: startTimeoutMs, what: 'dnsmasq to start' });
-    if (!running()) throw new Error(`dnsmasq exited: ${log}`);
-  } catch (err) {
-    child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
   return {
     port,
     resolver: `127.0.0.1:${port}`,
