@@ -606,8 +606,10 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   const Loads loads = pool.loads();
   // A fallback route shares the request's start and deadline, and continues its attempt count; so
   // does a decode step (request.started).
-  const auto started = trail != nullptr ? trail->started
-                                        : request.started.value_or(std::chrono::steady_clock::now());
+  const auto started =
+      trail != nullptr                                                   ? trail->started
+      : request.started != std::chrono::steady_clock::time_point{} ? request.started
+                                                                   : std::chrono::steady_clock::now();
   const auto deadline =
       trail != nullptr ? trail->deadline : started + milliseconds(server.upstream_timeout_ms);
   const unsigned max_attempts = std::max<unsigned>(1, snapshot.config().retry.max_attempts);
@@ -751,7 +753,7 @@ Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const Forwar
   ForwardRequest hop = request;
   hop.ctx = &ctx;
   // A fallback route serves the client's body whole, whatever step brought the request here.
-  if (!request.client_body.empty()) hop.body = request.client_body;
+  if (request.client_request != nullptr) hop.body = request.client_request->body;
   hop.step = AttemptStep::kWhole;
   hop.more_after = false;
   ForwardResult result;
@@ -842,7 +844,7 @@ Task<ForwardResult> Forwarder::run_disaggregated(beast::tcp_stream& client,
   ForwardRequest decode = request;
   decode.started = started;
   decode.step = AttemptStep::kDecode;
-  decode.client_body = request.body;
+  decode.client_request = &request;
   std::string decode_body;
   unsigned attempts = 0;
   for (int round = 0; round < 2; ++round) {

@@ -76,14 +76,16 @@ struct ForwardRequest {
   // the id, and a recorded request's spans are made here. Null only in tests that need none.
   RequestTrace* trace = nullptr;
   // When the attempt loop continues a request that began earlier (a disaggregated request's decode
-  // step, SPEC §18): the request's start (its durations, TTFT and deadline count from it), the
-  // attempts made before, and the step its attempts serve. Unset: the loop starts the clock.
-  std::optional<std::chrono::steady_clock::time_point> started;
+  // step, SPEC §18): the request's start (its durations, TTFT and deadline count from it; the
+  // clock's epoch = unset, the loop starts the clock), the attempts made before, and the step its
+  // attempts serve. (Plain fields, packed: the request is copied into coroutine frames that must
+  // stay within Asio's recycled size.)
+  std::chrono::steady_clock::time_point started{};
+  // The request as the client sent it, when this one carries a step's additions (a decode
+  // step's kv_transfer_params): a fallback route forwards its body. Null otherwise.
+  const ForwardRequest* client_request = nullptr;
   unsigned earlier_attempts = 0;
   AttemptStep step = AttemptStep::kWhole;
-  // When `body` carries a step's additions (a decode step's kv_transfer_params): the client's
-  // body as sent, which a fallback route forwards instead. Empty: `body` is the client's.
-  std::string_view client_body;
   // Something may still serve the request after this attempt loop (a disaggregated request's
   // second round): a retry.on_status answer fails even the loop's last attempt instead of being
   // relayed.
