@@ -32,6 +32,16 @@ namespace {
 
 using Excluded = boost::container::small_vector<bool, 64>;
 
+// The attempt loops' exclusions at the start: the candidates `key` (null: an open gateway) may not
+// use.
+Excluded not_allowed(const RoutePool& pool, const ApiKey* key) {
+  Excluded excluded(pool.candidates.size(), false);
+  for (size_t i = 0; i < excluded.size(); ++i) {
+    excluded[i] = key != nullptr && !key->allows_provider(pool.candidates[i].provider->name);
+  }
+  return excluded;
+}
+
 // The answer when the client went away: nothing more is written to it.
 ForwardResult gone(ForwardResult result) {
   result.client_usable = false;
@@ -620,11 +630,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   const bool fall_back_on_filter = may_fall_back_on_content_filter(request, trail);
 
   // `excluded`: tried in this request, or not allowed to the key. Eligible adds availability.
-  Excluded excluded(n, false);
-  for (size_t i = 0; i < n; ++i) {
-    excluded[i] =
-        request.key != nullptr && !request.key->allows_provider(pool.candidates[i].provider->name);
-  }
+  Excluded excluded = not_allowed(pool, request.key);
   auto now = clock_.now();
   auto eligible = [&](size_t i) {
     return i < n && !excluded[i] &&
@@ -900,11 +906,7 @@ Task<PrefillOutcome> Forwarder::run_prefill(const ForwardRequest& request, Clien
   const Loads loads = stage.loads();
   const auto deadline = started + milliseconds(server.upstream_timeout_ms);
   const unsigned max_attempts = std::max<unsigned>(1, snapshot.config().retry.max_attempts);
-  Excluded excluded(n, false);
-  for (size_t i = 0; i < n; ++i) {
-    excluded[i] = request.key != nullptr &&
-                  !request.key->allows_provider(stage.candidates[i].provider->name);
-  }
+  Excluded excluded = not_allowed(stage, request.key);
   auto now = clock_.now();
   auto eligible = [&](size_t i) {
     return i < n && !excluded[i] &&
