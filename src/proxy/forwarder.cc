@@ -422,6 +422,12 @@ void trace_attempt(const ForwardRequest& request, const AttemptParams& params,
 }
 
 // Whether `status` is retried on another candidate (retry.on_status).
+// The attempts one route (or one step of a disaggregated route) may make: retry.max_attempts, at
+// least one.
+unsigned attempt_budget(const Snapshot& snapshot) {
+  return std::max<unsigned>(1, snapshot.config().retry.max_attempts);
+}
+
 bool retries_status(const Snapshot& snapshot, unsigned status) {
   const auto& on_status = snapshot.config().retry.on_status;
   return std::find(on_status.begin(), on_status.end(), status) != on_status.end();
@@ -622,7 +628,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
                                                                    : std::chrono::steady_clock::now();
   const auto deadline =
       trail != nullptr ? trail->deadline : started + milliseconds(server.upstream_timeout_ms);
-  const unsigned max_attempts = std::max<unsigned>(1, snapshot.config().retry.max_attempts);
+  const unsigned max_attempts = attempt_budget(snapshot);
   // On earlier routes, or earlier steps.
   const unsigned earlier = trail != nullptr ? trail->attempts : request.earlier_attempts;
   const bool fall_back_on_429 = may_fall_back_on_429(request, trail);
@@ -905,7 +911,7 @@ Task<PrefillOutcome> Forwarder::run_prefill(const ForwardRequest& request, Clien
   const size_t n = stage.candidates.size();
   const Loads loads = stage.loads();
   const auto deadline = started + milliseconds(server.upstream_timeout_ms);
-  const unsigned max_attempts = std::max<unsigned>(1, snapshot.config().retry.max_attempts);
+  const unsigned max_attempts = attempt_budget(snapshot);
   Excluded excluded = not_allowed(stage, request.key);
   auto now = clock_.now();
   auto eligible = [&](size_t i) {
