@@ -257,10 +257,20 @@ struct MetricsConfig {
   bool per_key = false;  // rolter_key_* series labelled by key name
 };
 
+// [[queue.bands]] (SPEC §19): what one priority band may do beyond its place in the order.
+struct QueueBandConfig {
+  uint32_t band = 0;  // 0 (lowest) … 7
+  // When its route is saturated, a request whose estimated prefill alone (the fastest candidate's
+  // learned time to first token for its uncached prompt, unqueued) exceeds this is refused at once
+  // instead of queued. Unset: no such refusal.
+  std::optional<uint64_t> max_ttft_ms;
+};
+
 // [queue] (SPEC §19): where requests to a saturated route wait, per route.
 struct QueueConfig {
   uint64_t max_requests = 1024;  // waiting at most; 0 = shed at once when saturated
   uint64_t max_wait_ms = 30000;  // a request not dispatched by then is refused (429)
+  std::vector<QueueBandConfig> bands;
 };
 
 struct AdaptiveRoutingConfig {

@@ -52,6 +52,13 @@ priority = 1
 [queue]
 max_requests = 0
 max_wait_ms = 500
+
+[[queue.bands]]
+band = 6
+max_ttft_ms = 1500
+
+[[queue.bands]]
+band = 1
 )");
   ASSERT_TRUE(loaded) << dump(loaded.error());
   const Config& c = loaded->config;
@@ -63,6 +70,11 @@ max_wait_ms = 500
   EXPECT_EQ(c.teams[0].priority, 1u);
   EXPECT_EQ(c.queue.max_requests, 0u);
   EXPECT_EQ(c.queue.max_wait_ms, 500u);
+  ASSERT_EQ(c.queue.bands.size(), 2u);
+  EXPECT_EQ(c.queue.bands[0].band, 6u);
+  EXPECT_EQ(c.queue.bands[0].max_ttft_ms, 1500u);
+  EXPECT_EQ(c.queue.bands[1].band, 1u);
+  EXPECT_FALSE(c.queue.bands[1].max_ttft_ms);
 }
 
 std::string provider_with(std::string_view extra) {
@@ -92,7 +104,14 @@ TEST(FlowConfig, ErrorsNameTheKey) {
        "providers[0].max_waiting_per_instance", "needs load_source = \"engine_metrics\""},
       {minimal_plus("[queue]\nmax_wait_ms = 0  # <-\n"), "queue.max_wait_ms", ""},
       {minimal_plus("[queue]\nmax_requests = -3  # <-\n"), "queue.max_requests", ""},
-      {minimal_plus("[queue]\nbands = 3  # <-\n"), "queue.bands", "unknown"},
+      {minimal_plus("[queue]\nbands = 3  # <-\n"), "queue.bands", ""},
+      {minimal_plus("[[queue.bands]]\nband = 8  # <-\n"), "queue.bands[0].band", ""},
+      {minimal_plus("[[queue.bands]]\nband = 6\nmax_ttft_ms = 0  # <-\n"),
+       "queue.bands[0].max_ttft_ms", ""},
+      {minimal_plus("[[queue.bands]]\nband = 6\npreempt = 1  # <-\n"), "queue.bands[0].preempt",
+       "unknown"},
+      {minimal_plus("[[queue.bands]]\nband = 6\n[[queue.bands]]\nband = 6  # <-\n"),
+       "queue.bands[1].band", "configured twice"},
   };
   for (const auto& c : cases) expect_one_error(c);
 }

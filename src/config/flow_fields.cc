@@ -1,5 +1,6 @@
 #include "config/flow_fields.h"
 
+#include <array>
 #include <limits>
 #include <string>
 
@@ -33,10 +34,29 @@ void read_provider_flow(TableReader& in, ProviderConfig& out) {
 void read_queue(TableReader& in, QueueConfig& out) {
   in.read("max_requests", out.max_requests);  // 0 = no queue: shed at once when saturated
   in.read("max_wait_ms", out.max_wait_ms, 1);
+  in.for_each_table("bands", [&](TableReader& band_in) {
+    QueueBandConfig& band = out.bands.emplace_back();
+    band_in.require("band");
+    band_in.read("band", band.band, 0, kTopBand);
+    std::optional<uint32_t> max_ttft_ms;
+    read_optional(band_in, "max_ttft_ms", max_ttft_ms, 1, kUnread - 1);
+    if (max_ttft_ms) band.max_ttft_ms = *max_ttft_ms;
+    band_in.finish();
+  });
   in.finish();
 }
 
 void check_flow(const Config& config, Diagnostics& diag) {
+  std::array<bool, kTopBand + 1> seen{};
+  for (size_t i = 0; i < config.queue.bands.size(); ++i) {
+    const uint32_t band = config.queue.bands[i].band;
+    if (band > kTopBand) continue;  // reported by the reader
+    if (seen[band]) {
+      diag.error(child_path(index_path("queue.bands", i), "band"),
+                 "band " + std::to_string(band) + " is configured twice");
+    }
+    seen[band] = true;
+  }
   for (size_t i = 0; i < config.providers.size(); ++i) {
     const ProviderConfig& p = config.providers[i];
     if (p.max_waiting_per_instance && p.load_source != "engine_metrics") {

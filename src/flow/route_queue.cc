@@ -17,6 +17,8 @@ std::string_view shed_reason_name(ShedReason reason) {
       return "predicted_wait";
     case ShedReason::kExpired:
       return "expired";
+    case ShedReason::kMaxTtft:
+      return "max_ttft";
   }
   return "full";
 }
@@ -61,27 +63,29 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
       return admission;  // kGo
     }
     const uint8_t band = std::min<uint8_t>(ticket.band, kQueueBands - 1);
+    const size_t ahead = queue_.ahead_of(band, ticket.tenant) + 1;
+    auto refuse = [&](ShedReason reason) {
+      admission.kind = QueueAdmission::Kind::kShed;
+      admission.reason = reason;
+      admission.retry_after_s = retry_after(ahead, now);
+      if (const auto m = series_.lock()) m->count_shed(band, shed_reason_name(reason));
+      return admission;
+    };
+    // Admission by cost: its prefill alone would break its band's time to first token.
+    if (const uint64_t max_ttft = settings_.max_ttft_ms[band];
+        max_ttft > 0 && ticket.prefill_ms && *ticket.prefill_ms > static_cast<double>(max_ttft)) {
+      return refuse(ShedReason::kMaxTtft);
+    }
     // Refused at once when the measured drain cannot reach it within max_wait_ms; only on a
     // reliable estimate, else the wait itself decides.
-    const size_t ahead = queue_.ahead_of(band, ticket.tenant) + 1;
     if (const auto rate = drained_.rate(now); rate && rate->reliable &&
         expected_wait_ms(ahead, *rate) > static_cast<double>(settings_.max_wait_ms)) {
-      admission.kind = QueueAdmission::Kind::kShed;
-      admission.reason = ShedReason::kPredictedWait;
-      admission.retry_after_s = retry_after(ahead, now);
-      if (const auto m = series_.lock()) m->count_shed(band, shed_reason_name(admission.reason));
-      return admission;
+      return refuse(ShedReason::kPredictedWait);
     }
     std::string tenant = ticket.tenant;
     FairQueue::PushResult pushed =
         queue_.push(QueueEntry{.band = band, .tenant = std::move(ticket.tenant), .cost = ticket.cost});
-    if (!pushed.admitted) {
-      admission.kind = QueueAdmission::Kind::kShed;
-      admission.reason = ShedReason::kFull;
-      admission.retry_after_s = retry_after(ahead, now);
-      if (const auto m = series_.lock()) m->count_shed(band, shed_reason_name(admission.reason));
-      return admission;
-    }
+    if (!pushed.admitted) return refuse(ShedReason::kFull);
     if (pushed.displaced) shed(*pushed.displaced, ShedReason::kFull, now, wakes);
     waiting_.emplace(pushed.id, Waiting{.waiter = std::move(waiter),
                                         .enqueued = now,

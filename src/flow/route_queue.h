@@ -22,11 +22,15 @@
 // Nothing is shed while any candidate has room: enter() queues only when the route has no free
 // slot or others already wait (so that a newcomer cannot overtake them), and dispatches at once
 // whatever fits. A grant is counted as pending until started(), so room is not granted twice.
+// Beyond that point a request is refused at once (kShed) when its band's max_ttft_ms is below
+// its estimated prefill (admission by cost), when the measured drain cannot reach it within
+// max_wait_ms, or when the queue is full and it is the one to shed.
 //
 // Thread-safety: every method may be called from any thread; state is under one mutex, and wake()
 // is always called without it. busy() reads one atomic.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -63,9 +67,9 @@ class FlowCapacity {
   virtual bool has_room(size_t i, Clock::TimePoint now) const = 0;
 };
 
-enum class ShedReason : uint8_t { kFull = 0, kPredictedWait, kExpired };
-inline constexpr size_t kShedReasons = 3;
-// "full", "predicted_wait", "expired": the reason label of rolter_shed_total.
+enum class ShedReason : uint8_t { kFull = 0, kPredictedWait, kExpired, kMaxTtft };
+inline constexpr size_t kShedReasons = 4;
+// "full", "predicted_wait", "expired", "max_ttft": the reason label of rolter_shed_total.
 std::string_view shed_reason_name(ShedReason reason);
 
 struct QueueVerdict {
@@ -86,6 +90,9 @@ struct QueueTicket {
   uint8_t band = 4;
   std::string tenant;  // the key's team, else the key's name; "" on an open gateway
   uint64_t cost = 1;   // uncached prompt tokens + output cap
+  // Its prefill alone, estimated in ms (the fastest candidate's learned time to first token for
+  // its uncached prompt, unqueued), when its band has a max_ttft_ms and a candidate has a model.
+  std::optional<double> prefill_ms;
 };
 
 struct QueueAdmission {
@@ -98,6 +105,9 @@ struct QueueAdmission {
 struct QueueSettings {
   size_t max_requests = 1024;
   uint64_t max_wait_ms = 30000;
+  // Per band: while the route is saturated, a request whose estimated prefill exceeds this is
+  // refused at once (admission by cost); 0 = no such refusal.
+  std::array<uint64_t, kQueueBands> max_ttft_ms{};
   bool per_tenant_metrics = false;  // rolter_queue_dispatches_total ([metrics] per_key)
 };
 

@@ -72,6 +72,37 @@ TEST_F(RouteQueueTest, NothingWaitsOrIsShedWhileARouteHasRoom) {
   EXPECT_FALSE(w->verdict.has_value());
 }
 
+// Admission by cost (SPEC §19): while the route is saturated, a request of a band with
+// max_ttft_ms whose estimated prefill alone exceeds it is refused at once; below it, or without an
+// estimate, or in another band, it queues; with room, nothing is refused whatever its cost.
+TEST_F(RouteQueueTest, ABandsMaxTtftRefusesACostlyPrefillOnlyWhenSaturated) {
+  QueueSettings settings{.max_requests = 8, .max_wait_ms = 30000};
+  settings.max_ttft_ms[6] = 500;
+  queue_.configure(capacity_, settings, {});
+  auto ticket = [](uint8_t band, std::optional<double> prefill_ms) {
+    return QueueTicket{.band = band, .tenant = "a", .cost = 100, .prefill_ms = prefill_ms};
+  };
+  // Room: a costly request goes.
+  auto first = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(queue_.enter(ticket(6, 2000.0), first).kind, QueueAdmission::Kind::kGo);
+  take_slot();
+  enter(std::make_shared<RecordingWaiter>());
+  // Saturated: refused at once, with the reason and a Retry-After.
+  const QueueAdmission costly = queue_.enter(ticket(6, 501.0), std::make_shared<RecordingWaiter>());
+  EXPECT_EQ(costly.kind, QueueAdmission::Kind::kShed);
+  EXPECT_EQ(costly.reason, ShedReason::kMaxTtft);
+  EXPECT_GE(costly.retry_after_s, 1u);
+  EXPECT_EQ(shed_reason_name(costly.reason), "max_ttft");
+  // At the bound, without an estimate, or in a band without max_ttft_ms: queued.
+  EXPECT_EQ(queue_.enter(ticket(6, 500.0), std::make_shared<RecordingWaiter>()).kind,
+            QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(queue_.enter(ticket(6, std::nullopt), std::make_shared<RecordingWaiter>()).kind,
+            QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(queue_.enter(ticket(4, 5000.0), std::make_shared<RecordingWaiter>()).kind,
+            QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(queue_.depth(), 3u);
+}
+
 TEST_F(RouteQueueTest, QueuedRequestsGoWhenASlotFrees) {
   enter(std::make_shared<RecordingWaiter>());
   enter(std::make_shared<RecordingWaiter>());

@@ -4,7 +4,7 @@
 //   queue_depth{route,band}              requests waiting in the route's queue, per band
 //   queue_wait_seconds{route}            how long each dispatched request waited, histogram
 //   shed_total{route,band,reason}        requests the queue refused: full, predicted_wait,
-//                                        expired
+//                                        expired, max_ttft
 //   queue_dispatches_total{route,tenant} with [metrics] per_key = true only: requests dispatched
 //                                        from the queue per tenant (a key, or its team), the
 //                                        share fairness gives each; tenants are configured keys
@@ -73,13 +73,13 @@ class QueueSeries {
 
   void set_depth(uint8_t band, double depth);
   void observe_wait(double seconds);
-  // `reason`: "full", "predicted_wait" or "expired"; any other is not counted.
+  // `reason`: "full", "predicted_wait", "expired" or "max_ttft"; any other is not counted.
   void count_shed(uint8_t band, std::string_view reason);
   void count_dispatch(std::string_view tenant);
 
   static constexpr size_t kBands = 8;
-  static constexpr std::array<std::string_view, 3> kShedReasons = {"full", "predicted_wait",
-                                                                   "expired"};
+  static constexpr std::array<std::string_view, 4> kShedReasons = {"full", "predicted_wait",
+                                                                   "expired", "max_ttft"};
 
  private:
   prometheus::Gauge& depth(uint8_t band);

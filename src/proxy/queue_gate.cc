@@ -52,6 +52,21 @@ uint64_t uncached_prompt_tokens(const ForwardRequest& request) {
   return prompt - std::min(prompt, held);
 }
 
+// The request's prefill alone, in ms: the fastest estimate among the candidates that have learned
+// a time-to-first-token model (balance/evidence/ttft_model.h: every relayed request teaches it),
+// each for the part of the prompt it does not hold, with no queue. nullopt while none has one.
+std::optional<double> prefill_estimate_ms(const ForwardRequest& request) {
+  if (request.ctx == nullptr) return std::nullopt;
+  RequestBlockKeys keys(*request.ctx);
+  std::optional<double> best;
+  for (const Candidate& c : request.route.pool->candidates) {
+    const auto ms =
+        c.state->evidence.ttft.predict(0, 0, uncached_ktokens(*request.ctx, &c.state->kv, keys));
+    if (ms && (!best || *ms < *best)) best = ms;
+  }
+  return best;
+}
+
 QueueTicket ticket_of(const ForwardRequest& request, const FlowGate& gate) {
   QueueTicket ticket;
   PriorityDefaults defaults{.route = gate.priority};
@@ -68,6 +83,7 @@ QueueTicket ticket_of(const ForwardRequest& request, const FlowGate& gate) {
                               ? 0
                               : request.facts->output_cap.value_or(gate.default_output_tokens);
   ticket.cost = uncached_prompt_tokens(request) + output;
+  if (gate.max_ttft_ms[ticket.band] > 0) ticket.prefill_ms = prefill_estimate_ms(request);
   return ticket;
 }
 
@@ -94,10 +110,12 @@ Task<ForwardResult> shed(beast::tcp_stream& client, const ForwardRequest& reques
                          ShedReason reason, uint32_t retry_after_s, SteadyTime started,
                          std::optional<uint64_t> queue_ms) {
   const RoutePool& pool = *request.route.pool;
-  std::string message = reason == ShedReason::kFull
-                            ? "the route is saturated and its queue is full"
-                            : "the route is saturated and this request cannot be served within "
-                              "the queue's wait";
+  std::string message =
+      reason == ShedReason::kFull ? "the route is saturated and its queue is full"
+      : reason == ShedReason::kMaxTtft
+          ? "the route is saturated and this request's estimated prefill exceeds its priority "
+            "band's max_ttft_ms"
+          : "the route is saturated and this request cannot be served within the queue's wait";
   message += "; retry after " + std::to_string(retry_after_s) + " s";
   const ApiError error{.status = 429, .type = "overloaded", .message = std::move(message),
                        .code = "overloaded"};

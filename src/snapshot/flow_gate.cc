@@ -32,12 +32,16 @@ std::unique_ptr<const FlowGate> make_flow_gate(const RoutePool& pool, const std:
   gate->queue = &tracker.flow().route(series);
   if (route_priority) gate->priority = static_cast<uint8_t>(*route_priority);
   gate->default_output_tokens = config.limits.default_output_tokens;
+  for (const QueueBandConfig& band : config.queue.bands) {
+    if (band.band < kQueueBands && band.max_ttft_ms) gate->max_ttft_ms[band.band] = *band.max_ttft_ms;
+  }
   if (const QueueMetrics* families = tracker.flow().metrics(metrics)) {
     gate->series = families->series(series);
   }
   gate->queue->configure(gate->capacity,
                          QueueSettings{.max_requests = config.queue.max_requests,
                                        .max_wait_ms = config.queue.max_wait_ms,
+                                       .max_ttft_ms = gate->max_ttft_ms,
                                        .per_tenant_metrics = config.metrics.per_key},
                          gate->series);
   return gate;

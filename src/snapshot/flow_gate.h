@@ -8,6 +8,7 @@
 // Thread-safety: immutable once built; the queue is internally synchronised.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -29,6 +30,8 @@ struct FlowGate {
   std::shared_ptr<const FlowCapacity> capacity;     // shared with the queue
   std::optional<uint8_t> priority;                  // the route's `priority`
   uint64_t default_output_tokens = 1024;            // the cost estimate's output cap (SPEC §15)
+  // Per band, [[queue.bands]] max_ttft_ms (0 = unset): admission by cost.
+  std::array<uint64_t, kQueueBands> max_ttft_ms{};
   // The route's queue series, held while this snapshot lives (null without metrics).
   std::shared_ptr<QueueSeries> series;
 

@@ -154,6 +154,58 @@ test('priority: the interactive band keeps its TTFT while the batch band absorbs
   assert.ok(lo.some((r) => r.status === 429), 'the batch band is shed first');
 });
 
+// Admission by cost (SPEC §19): band 6 has max_ttft_ms = 150. Once the candidates have learned
+// their time-to-first-token models, and while the fleet is full, a band-6 request whose prompt
+// alone takes about 330 ms to prefill is refused at once; a short band-6 request and the same
+// long prompt in band 4 wait their turn and are served. With room, nothing is refused.
+test('admission by cost: a band\'s max_ttft_ms refuses a costly prefill at once while saturated', async (t) => {
+  // 0.05 ms a prompt token: 24 KB (about 6000 tokens) prefill in about 300 ms, 400 bytes in 5.
+  const simArgs = ['--time-scale', '1', '--ttft-ms', '30', '--token-ms', '80', '--decode-ms-per-seq', '0',
+    '--prefill-ms-per-token', '0.05'];
+  const { rolter } = await fleet(t, {
+    simArgs, queue: 'max_requests = 128\nmax_wait_ms = 20000\n', extra: '[[queue.bands]]\nband = 6\nmax_ttft_ms = 150\n',
+  });
+  const url = rolter.url;
+  let seq = 0;
+  // A prompt no engine has seen (its first bytes differ), so none of it is cached.
+  const prompt = (bytes) => { seq += 1; return `${seq} `.padEnd(bytes, 'lorem ipsum '); };
+  const long = () => prompt(24_000);
+  const short = () => prompt(400);
+  // With room, even the costly request of band 6 goes (the models are unlearned yet, too).
+  const first = await streamOnce(url, 'm', { key: kKeys.KI, maxTokens: 1, content: long() });
+  assert.ok(ok(first), JSON.stringify(first).slice(0, 300));
+  // Teach the models: short and long prompts one after the other.
+  for (let i = 0; i < 40; i++) {
+    const r = await streamOnce(url, 'm', { key: kKeys.KA, maxTokens: 1, content: i % 2 ? long() : short() });
+    assert.ok(ok(r), JSON.stringify(r).slice(0, 300));
+  }
+  // Fill the fleet: 32 streams of about 3 s.
+  const running = Array.from({ length: kEngines * kPerInstance },
+    () => streamOnce(url, 'm', { key: kKeys.KA, maxTokens: 40, content: short() }));
+  await waitUntil(async () => ((await scrapeMetrics(rolter)).match(/^rolter_in_flight\{[^}]*\} 8$/gm) ?? []).length === kEngines,
+    { what: 'the fleet full' });
+  const refused = await streamOnce(url, 'm', { key: kKeys.KI, content: long() });
+  const [shortInBand, longInLowerBand] = await Promise.all([
+    streamOnce(url, 'm', { key: kKeys.KI, content: short() }),
+    streamOnce(url, 'm', { key: kKeys.KA, content: long() }),
+  ]);
+  t.diagnostic(`refused in ${Math.round(refused.totalMs)} ms: ${refused.text?.slice(0, 200)}; short band 6 waited ${shortInBand.queueMs} ms, long band 4 ${longInLowerBand.queueMs} ms`);
+  assert.equal(refused.status, 429, JSON.stringify(refused).slice(0, 300));
+  const error = JSON.parse(refused.text).error;
+  assert.equal(error.code, 'overloaded');
+  assert.match(error.message, /estimated prefill exceeds its priority band's max_ttft_ms/);
+  assert.ok(Number(refused.retryAfter) >= 1, `Retry-After ${refused.retryAfter}`);
+  assert.equal(refused.queueMs, undefined, 'refused as it came, without waiting');
+  for (const r of [shortInBand, longInLowerBand]) {
+    assert.ok(ok(r), JSON.stringify(r).slice(0, 300));
+    assert.ok(r.queueMs !== undefined, 'it waited in the queue');
+  }
+  for (const r of await Promise.all(running)) assert.ok(ok(r), JSON.stringify(r).slice(0, 300));
+  const metrics = await scrapeMetrics(rolter);
+  assert.match(metrics, /^rolter_shed_total\{band="6",reason="max_ttft",route="m"\} 1$/m);
+  assert.doesNotMatch(metrics, /^rolter_shed_total\{band="4",reason="max_ttft",route="m"\} [1-9]/m);
+});
+
 test('faults: an engine that dies while requests wait; they dispatch elsewhere, each answered once', async (t) => {
   const { sim, rolter } = await fleet(t, { queue: 'max_requests = 256\nmax_wait_ms = 20000\n' });
   const url = rolter.url;

@@ -71,7 +71,8 @@ struct InstanceSum {
 // A route's gateway queue (flow control), once it has queued or shed.
 struct QueueSum {
   std::array<uint64_t, 8> depth{};  // waiting now, per band 0..7
-  std::map<std::string, uint64_t> shed{{"full", 0}, {"predicted_wait", 0}, {"expired", 0}};
+  std::map<std::string, uint64_t> shed{
+      {"full", 0}, {"predicted_wait", 0}, {"expired", 0}, {"max_ttft", 0}};
 };
 
 struct RouteSum {

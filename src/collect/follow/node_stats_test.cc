@@ -150,7 +150,7 @@ TEST(NodeStatsJsonTest, QueueDepthPerBandAndShedPerReason) {
   EXPECT_FALSE(doc["routes"][0].contains("queue")) << doc["routes"][0].dump();
   const Json& q = doc["routes"][1]["queue"];
   EXPECT_EQ(q["depth"], (Json{0, 0, 0, 0, 3, 0, 1, 0}));
-  EXPECT_EQ(q["shed"], (Json{{"expired", 1}, {"full", 2}, {"predicted_wait", 0}}));
+  EXPECT_EQ(q["shed"], (Json{{"expired", 1}, {"full", 2}, {"max_ttft", 0}, {"predicted_wait", 0}}));
 }
 
 // Each target's own latency: what answered it, not the route's mix.
