@@ -260,6 +260,9 @@ struct MetricsConfig {
 // [[queue.bands]] (SPEC §19): what one priority band may do beyond its place in the order.
 struct QueueBandConfig {
   uint32_t band = 0;  // 0 (lowest) … 7
+  // A request of this band that must wait displaces a lower band's dispatched request whose
+  // answer has not begun; that one waits again.
+  bool preempt = false;
   // When its route is saturated, a request whose estimated prefill alone (the fastest candidate's
   // learned time to first token for its uncached prompt, unqueued) exceeds this is refused at once
   // instead of queued. Unset: no such refusal.

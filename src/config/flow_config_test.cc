@@ -55,6 +55,7 @@ max_wait_ms = 500
 
 [[queue.bands]]
 band = 6
+preempt = true
 max_ttft_ms = 1500
 
 [[queue.bands]]
@@ -73,7 +74,9 @@ band = 1
   ASSERT_EQ(c.queue.bands.size(), 2u);
   EXPECT_EQ(c.queue.bands[0].band, 6u);
   EXPECT_EQ(c.queue.bands[0].max_ttft_ms, 1500u);
+  EXPECT_TRUE(c.queue.bands[0].preempt);
   EXPECT_EQ(c.queue.bands[1].band, 1u);
+  EXPECT_FALSE(c.queue.bands[1].preempt);
   EXPECT_FALSE(c.queue.bands[1].max_ttft_ms);
 }
 
@@ -109,6 +112,8 @@ TEST(FlowConfig, ErrorsNameTheKey) {
       {minimal_plus("[[queue.bands]]\nband = 6\nmax_ttft_ms = 0  # <-\n"),
        "queue.bands[0].max_ttft_ms", ""},
       {minimal_plus("[[queue.bands]]\nband = 6\npreempt = 1  # <-\n"), "queue.bands[0].preempt",
+       "expected boolean"},
+      {minimal_plus("[[queue.bands]]\nband = 6\nreserve = 2  # <-\n"), "queue.bands[0].reserve",
        "unknown"},
       {minimal_plus("[[queue.bands]]\nband = 6\n[[queue.bands]]\nband = 6  # <-\n"),
        "queue.bands[1].band", "configured twice"},

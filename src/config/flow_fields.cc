@@ -38,6 +38,7 @@ void read_queue(TableReader& in, QueueConfig& out) {
     QueueBandConfig& band = out.bands.emplace_back();
     band_in.require("band");
     band_in.read("band", band.band, 0, kTopBand);
+    band_in.read("preempt", band.preempt);
     std::optional<uint32_t> max_ttft_ms;
     read_optional(band_in, "max_ttft_ms", max_ttft_ms, 1, kUnread - 1);
     if (max_ttft_ms) band.max_ttft_ms = *max_ttft_ms;

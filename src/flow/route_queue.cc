@@ -50,6 +50,7 @@ void RouteQueue::configure(std::shared_ptr<const FlowCapacity> capacity,
 QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter> waiter) {
   QueueAdmission admission;
   Wakes wakes;
+  std::shared_ptr<PreemptTarget> victim;
   {
     MutexLock lock(mu_);
     const Clock::TimePoint now = clock_.now();
@@ -97,9 +98,54 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
     // Room may exist behind the ones already waiting (a slot freed a moment ago): it goes in the
     // queue's order, this request's turn included.
     dispatch(now, wakes);
+    // Still waiting, in a band that preempts: a lower band's request that has not begun its
+    // answer gives up its slot. (The slot then goes to the highest band waiting: this one's.)
+    if (settings_.preempt[band] && waiting_.contains(pushed.id)) victim = displace_below(band);
   }
   deliver(wakes);
+  if (victim) victim->stop();
   return admission;
+}
+
+std::shared_ptr<PreemptTarget> RouteQueue::displace_below(uint8_t band) {
+  for (uint8_t lower = 0; lower < band; ++lower) {
+    for (;;) {
+      // The most recently dispatched of the band: it has had the least of its slot.
+      auto newest = running_.end();
+      for (auto it = running_.begin(); it != running_.end(); ++it) {
+        if (it->second.band == lower) newest = it;
+      }
+      if (newest == running_.end()) break;
+      std::shared_ptr<PreemptTarget> target = std::move(newest->second.target);
+      running_.erase(newest);
+      if (target->claim()) {
+        if (const auto m = series_.lock()) m->count_preemption(lower);
+        return target;
+      }
+      // Its answer has begun: it can no longer be displaced, and leaves the candidates.
+    }
+  }
+  return nullptr;
+}
+
+uint64_t RouteQueue::register_running(uint8_t band, std::shared_ptr<PreemptTarget> target) {
+  MutexLock lock(mu_);
+  const uint64_t id = next_running_++;
+  running_.emplace(id, Running{.band = band, .target = std::move(target)});
+  return id;
+}
+
+void RouteQueue::unregister(uint64_t id) {
+  MutexLock lock(mu_);
+  running_.erase(id);
+}
+
+bool RouteQueue::may_be_displaced(uint8_t band) const {
+  MutexLock lock(mu_);
+  for (uint8_t b = band + 1; b < kQueueBands; ++b) {
+    if (settings_.preempt[b]) return true;
+  }
+  return false;
 }
 
 bool RouteQueue::leave(uint64_t id) {
@@ -129,8 +175,8 @@ void RouteQueue::started() {
   busy_.store(static_cast<uint32_t>(queue_.size()) + pending_, std::memory_order_release);
 }
 
-void RouteQueue::released() {
-  drained_.record(clock_.now());
+void RouteQueue::released(bool completed) {
+  if (completed) drained_.record(clock_.now());
   if (!busy()) return;
   Wakes wakes;
   {

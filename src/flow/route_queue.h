@@ -19,6 +19,10 @@
 //   }
 //   ... when a request of the route ends: queue.released();
 //
+// Preemption: a request of a band with `preempt` that must wait claims one registered running
+// request of a lower band whose answer has not begun (flow/preemption.h) and stops it; that
+// request frees its slot (released(false)) without answering, and enters the queue again.
+//
 // Nothing is shed while any candidate has room: enter() queues only when the route has no free
 // slot or others already wait (so that a newcomer cannot overtake them), and dispatches at once
 // whatever fits. A grant is counted as pending until started(), so room is not granted twice.
@@ -33,6 +37,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +49,7 @@
 #include "common/mutex.h"
 #include "flow/drain_meter.h"
 #include "flow/fair_queue.h"
+#include "flow/preemption.h"
 
 namespace rolter {
 
@@ -108,6 +114,9 @@ struct QueueSettings {
   // Per band: while the route is saturated, a request whose estimated prefill exceeds this is
   // refused at once (admission by cost); 0 = no such refusal.
   std::array<uint64_t, kQueueBands> max_ttft_ms{};
+  // Per band: a request of it that must wait displaces a lower band's dispatched request whose
+  // answer has not begun (the lowest band first, the most recently dispatched within it).
+  std::array<bool, kQueueBands> preempt{};
   bool per_tenant_metrics = false;  // rolter_queue_dispatches_total ([metrics] per_key)
 };
 
@@ -141,9 +150,18 @@ class RouteQueue {
 
   // A granted request took its slot (or gave up its grant).
   void started() EXCLUDES(mu_);
-  // A request of this route ended: the drain rate learns from it, and waiting requests that now
-  // fit are dispatched. Without waiting requests: no lock, no allocation.
-  void released() EXCLUDES(mu_);
+  // A request of this route ended: the drain rate learns from it (unless it did not complete: it
+  // was displaced and waits again), and waiting requests that now fit are dispatched. Without
+  // waiting requests: no lock, no allocation.
+  void released(bool completed = true) EXCLUDES(mu_);
+
+  // Preemption (SPEC §19): a dispatched request of `band` that a higher band with `preempt` may
+  // displace until its answer begins. Returns the id for unregister(); call it when the request
+  // ends. Only worth registering when some band above `band` preempts (may_be_displaced()).
+  uint64_t register_running(uint8_t band, std::shared_ptr<PreemptTarget> target) EXCLUDES(mu_);
+  void unregister(uint64_t id) EXCLUDES(mu_);
+  // Whether a band above `band` has `preempt`.
+  bool may_be_displaced(uint8_t band) const EXCLUDES(mu_);
   // A slot may have freed elsewhere: dispatch what fits. Cheap when nothing waits, and at most
   // one real check per kPokeInterval.
   void poke() EXCLUDES(mu_);
@@ -170,6 +188,8 @@ class RouteQueue {
 
   // Grants the turn to every waiting request that fits now.
   void dispatch(Clock::TimePoint now, Wakes& wakes) REQUIRES(mu_);
+  // The running request a waiting one of `band` displaces, claimed; null when none may be.
+  std::shared_ptr<PreemptTarget> displace_below(uint8_t band) REQUIRES(mu_);
   void shed(const QueueEntry& entry, ShedReason reason, Clock::TimePoint now, Wakes& wakes)
       REQUIRES(mu_);
   uint32_t retry_after(size_t ahead, Clock::TimePoint now) const REQUIRES(mu_);
@@ -186,6 +206,13 @@ class RouteQueue {
   DrainMeter drained_;  // lock-free: every request of the route records its end
   std::unordered_map<uint64_t, Waiting> waiting_ GUARDED_BY(mu_);
   uint32_t pending_ GUARDED_BY(mu_) = 0;  // grants not yet started
+  struct Running {
+    uint8_t band;
+    std::shared_ptr<PreemptTarget> target;
+  };
+  // Dispatched requests that may be displaced, by registration order (ids ascending).
+  std::map<uint64_t, Running> running_ GUARDED_BY(mu_);
+  uint64_t next_running_ GUARDED_BY(mu_) = 1;
   std::atomic<uint32_t> busy_{0};          // queue size + pending grants
   std::atomic<int64_t> last_poke_{0};      // clock ticks
 };

@@ -289,5 +289,78 @@ TEST_F(RouteQueueTest, FairnessAcrossTenantsInCost) {
   EXPECT_NEAR(static_cast<double>(b) / a, 4.0, 0.3) << a << " vs " << b;
 }
 
+// A dispatched request the queue may displace; records the stop.
+class RecordingTarget final : public PreemptTarget {
+ public:
+  void stop() override { ++stops; }
+  int stops = 0;
+};
+
+// Preemption (SPEC §19): band 6 preempts. A band-6 arrival that must wait displaces the most
+// recently dispatched request of the lowest band below it whose answer has not begun, once; the
+// displaced request's slot, once released, goes to the arrival.
+TEST_F(RouteQueueTest, APreemptingBandDisplacesTheNewestLowestBandRequestNotYetAnswering) {
+  QueueSettings settings{.max_requests = 8, .max_wait_ms = 30000};
+  settings.preempt[6] = true;
+  queue_.configure(capacity_, settings, {});
+  capacity_->slots = 3;
+  EXPECT_TRUE(queue_.may_be_displaced(4));
+  EXPECT_FALSE(queue_.may_be_displaced(6));
+  // Three running: band 1 (older), band 1 (newer, already answering), band 2.
+  auto older = std::make_shared<RecordingTarget>();
+  auto answering = std::make_shared<RecordingTarget>();
+  auto band2 = std::make_shared<RecordingTarget>();
+  for (int i = 0; i < 3; ++i) enter(std::make_shared<RecordingWaiter>());
+  const uint64_t older_id = queue_.register_running(1, older);
+  queue_.register_running(1, answering);
+  queue_.register_running(2, band2);
+  ASSERT_TRUE(answering->begin_answer());
+
+  // A band-4 arrival waits and displaces nobody: band 4 does not preempt.
+  auto w4 = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(w4, 4).kind, QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(older->stops + answering->stops + band2->stops, 0);
+
+  // A band-6 arrival: the newer band-1 request is answering, so the older one is displaced.
+  auto w6 = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(w6, 6).kind, QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(older->stops, 1);
+  EXPECT_TRUE(older->displaced());
+  EXPECT_FALSE(older->begin_answer()) << "a displaced request must not answer";
+  EXPECT_EQ(answering->stops, 0);
+  EXPECT_FALSE(answering->displaced());
+  EXPECT_EQ(band2->stops, 0);
+
+  // The displaced request ends without completing: its slot goes to band 6, not band 4.
+  queue_.unregister(older_id);
+  --capacity_->busy;
+  queue_.released(false);
+  ASSERT_TRUE(w6->verdict.has_value());
+  EXPECT_EQ(w6->verdict->kind, QueueVerdict::Kind::kDispatch);
+  EXPECT_FALSE(w4->verdict.has_value());
+  take_slot();
+
+  // A second band-6 arrival: band 1 has no candidate left (one displaced, one answering), so
+  // band 2's request goes.
+  ASSERT_EQ(enter(std::make_shared<RecordingWaiter>(), 6).kind, QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(band2->stops, 1);
+  // A third finds none: it just waits.
+  ASSERT_EQ(enter(std::make_shared<RecordingWaiter>(), 6).kind, QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(older->stops + answering->stops + band2->stops, 2);
+}
+
+// With room, a preempting band displaces nothing: it goes at once.
+TEST_F(RouteQueueTest, APreemptingBandDisplacesNothingWhileThereIsRoom) {
+  QueueSettings settings{.max_requests = 8, .max_wait_ms = 30000};
+  settings.preempt[6] = true;
+  queue_.configure(capacity_, settings, {});
+  enter(std::make_shared<RecordingWaiter>());
+  auto low = std::make_shared<RecordingTarget>();
+  queue_.register_running(0, low);
+  EXPECT_EQ(enter(std::make_shared<RecordingWaiter>(), 6).kind, QueueAdmission::Kind::kGo);
+  EXPECT_EQ(low->stops, 0);
+  EXPECT_FALSE(low->displaced());
+}
+
 }  // namespace
 }  // namespace rolter

@@ -40,7 +40,12 @@ QueueMetrics::QueueMetrics(prometheus::Registry& registry, std::shared_ptr<Serie
       dispatches_(&prometheus::BuildCounter()
                        .Name("rolter_queue_dispatches_total")
                        .Help("Requests dispatched from a route's queue, per tenant")
-                       .Register(registry)) {}
+                       .Register(registry)),
+      preemptions_(&prometheus::BuildCounter()
+                        .Name("rolter_queue_preemptions_total")
+                        .Help("Dispatched requests displaced by a higher band's before their "
+                              "answer began, by their band")
+                        .Register(registry)) {}
 
 std::shared_ptr<QueueSeries> QueueMetrics::series(std::string_view route) const {
   return std::make_shared<QueueSeries>(*this, std::string(route));
@@ -52,6 +57,7 @@ QueueSeries::QueueSeries(const QueueMetrics& families, std::string route)
 void QueueSeries::adopt(const QueueSeries& earlier) {
   for (uint8_t b = 0; b < kBands; ++b) {
     if (earlier.depth_[b] != nullptr) depth(b);
+    if (earlier.preemptions_[b] != nullptr) preemptions(b);
     for (size_t r = 0; r < kShedReasons.size(); ++r) {
       if (earlier.shed_[b][r] != nullptr) shed(b, r);
     }
@@ -74,6 +80,18 @@ void QueueSeries::count_shed(uint8_t band, std::string_view reason) {
 }
 
 void QueueSeries::count_dispatch(std::string_view tenant) { dispatches(tenant).Increment(); }
+
+void QueueSeries::count_preemption(uint8_t band) {
+  if (band < kBands) preemptions(band).Increment();
+}
+
+prometheus::Counter& QueueSeries::preemptions(uint8_t band) {
+  if (preemptions_[band] == nullptr) {
+    preemptions_[band] = &families_.table_->lease(
+        *families_.preemptions_, {{"route", route_}, {"band", band_label(band)}}, lease_);
+  }
+  return *preemptions_[band];
+}
 
 prometheus::Gauge& QueueSeries::depth(uint8_t band) {
   if (depth_[band] == nullptr) {

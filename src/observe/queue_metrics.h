@@ -5,6 +5,8 @@
 //   queue_wait_seconds{route}            how long each dispatched request waited, histogram
 //   shed_total{route,band,reason}        requests the queue refused: full, predicted_wait,
 //                                        expired, max_ttft
+//   queue_preemptions_total{route,band} dispatched requests displaced, before their answer began,
+//                                        by a higher band's (their band)
 //   queue_dispatches_total{route,tenant} with [metrics] per_key = true only: requests dispatched
 //                                        from the queue per tenant (a key, or its team), the
 //                                        share fairness gives each; tenants are configured keys
@@ -62,6 +64,7 @@ class QueueMetrics {
   prometheus::Family<prometheus::Histogram>* wait_;
   prometheus::Family<prometheus::Counter>* shed_;
   prometheus::Family<prometheus::Counter>* dispatches_;
+  prometheus::Family<prometheus::Counter>* preemptions_;
 };
 
 class QueueSeries {
@@ -76,6 +79,8 @@ class QueueSeries {
   // `reason`: "full", "predicted_wait", "expired" or "max_ttft"; any other is not counted.
   void count_shed(uint8_t band, std::string_view reason);
   void count_dispatch(std::string_view tenant);
+  // A dispatched request of `band` was displaced by a higher band's.
+  void count_preemption(uint8_t band);
 
   static constexpr size_t kBands = 8;
   static constexpr std::array<std::string_view, 4> kShedReasons = {"full", "predicted_wait",
@@ -86,12 +91,14 @@ class QueueSeries {
   prometheus::Counter& shed(uint8_t band, size_t reason);
   prometheus::Histogram& wait();
   prometheus::Counter& dispatches(std::string_view tenant);
+  prometheus::Counter& preemptions(uint8_t band);
 
   QueueMetrics families_;  // a copy: the lease keeps the registry, and so the families, alive
   std::string route_;
   SeriesLease lease_;
   std::array<prometheus::Gauge*, kBands> depth_{};
   std::array<std::array<prometheus::Counter*, kShedReasons.size()>, kBands> shed_{};
+  std::array<prometheus::Counter*, kBands> preemptions_{};
   prometheus::Histogram* wait_ = nullptr;
   std::map<std::string, prometheus::Counter*, std::less<>> dispatches_;
 };

@@ -34,6 +34,8 @@ std::string_view attempt_reason_name(AttemptReason reason) {
       return "internal";
     case AttemptReason::kKvTransfer:
       return "kv_transfer";
+    case AttemptReason::kDisplaced:
+      return "displaced";
   }
   return "unknown";
 }

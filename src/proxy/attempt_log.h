@@ -37,6 +37,7 @@ enum class AttemptReason : uint8_t {
   kContentFilter,     // "content_filter": the target's content filter refused it
   kInternal,          // "internal": the gateway could not build the request (model rewrite)
   kKvTransfer,        // "kv_transfer": a prefill answer without usable kv_transfer_params
+  kDisplaced,         // "displaced": a higher band's request took its slot before it answered
 };
 
 // Which step of a request the attempt served (SPEC §18). kWhole: the request was not split.

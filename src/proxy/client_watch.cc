@@ -4,6 +4,9 @@
 
 #include <cerrno>
 
+#include <boost/asio/post.hpp>
+
+#include "flow/preemption.h"
 #include "upstream/upstream_connection.h"
 
 namespace rolter {
@@ -18,6 +21,7 @@ void ClientWatch::arm() {
   state_->half_closed = false;
   state_->in_flight = nullptr;
   state_->waiting = nullptr;
+  state_->target = nullptr;
   ++state_->generation;
   wait(state_);
 }
@@ -27,6 +31,7 @@ void ClientWatch::disarm() {
   state_->armed = false;
   state_->in_flight = nullptr;
   state_->waiting = nullptr;
+  state_->target = nullptr;
   // Only the wait is pending on the client socket now (the response is written): cancelling the
   // socket's operations ends it. Its handler still runs, and finds itself outdated.
   error_code ignored;
@@ -36,6 +41,27 @@ void ClientWatch::disarm() {
 void ClientWatch::set_in_flight(UpstreamConnection* connection) { state_->in_flight = connection; }
 
 void ClientWatch::set_waiting(asio::steady_timer* timer) { state_->waiting = timer; }
+
+void ClientWatch::set_displaceable(PreemptTarget* target) { state_->target = target; }
+
+bool ClientWatch::begin_answer() const {
+  return state_->target == nullptr || state_->target->begin_answer();
+}
+
+bool ClientWatch::displaced() const {
+  return state_->target != nullptr && state_->target->displaced();
+}
+
+ClientWatch::Stopper ClientWatch::stopper() const {
+  return Stopper(state_, state_->generation, state_->client->get_executor());
+}
+
+void ClientWatch::Stopper::operator()() const {
+  asio::post(executor_, [state = state_, generation = generation_] {
+    if (!state->armed || generation != state->generation) return;
+    if (state->in_flight != nullptr) state->in_flight->tcp().cancel();
+  });
+}
 
 void ClientWatch::wait(const std::shared_ptr<State>& state) {
   state->client->socket().async_wait(

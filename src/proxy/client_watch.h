@@ -25,6 +25,7 @@
 
 namespace rolter {
 
+class PreemptTarget;
 class UpstreamConnection;
 
 class ClientWatch {
@@ -51,11 +52,42 @@ class ClientWatch {
   bool gone() const { return state_->gone; }
   bool half_closed() const { return state_->half_closed; }
 
+  // Preemption (flow/preemption.h): the request may be displaced until its answer begins; null
+  // when it may not (the default). The target must outlive the request's attempts.
+  void set_displaceable(PreemptTarget* target);
+  // The request's answer begins: true unless it was displaced first (then it must not answer).
+  bool begin_answer() const;
+  // Whether the request was displaced (its attempt is to end without answering).
+  bool displaced() const;
+  // Whether it may still be displaced, or was (a target is set).
+  bool displaceable() const { return state_->target != nullptr; }
+
+ private:
+  struct State;
+
+ public:
+  // Ends the request's upstream exchange in flight, from any thread: posted to the connection's
+  // worker, and a no-op once that request is over. For a displaced request.
+  class Stopper {
+   public:
+    void operator()() const;
+
+   private:
+    friend class ClientWatch;
+    Stopper(std::shared_ptr<State> state, unsigned generation, asio::any_io_executor executor)
+        : state_(std::move(state)), generation_(generation), executor_(std::move(executor)) {}
+    std::shared_ptr<State> state_;
+    unsigned generation_;
+    asio::any_io_executor executor_;
+  };
+  Stopper stopper() const;
+
  private:
   struct State {
     beast::tcp_stream* client = nullptr;
     UpstreamConnection* in_flight = nullptr;
     asio::steady_timer* waiting = nullptr;
+    PreemptTarget* target = nullptr;
     unsigned generation = 0;  // which request's wait is current; older waits are ignored
     bool armed = false;
     bool gone = false;

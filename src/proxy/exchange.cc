@@ -300,6 +300,26 @@ Task<std::string> read_excerpt(Stream& upstream, UpstreamConnection& connection,
 //
 // An answer in another API than the client's goes through relay_translated(), and an error a
 // fallback may take through relay_error_or_fall_back() (proxy/translated_relay.h).
+// Whether a displaceable request's answer begins only with its first body piece: a stream
+// relayed as it is. Its head comes at once from the engine (before the prompt is even
+// prefilled), so the head alone does not begin the answer; the client gets it with the first
+// piece (flow/preemption.h). Every other answer begins with its head.
+bool answer_begins_with_body(const ResponseParser& parser, const AttemptParams& p) {
+  return p.watch != nullptr && p.watch->displaceable() && parser.get().result_int() == 200 &&
+         plan_translation(p.request->kind, p.candidate->provider->kind).translator == nullptr &&
+         parser.get()[http::field::content_type].starts_with("text/event-stream");
+}
+
+// The attempt of a displaced request: nothing reached the client, and the upstream connection,
+// cut or mid-answer, is not reused.
+void mark_displaced(AttemptReport& report) {
+  report.outcome = Outcome::kFailed;
+  report.reason = AttemptReason::kDisplaced;
+  report.error = "displaced by a request of a higher priority band";
+  report.reusable = false;
+  report.first_token.reset();
+}
+
 template <typename Stream>
 Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
                       ResponseParser& parser, const AttemptParams& p, AttemptReport& report) {
@@ -329,7 +349,9 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
     report.client_gone = true;
   };
   const bool half_closed = p.watch != nullptr && p.watch->half_closed();
-  if (!parser.is_done() && (connection.buffer.size() == 0 || half_closed)) {
+  // Until then the request may be displaced (answer_begins_with_body()).
+  bool begun = !answer_begins_with_body(parser, p);
+  if (begun && !parser.is_done() && (connection.buffer.size() == 0 || half_closed)) {
     // No body byte yet (a stream waiting for its first token): the client gets the head now. A
     // half-closed client gets it alone too (AttemptParams::watch).
     if (!co_await response.write_head(client)) co_return client_gone();
@@ -359,6 +381,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
         ec = read_ec_;
       }
       read_ec = ec == http::error::need_buffer ? error_code{} : ec;
+      if (!begun && p.watch->displaced()) co_return mark_displaced(report);
       const size_t got = buffer.size() - held - parser.get().body().size;
       const std::string_view fresh(buffer.data() + held, got);
       report.usage.feed(fresh);
@@ -388,6 +411,10 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
         }
       }
       const bool last = parser.is_done() && !read_ec;
+      if (!begun) {
+        if (!p.watch->begin_answer()) co_return mark_displaced(report);
+        begun = true;
+      }
       if (!co_await response.write(client, ready.substr(0, send), last)) {
         co_return client_gone();
       }
@@ -456,6 +483,14 @@ Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connectio
       (status == 429 && p.may_fall_back_on_429)) {
     report.error = "status " + std::to_string(status);
     co_return report;  // not reusable: its body was not read
+  }
+
+  // A request a higher band displaced before this point must not answer: its slot is taken, and
+  // it waits in its queue again (flow/preemption.h). Past this point it can no longer be, except
+  // a stream, whose answer begins with its first body piece (relay_body()).
+  if (p.watch != nullptr && !answer_begins_with_body(*parser, p) && !p.watch->begin_answer()) {
+    mark_displaced(report);
+    co_return report;
   }
 
   // From here on the client sees this response: no more retries. (On a route that falls back on

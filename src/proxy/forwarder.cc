@@ -597,18 +597,23 @@ Task<ForwardResult> Forwarder::run_queued(beast::tcp_stream& client,
                                           const ForwardRequest& request, ClientWatch& watch,
                                           AttemptLog& tries) {
   QueuePass pass;
-  co_await pass_queue(client, watch, request, pass);
-  if (pass.queue_ms) tries.set_queue_ms(*pass.queue_ms);
-  if (pass.answered) co_return *pass.answered;
-  const ForwardRequest& forwarded = pass.forwarded(request);
-  ForwardResult result;
-  if (forwarded.route.pool->prefill == nullptr) {
-    result = co_await run_attempts(client, forwarded, watch, tries);
-  } else {
-    result = co_await run_disaggregated(client, forwarded, watch, tries);
+  for (;;) {
+    co_await pass_queue(client, watch, request, pass);
+    if (pass.queue_ms) tries.set_queue_ms(*pass.queue_ms);
+    if (pass.answered) co_return *pass.answered;
+    const ForwardRequest& forwarded = pass.forwarded(request);
+    ForwardResult result;
+    if (forwarded.route.pool->prefill == nullptr) {
+      result = co_await run_attempts(client, forwarded, watch, tries);
+    } else {
+      result = co_await run_disaggregated(client, forwarded, watch, tries);
+    }
+    // Displaced by a higher band before anything was answered: it waits its turn again.
+    const bool again = pass.displaced() && result.status == 0 && !watch.gone();
+    pass.attempts = result.attempts;
+    leave_queue_slot(request, watch, pass, !again);
+    if (!again) co_return result;
   }
-  release_queue_slot(request);
-  co_return result;
 }
 
 Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
@@ -695,6 +700,9 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
     // A client that went away cut the attempt short: that says nothing about the instance, and
     // there is no one left to answer (forward_logged() logs the 499).
     if (watch.gone()) co_return gone(result);
+    // Displaced by a higher band before it answered: nobody was answered and the instance did
+    // nothing wrong; run_queued() puts the request back in its queue.
+    if (report.reason == AttemptReason::kDisplaced) co_return result;
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
       record_evidence(report, candidate, *request.ctx, selection->sample, attempt_started);
@@ -1002,11 +1010,23 @@ Task<AttemptReport> Forwarder::attempt(beast::tcp_stream& client, const AttemptP
       }
       connection = std::move(fresh);
     }
+    if (watch.displaced()) {
+      // Displaced while it connected: the request is not sent (the connection stays unused).
+      pool_.give_back(std::move(connection));
+      report = AttemptReport{};
+      report.reason = AttemptReason::kDisplaced;
+      co_return report;
+    }
     watch.set_in_flight(connection.get());
     report = co_await std::visit(
         [&](auto& stream) { return run_exchange(stream, *connection, client, params); },
         connection->stream);
     watch.set_in_flight(nullptr);
+    // Displaced mid-exchange: its upstream read was cut short on purpose (ClientWatch::Stopper).
+    if (report.outcome != Outcome::kRelayed && watch.displaced()) {
+      report.reason = AttemptReason::kDisplaced;
+      break;
+    }
     if (report.outcome != Outcome::kStale) break;
     connection.reset();
   }

@@ -37,6 +37,16 @@ class TimerWaiter final : public QueueWaiter, public std::enable_shared_from_thi
   std::optional<QueueVerdict> verdict;  // read and written on the request's worker only
 };
 
+// A request that a higher band may displace: stopping it cuts its upstream exchange.
+class DisplaceableRequest final : public PreemptTarget {
+ public:
+  explicit DisplaceableRequest(ClientWatch::Stopper stopper) : stopper_(std::move(stopper)) {}
+  void stop() override { stopper_(); }
+
+ private:
+  ClientWatch::Stopper stopper_;
+};
+
 // The prompt tokens no instance of the route holds in its KV cache (the best one's view: the
 // strategy may send it there), else the whole prompt (SPEC §15's estimate).
 uint64_t uncached_prompt_tokens(const ForwardRequest& request) {
@@ -67,18 +77,24 @@ std::optional<double> prefill_estimate_ms(const ForwardRequest& request) {
   return best;
 }
 
-QueueTicket ticket_of(const ForwardRequest& request, const FlowGate& gate) {
-  QueueTicket ticket;
+uint8_t band_of(const ForwardRequest& request, const FlowGate& gate) {
   PriorityDefaults defaults{.route = gate.priority};
   if (request.key != nullptr) {
     defaults.max_priority = request.key->max_priority;
     defaults.key = request.key->priority;
-    ticket.tenant = request.key->team.empty() ? request.key->name : request.key->team;
   }
   const std::string_view header =
       request.request != nullptr ? std::string_view((*request.request)["x-rolter-priority"])
                                  : std::string_view();
-  ticket.band = priority_band(header, defaults);
+  return priority_band(header, defaults);
+}
+
+QueueTicket ticket_of(const ForwardRequest& request, const FlowGate& gate) {
+  QueueTicket ticket;
+  if (request.key != nullptr) {
+    ticket.tenant = request.key->team.empty() ? request.key->name : request.key->team;
+  }
+  ticket.band = band_of(request, gate);
   const uint64_t output = request.kind == ApiKind::kEmbeddings
                               ? 0
                               : request.facts->output_cap.value_or(gate.default_output_tokens);
@@ -138,23 +154,51 @@ Task<ForwardResult> shed(beast::tcp_stream& client, const ForwardRequest& reques
   co_return result;
 }
 
+// The request passed the queue and goes on now: displaceable while a higher band may preempt it,
+// with x-rolter-queue-ms (and its attempts so far) when it waited.
+void go_on(const ForwardRequest& request, ClientWatch& watch, uint8_t band, QueuePass& pass) {
+  RouteQueue& queue = *request.route.pool->flow->queue;
+  if (request.route.pool->prefill == nullptr && queue.may_be_displaced(band)) {
+    pass.target = std::make_shared<DisplaceableRequest>(watch.stopper());
+    pass.running_id = queue.register_running(band, pass.target);
+    watch.set_displaceable(pass.target.get());
+  }
+  if (!pass.queue_ms && pass.attempts == 0) return;
+  pass.with_fields = request;
+  pass.with_fields->earlier_attempts = pass.attempts;
+  if (pass.queue_ms) {
+    pass.fields = std::string(request.extra_fields) + "x-rolter-queue-ms: " +
+                  std::to_string(*pass.queue_ms) + "\r\n";
+    pass.with_fields->extra_fields = pass.fields;
+  }
+}
+
 }  // namespace
 
 Task<void> pass_queue(beast::tcp_stream& client, ClientWatch& watch, const ForwardRequest& request,
                       QueuePass& pass) {
   const FlowGate& gate = *request.route.pool->flow;
-  if (gate.open(default_clock().now())) co_return;  // the unsaturated path
+  if (!pass.first_entered && gate.open(default_clock().now())) {
+    // The unsaturated path (here only on a route with a preempting band, or in a race).
+    if (gate.preempts) go_on(request, watch, band_of(request, gate), pass);
+    co_return;
+  }
   RouteQueue& queue = *gate.queue;
-  const SteadyTime started = std::chrono::steady_clock::now();
+  const SteadyTime entered = std::chrono::steady_clock::now();
+  // A displaced request keeps its first arrival's deadline.
+  const SteadyTime started = pass.first_entered.value_or(entered);
+  pass.first_entered = started;
   auto waiter = std::make_shared<TimerWaiter>(client.get_executor());
-  const QueueAdmission admission = queue.enter(ticket_of(request, gate), waiter);
+  const QueueTicket ticket = ticket_of(request, gate);
+  const QueueAdmission admission = queue.enter(ticket, waiter);
   if (admission.kind == QueueAdmission::Kind::kGo) {
     queue.started();
+    go_on(request, watch, ticket.band, pass);
     co_return;
   }
   if (admission.kind == QueueAdmission::Kind::kShed) {
     pass.answered = co_await shed(client, request, admission.reason, admission.retry_after_s,
-                                  started, std::nullopt);
+                                  started, pass.queue_ms);
     co_return;
   }
   const SteadyTime deadline =
@@ -176,14 +220,15 @@ Task<void> pass_queue(beast::tcp_stream& client, ClientWatch& watch, const Forwa
       if (!retry_after) continue;
       watch.set_waiting(nullptr);
       pass.answered = co_await shed(client, request, ShedReason::kExpired, *retry_after, started,
-                                    ms_since(started));
+                                    pass.waited_ms + ms_since(entered));
       co_return;
     }
     queue.poke();
   }
   watch.set_waiting(nullptr);
   const QueueVerdict verdict = *waiter->verdict;
-  pass.queue_ms = ms_since(started);
+  pass.waited_ms += ms_since(entered);
+  pass.queue_ms = pass.waited_ms;
   if (verdict.kind == QueueVerdict::Kind::kShed) {
     pass.answered = co_await shed(client, request, verdict.reason, verdict.retry_after_s, started,
                                   pass.queue_ms);
@@ -194,10 +239,18 @@ Task<void> pass_queue(beast::tcp_stream& client, ClientWatch& watch, const Forwa
     pass.answered = ForwardResult{.client_usable = false};
     co_return;
   }
-  pass.fields = std::string(request.extra_fields) + "x-rolter-queue-ms: " +
-                std::to_string(*pass.queue_ms) + "\r\n";
-  pass.with_fields = request;
-  pass.with_fields->extra_fields = pass.fields;
+  go_on(request, watch, ticket.band, pass);
+}
+
+void leave_queue_slot(const ForwardRequest& request, ClientWatch& watch, QueuePass& pass,
+                      bool completed) {
+  const FlowGate* gate = request.route.pool->flow.get();
+  if (pass.target) {
+    gate->queue->unregister(pass.running_id);
+    watch.set_displaceable(nullptr);
+    pass.target.reset();
+  }
+  gate->queue->released(completed);
 }
 
 }  // namespace rolter

@@ -114,13 +114,17 @@ TEST(RequestLog, EveryReasonHasAName) {
       {AttemptReason::kContextLength, 400, "context_length"},
       {AttemptReason::kContentFilter, 400, "content_filter"},
       {AttemptReason::kInternal, 0, "internal"},
+      {AttemptReason::kKvTransfer, 200, "kv_transfer"},
+      {AttemptReason::kDisplaced, 0, "displaced"},
   };
   for (const auto& c : cases) {
     const AttemptEntry entry{.endpoint = "http://e:1", .status = c.status, .reason = c.reason};
     const json j =
         parsed(RequestLogLine{.route = "m", .target = "none", .attempts = 1, .tries = {&entry, 1}});
     EXPECT_EQ(j["tries"][0]["reason"], c.name);
-    if (c.status != 0) EXPECT_EQ(j["tries"][0]["status"], c.status);
+    if (c.status != 0) {
+      EXPECT_EQ(j["tries"][0]["status"], c.status);
+    }
   }
 }
 

@@ -41,6 +41,12 @@ bool EngineModel::cancel(double now_ms, uint64_t id) {
   if (release_held(now_ms, id)) return true;
   auto it = running_.find(id);
   if (it == running_.end()) return false;
+  const Sequence& seq = it->second;
+  // Aborted mid-prefill as the last one scheduled: the compute it has not used is free again.
+  if (!seq.prefilled && !seq.request.kv_from_remote && params_.prefill_chunk_tokens == 0 &&
+      seq.next_ms == prefill_free_ms_) {
+    prefill_free_ms_ = std::max(now_ms, seq.prefill_start_ms);
+  }
   due_.erase({it->second.next_ms, it->second.order});
   finish(id);
   admit_waiting(now_ms);
@@ -192,6 +198,7 @@ void EngineModel::admit_waiting(double now_ms) {
         params_.prefill_ms_base +
         params_.prefill_ms_per_token * static_cast<double>(prompt - seq.cached_tokens);
     const double prefill_start = std::max(now_ms + scaled(load), prefill_free_ms_);
+    seq.prefill_start_ms = prefill_start;
     seq.next_ms = prefill_start + scaled(prefill);
     prefill_free_ms_ = seq.next_ms;
     if (params_.prefill_chunk_tokens > 0) {

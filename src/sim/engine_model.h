@@ -17,8 +17,10 @@
 //   - Prefill is compute-bound, so an engine prefills one sequence at a time, in admission order:
 //     a sequence's prefill starts when the previous one's ends. Concurrent prefills on a GPU share
 //     its compute, so together they take as long as one after another; this is why a cache hit
-//     shortens the wait of every request queued behind it, not only its own. (A cancelled
-//     sequence keeps the prefill time it was given.)
+//     shortens the wait of every request queued behind it, not only its own. A sequence
+//     cancelled before its first token gives back the prefill compute it has not used, as an
+//     engine's abort does, when no prefill is scheduled after it; those scheduled after one keep
+//     the times they were given.
 //   - Decode: each later token follows the previous one by
 //     `decode_ms_base + decode_ms_per_seq * running()` (batch size taken when the previous token
 //     was emitted), so a fuller batch decodes every sequence more slowly.
@@ -185,6 +187,7 @@ class EngineModel {
     double admitted_ms = 0;
     uint64_t order = 0;  // admission order, for ties
     double next_ms = 0;  // when the next token is due
+    double prefill_start_ms = 0;  // when its prefill starts (its end is next_ms until prefilled)
     size_t emitted = 0;
     bool prefilled = false;  // the first-token event is out
     size_t cached_tokens = 0;

@@ -170,6 +170,32 @@ TEST(EngineModel, CancelReleasesAndAdmitsTheNext) {
   EXPECT_EQ(find(events, 2, ModelEvent::Kind::kFirstToken)->cached_tokens, 8u);
 }
 
+// A sequence cancelled mid-prefill gives back the compute it has not used, when it is the last
+// one scheduled: the next prefill starts at the cancel, not when the cancelled one would have
+// ended. One scheduled before another keeps the other's time.
+TEST(EngineModel, CancelMidPrefillFreesThePrefillComputeForTheNext) {
+  EngineModel model(small_params());
+  // 1 + 0.5 * 40 = 21 ms of prefill, cancelled at 5.
+  model.submit(0, {.id = 1, .tokens = seq_tokens(100, 40), .output_tokens = 1});
+  ASSERT_TRUE(model.cancel(5, 1));
+  model.submit(5, {.id = 2, .tokens = seq_tokens(200, 20), .output_tokens = 1});
+  const auto events = drain(model);
+  const ModelEvent* t2 = find(events, 2, ModelEvent::Kind::kFirstToken);
+  ASSERT_TRUE(t2);
+  EXPECT_DOUBLE_EQ(t2->at_ms, 5 + 1 + 0.5 * 20);
+
+  // Two scheduled one after another (21 ms each); the first is cancelled at 5: the second keeps
+  // its time (21 + 21), and so the next one starts after it.
+  EngineModel again(small_params());
+  again.submit(0, {.id = 1, .tokens = seq_tokens(100, 40), .output_tokens = 1});
+  again.submit(0, {.id = 2, .tokens = seq_tokens(300, 40), .output_tokens = 1});
+  ASSERT_TRUE(again.cancel(5, 1));
+  again.submit(5, {.id = 3, .tokens = seq_tokens(400, 20), .output_tokens = 1});
+  const auto later = drain(again);
+  EXPECT_DOUBLE_EQ(find(later, 2, ModelEvent::Kind::kFirstToken)->at_ms, 42);
+  EXPECT_DOUBLE_EQ(find(later, 3, ModelEvent::Kind::kFirstToken)->at_ms, 42 + 11);
+}
+
 TEST(EngineModel, LoraMissCostsMoreThanAHit) {
   EngineModel model(small_params());
   model.submit(0, {.id = 1, .tokens = seq_tokens(1, 8), .output_tokens = 1, .adapter = "a"});

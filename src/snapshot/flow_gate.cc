@@ -32,8 +32,12 @@ std::unique_ptr<const FlowGate> make_flow_gate(const RoutePool& pool, const std:
   gate->queue = &tracker.flow().route(series);
   if (route_priority) gate->priority = static_cast<uint8_t>(*route_priority);
   gate->default_output_tokens = config.limits.default_output_tokens;
+  std::array<bool, kQueueBands> preempt{};
   for (const QueueBandConfig& band : config.queue.bands) {
-    if (band.band < kQueueBands && band.max_ttft_ms) gate->max_ttft_ms[band.band] = *band.max_ttft_ms;
+    if (band.band >= kQueueBands) continue;
+    if (band.max_ttft_ms) gate->max_ttft_ms[band.band] = *band.max_ttft_ms;
+    preempt[band.band] = band.preempt;
+    gate->preempts = gate->preempts || band.preempt;
   }
   if (const QueueMetrics* families = tracker.flow().metrics(metrics)) {
     gate->series = families->series(series);
@@ -42,6 +46,7 @@ std::unique_ptr<const FlowGate> make_flow_gate(const RoutePool& pool, const std:
                          QueueSettings{.max_requests = config.queue.max_requests,
                                        .max_wait_ms = config.queue.max_wait_ms,
                                        .max_ttft_ms = gate->max_ttft_ms,
+                                       .preempt = preempt,
                                        .per_tenant_metrics = config.metrics.per_key},
                          gate->series);
   return gate;

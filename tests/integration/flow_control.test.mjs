@@ -206,6 +206,68 @@ test('admission by cost: a band\'s max_ttft_ms refuses a costly prefill at once 
   assert.doesNotMatch(metrics, /^rolter_shed_total\{band="4",reason="max_ttft",route="m"\} [1-9]/m);
 });
 
+// Preemption (SPEC §19): band 6 has `preempt`. Two engines of two slots each are full of batch
+// streams (band 1) still prefilling long prompts, their answers not begun. An interactive stream
+// (band 6) arrives: it displaces the most recently dispatched batch request and takes its slot at
+// once, rather than waiting for a batch stream to end. The displaced request answers nothing,
+// waits again and is served in the end: every request is answered once, the engines saw one
+// request more than they completed (the displaced attempt, cancelled), and the access log names
+// the displaced attempt.
+test('preemption: a preempting band displaces a lower band\'s stream whose answer has not begun', async (t) => {
+  const engines = 2;
+  const perInstance = 2;
+  // 0.25 ms a prompt token: 24 KB (about 6000 tokens) prefill in about 1.5 s, 400 bytes in 0.1 s.
+  const simArgs = ['--time-scale', '1', '--ttft-ms', '10', '--token-ms', '50', '--decode-ms-per-seq', '0',
+    '--prefill-ms-per-token', '0.25'];
+  const { sim, rolter } = await startFleet(t, {
+    engines, simArgs, env: kKeys,
+    config: (es) => configFor({
+      engines: es,
+      providerFields: { max_in_flight_per_instance: perInstance },
+      routes: [{ name: 'm', strategy: 'power_of_two', targets: es.map((_, i) => ({ engine: i, model: 'sim-model' })) }],
+      keys: [{ name: 'interactive', key_env: 'KI', priority: 6 }, { name: 'batch', key_env: 'KX', priority: 1 }],
+      extra: '[queue]\nmax_requests = 64\nmax_wait_ms = 30000\n[[queue.bands]]\nband = 6\npreempt = true\n',
+    }),
+  });
+  const url = rolter.url;
+  let seq = 0;
+  const prompt = (bytes) => { seq += 1; return `${seq} `.padEnd(bytes, 'lorem ipsum '); };
+  const batch = [];
+  for (let i = 0; i < engines * perInstance; i++) {
+    batch.push(streamOnce(url, 'm', { key: kKeys.KX, maxTokens: 20, content: prompt(24_000) }));
+  }
+  await waitUntil(async () => ((await scrapeMetrics(rolter, kKeys.KX)).match(/^rolter_in_flight\{[^}]*\} 2$/gm) ?? []).length === engines,
+    { what: 'the fleet full of batch streams' });
+  const interactive = await streamOnce(url, 'm', { key: kKeys.KI, maxTokens: 4, content: prompt(400) });
+  const batchDone = await Promise.all(batch);
+  t.diagnostic(`interactive: TTFT ${Math.round(interactive.ttftMs)} ms, queue ${interactive.queueMs} ms; batch TTFT ${batchDone.map((r) => Math.round(r.ttftMs)).join(', ')} ms`);
+  assert.ok(ok(interactive), JSON.stringify(interactive).slice(0, 300));
+  for (const r of batchDone) assert.ok(ok(r), JSON.stringify(r).slice(0, 300));
+  // The interactive stream waited in the queue, but not for a batch stream to end: it took the
+  // slot of the one it displaced, long before any slot freed by itself (batch streams prefill
+  // for a second or more and then stream 20 tokens 50 ms apart).
+  const firstBatchDone = Math.min(...batchDone.map((r) => r.totalMs));
+  assert.ok(interactive.queueMs !== undefined, 'the interactive stream found the route saturated');
+  assert.ok(interactive.queueMs < firstBatchDone / 2,
+    `interactive waited ${interactive.queueMs} ms; the first batch stream ended at ${Math.round(firstBatchDone)} ms`);
+  // Each answered once; the displaced attempt reached an engine and was cancelled there.
+  const stats = await sim.allStats();
+  const sum = (k) => stats.reduce((n, s) => n + s[k], 0);
+  assert.equal(sum('completed'), engines * perInstance + 1, JSON.stringify(stats));
+  assert.equal(sum('requests'), engines * perInstance + 2, JSON.stringify(stats));
+  // The access log: one batch request made two attempts, the first displaced, and it waited again.
+  const lines = () => rolter.log.text.split('\n').filter((l) => l.includes('"event":"request"')).map((l) => JSON.parse(l));
+  await waitUntil(() => lines().length >= batch.length + 1, { what: 'an access-log line per request' });
+  const displaced = lines().filter((l) => (l.tries ?? []).some((x) => x.reason === 'displaced'));
+  assert.equal(displaced.length, 1, JSON.stringify(lines()));
+  assert.equal(displaced[0].attempts, 2, JSON.stringify(displaced[0]));
+  assert.equal(displaced[0].status, 200);
+  assert.ok(batchDone.some((r) => r.requestId === displaced[0].request_id && r.queueMs !== undefined),
+    'the displaced request says it waited');
+  const metrics = await scrapeMetrics(rolter, kKeys.KX);
+  assert.match(metrics, /^rolter_queue_preemptions_total\{band="1",route="m"\} 1$/m);
+});
+
 test('faults: an engine that dies while requests wait; they dispatch elsewhere, each answered once', async (t) => {
   const { sim, rolter } = await fleet(t, { queue: 'max_requests = 256\nmax_wait_ms = 20000\n' });
   const url = rolter.url;
