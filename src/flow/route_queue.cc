@@ -65,28 +65,21 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
     }
     const uint8_t band = std::min<uint8_t>(ticket.band, kQueueBands - 1);
     const size_t ahead = queue_.ahead_of(band, ticket.tenant) + 1;
-    auto refuse = [&](ShedReason reason) {
-      admission.kind = QueueAdmission::Kind::kShed;
-      admission.reason = reason;
-      admission.retry_after_s = retry_after(ahead, now);
-      if (const auto m = series_.lock()) m->count_shed(band, shed_reason_name(reason));
-      return admission;
-    };
     // Admission by cost: its prefill alone would break its band's time to first token.
     if (const uint64_t max_ttft = settings_.max_ttft_ms[band];
         max_ttft > 0 && ticket.prefill_ms && *ticket.prefill_ms > static_cast<double>(max_ttft)) {
-      return refuse(ShedReason::kMaxTtft);
+      return refused(ShedReason::kMaxTtft, band, ahead, now);
     }
     // Refused at once when the measured drain cannot reach it within max_wait_ms; only on a
     // reliable estimate, else the wait itself decides.
     if (const auto rate = drained_.rate(now); rate && rate->reliable &&
         expected_wait_ms(ahead, *rate) > static_cast<double>(settings_.max_wait_ms)) {
-      return refuse(ShedReason::kPredictedWait);
+      return refused(ShedReason::kPredictedWait, band, ahead, now);
     }
     std::string tenant = ticket.tenant;
     FairQueue::PushResult pushed =
         queue_.push(QueueEntry{.band = band, .tenant = std::move(ticket.tenant), .cost = ticket.cost});
-    if (!pushed.admitted) return refuse(ShedReason::kFull);
+    if (!pushed.admitted) return refused(ShedReason::kFull, band, ahead, now);
     if (pushed.displaced) shed(*pushed.displaced, ShedReason::kFull, now, wakes);
     waiting_.emplace(pushed.id, Waiting{.waiter = std::move(waiter),
                                         .enqueued = now,
@@ -105,6 +98,14 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
   deliver(wakes);
   if (victim) victim->stop();
   return admission;
+}
+
+QueueAdmission RouteQueue::refused(ShedReason reason, uint8_t band, size_t ahead,
+                                   Clock::TimePoint now) {
+  if (const auto m = series_.lock()) m->count_shed(band, shed_reason_name(reason));
+  return QueueAdmission{.kind = QueueAdmission::Kind::kShed,
+                        .reason = reason,
+                        .retry_after_s = retry_after(ahead, now)};
 }
 
 std::shared_ptr<PreemptTarget> RouteQueue::displace_below(uint8_t band) {

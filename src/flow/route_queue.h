@@ -188,6 +188,9 @@ class RouteQueue {
 
   // Grants the turn to every waiting request that fits now.
   void dispatch(Clock::TimePoint now, Wakes& wakes) REQUIRES(mu_);
+  // A refusal at enter(), counted: `ahead` requests would have gone before it.
+  QueueAdmission refused(ShedReason reason, uint8_t band, size_t ahead, Clock::TimePoint now)
+      REQUIRES(mu_);
   // The running request a waiting one of `band` displaces, claimed; null when none may be.
   std::shared_ptr<PreemptTarget> displace_below(uint8_t band) REQUIRES(mu_);
   void shed(const QueueEntry& entry, ShedReason reason, Clock::TimePoint now, Wakes& wakes)
