@@ -127,8 +127,11 @@ test('fairness: a flooding tenant is queued and shed, a light one keeps its time
   assert.match(metrics, /^rolter_queue_depth\{band="4",route="m"\} 0/m);
 });
 
+// The interactive band preempts: a batch request dispatched but not yet answering gives up its
+// slot to it. ROLTER_TEST_NO_PREEMPT=1 runs the same without, for comparison.
 test('priority: the interactive band keeps its TTFT while the batch band absorbs the queueing', async (t) => {
-  const { rolter } = await fleet(t);
+  const preempt = !process.env.ROLTER_TEST_NO_PREEMPT;
+  const { rolter } = await fleet(t, preempt ? { extra: '[[queue.bands]]\nband = 6\npreempt = true\n' } : {});
   const url = rolter.url;
   const interactive = () => streamOnce(url, 'm', { key: kKeys.KI, maxTokens: kMaxTokens, content: kPrompt });
   const unloaded = await openLoop({ rate: 0.2 * kCapacityPerSecond, durationMs: 2000 }, interactive);
@@ -152,6 +155,12 @@ test('priority: the interactive band keeps its TTFT while the batch band absorbs
     `interactive median wait ${percentile(waited, 0.5)} ms vs batch ${percentile(batchWaited, 0.5)} ms`);
   assert.ok(slo.ttft_p50_ms > 2 * shi.ttft_p50_ms, 'the batch band absorbs the queueing');
   assert.ok(lo.some((r) => r.status === 429), 'the batch band is shed first');
+  // Nothing is lost to preemption: every batch request is answered, served or shed.
+  assert.equal(slo.served + slo.shed, slo.sent,
+    JSON.stringify(lo.find((r) => !ok(r) && r.status !== 429))?.slice(0, 300));
+  const preempted = Number((await scrapeMetrics(rolter)).match(/^rolter_queue_preemptions_total\{band="1",route="m"\} (\d+)$/m)?.[1] ?? 0);
+  t.diagnostic(`batch requests displaced by interactive ones: ${preempted}`);
+  if (preempt) assert.ok(preempted > 0, 'interactive requests displaced batch ones');
 });
 
 // Admission by cost (SPEC §19): band 6 has max_ttft_ms = 150. Once the candidates have learned
