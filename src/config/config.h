@@ -273,6 +273,9 @@ struct QueueBandConfig {
 struct QueueConfig {
   uint64_t max_requests = 1024;  // waiting at most; 0 = shed at once when saturated
   uint64_t max_wait_ms = 30000;  // a request not dispatched by then is refused (429)
+  // Within a band, a request that must wait displaces a not-yet-answering request of the tenant
+  // holding the most of the band's running requests (two or more above its own tenant's).
+  bool fair_preempt = false;
   std::vector<QueueBandConfig> bands;
 };
 

@@ -15,6 +15,8 @@ TEST(FlowConfig, DefaultsLeaveFlowControlOff) {
   const Config& c = loaded->config;
   EXPECT_EQ(c.queue.max_requests, 1024u);
   EXPECT_EQ(c.queue.max_wait_ms, 30000u);
+  EXPECT_FALSE(c.queue.fair_preempt);
+  EXPECT_TRUE(c.queue.bands.empty());
   EXPECT_FALSE(c.providers[0].max_in_flight_per_instance);
   EXPECT_FALSE(c.providers[0].max_waiting_per_instance);
   EXPECT_FALSE(c.routes[0].priority);
@@ -52,6 +54,7 @@ priority = 1
 [queue]
 max_requests = 0
 max_wait_ms = 500
+fair_preempt = true
 
 [[queue.bands]]
 band = 6
@@ -71,6 +74,7 @@ band = 1
   EXPECT_EQ(c.teams[0].priority, 1u);
   EXPECT_EQ(c.queue.max_requests, 0u);
   EXPECT_EQ(c.queue.max_wait_ms, 500u);
+  EXPECT_TRUE(c.queue.fair_preempt);
   ASSERT_EQ(c.queue.bands.size(), 2u);
   EXPECT_EQ(c.queue.bands[0].band, 6u);
   EXPECT_EQ(c.queue.bands[0].max_ttft_ms, 1500u);

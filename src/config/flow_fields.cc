@@ -34,6 +34,7 @@ void read_provider_flow(TableReader& in, ProviderConfig& out) {
 void read_queue(TableReader& in, QueueConfig& out) {
   in.read("max_requests", out.max_requests);  // 0 = no queue: shed at once when saturated
   in.read("max_wait_ms", out.max_wait_ms, 1);
+  in.read("fair_preempt", out.fair_preempt);
   in.for_each_table("bands", [&](TableReader& band_in) {
     QueueBandConfig& band = out.bands.emplace_back();
     band_in.require("band");

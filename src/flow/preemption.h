@@ -30,6 +30,8 @@ class PreemptTarget {
   bool displaced() const { return state_.load(std::memory_order_acquire) == kDisplaced; }
   // Whether its answer began (the queue skips it).
   bool answering() const { return state_.load(std::memory_order_acquire) == kAnswering; }
+  // Neither: it may still be displaced.
+  bool open() const { return state_.load(std::memory_order_acquire) == kOpen; }
 
   // The queue's side: displaces the request if its answer has not begun. True: displaced now, and
   // the caller calls stop() once, outside its lock.

@@ -81,6 +81,7 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
         queue_.push(QueueEntry{.band = band, .tenant = std::move(ticket.tenant), .cost = ticket.cost});
     if (!pushed.admitted) return refused(ShedReason::kFull, band, ahead, now);
     if (pushed.displaced) shed(*pushed.displaced, ShedReason::kFull, now, wakes);
+    const std::string tenant_of_arrival = tenant;
     waiting_.emplace(pushed.id, Waiting{.waiter = std::move(waiter),
                                         .enqueued = now,
                                         .tenant = std::move(tenant),
@@ -93,7 +94,13 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
     dispatch(now, wakes);
     // Still waiting, in a band that preempts: a lower band's request that has not begun its
     // answer gives up its slot. (The slot then goes to the highest band waiting: this one's.)
-    if (settings_.preempt[band] && waiting_.contains(pushed.id)) victim = displace_below(band);
+    // (Or, with fair_preempt, a request of its band whose tenant holds well more than its own.)
+    // The slot is reserved for this request: dispatched first once free.
+    if (waiting_.contains(pushed.id)) {
+      if (settings_.preempt[band]) victim = displace_below(band);
+      if (!victim && settings_.fair_preempt) victim = displace_over_share(band, tenant_of_arrival);
+      if (victim) reserved_.push_back(pushed.id);
+    }
   }
   deliver(wakes);
   if (victim) victim->stop();
@@ -108,41 +115,67 @@ QueueAdmission RouteQueue::refused(ShedReason reason, uint8_t band, size_t ahead
                         .retry_after_s = retry_after(ahead, now)};
 }
 
+bool RouteQueue::claim(std::map<uint64_t, Running>::iterator it) {
+  if (!it->second.target->claim()) return false;  // its answer has begun
+  if (const auto m = series_.lock()) m->count_preemption(it->second.band);
+  return true;
+}
+
 std::shared_ptr<PreemptTarget> RouteQueue::displace_below(uint8_t band) {
   for (uint8_t lower = 0; lower < band; ++lower) {
-    for (;;) {
-      // The most recently dispatched of the band: it has had the least of its slot.
-      auto newest = running_.end();
-      for (auto it = running_.begin(); it != running_.end(); ++it) {
-        if (it->second.band == lower) newest = it;
-      }
-      if (newest == running_.end()) break;
-      std::shared_ptr<PreemptTarget> target = std::move(newest->second.target);
-      running_.erase(newest);
-      if (target->claim()) {
-        if (const auto m = series_.lock()) m->count_preemption(lower);
-        return target;
-      }
-      // Its answer has begun: it can no longer be displaced, and leaves the candidates.
+    // The most recently dispatched of the band first: it has had the least of its slot.
+    for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+      if (it->second.band != lower || !it->second.target->open()) continue;
+      if (claim(std::prev(it.base()))) return it->second.target;
     }
   }
   return nullptr;
 }
 
-uint64_t RouteQueue::register_running(uint8_t band, std::shared_ptr<PreemptTarget> target) {
+std::shared_ptr<PreemptTarget> RouteQueue::displace_over_share(uint8_t band,
+                                                              const std::string& tenant) {
+  const uint32_t mine = held(band, tenant);
+  // The tenant holding the most (at least two more than this one), its most recent request first.
+  std::map<uint64_t, Running>::iterator best = running_.end();
+  uint32_t best_held = mine + 1;
+  for (auto it = running_.begin(); it != running_.end(); ++it) {
+    const Running& r = it->second;
+    if (r.band != band || r.tenant == tenant || !r.target->open()) continue;
+    if (const uint32_t h = held(band, r.tenant); h >= best_held) {
+      best = it;
+      best_held = h;
+    }
+  }
+  if (best == running_.end() || !claim(best)) return nullptr;
+  return best->second.target;
+}
+
+uint32_t RouteQueue::held(uint8_t band, const std::string& tenant) const {
+  const auto it = held_.find(std::make_pair(band, tenant));
+  return it == held_.end() ? 0u : it->second;
+}
+
+uint64_t RouteQueue::register_running(uint8_t band, std::string_view tenant,
+                                      std::shared_ptr<PreemptTarget> target) {
   MutexLock lock(mu_);
   const uint64_t id = next_running_++;
-  running_.emplace(id, Running{.band = band, .target = std::move(target)});
+  running_.emplace(id, Running{.band = band, .tenant = std::string(tenant), .target = std::move(target)});
+  ++held_[std::make_pair(band, std::string(tenant))];
   return id;
 }
 
 void RouteQueue::unregister(uint64_t id) {
   MutexLock lock(mu_);
-  running_.erase(id);
+  const auto it = running_.find(id);
+  if (it == running_.end()) return;
+  const auto h = held_.find(std::make_pair(it->second.band, it->second.tenant));
+  if (h != held_.end() && --h->second == 0) held_.erase(h);
+  running_.erase(it);
 }
 
 bool RouteQueue::may_be_displaced(uint8_t band) const {
   MutexLock lock(mu_);
+  if (settings_.fair_preempt) return true;
   for (uint8_t b = band + 1; b < kQueueBands; ++b) {
     if (settings_.preempt[b]) return true;
   }
@@ -217,7 +250,13 @@ void RouteQueue::dispatch(Clock::TimePoint now, Wakes& wakes) {
   const bool none_available = !room.any_available;
   std::array<bool, kQueueBands> touched{};
   while (!queue_.empty() && (none_available || pending_ < room.free)) {
-    const std::optional<QueueEntry> entry = queue_.pop();
+    // A request a displacement freed a slot for goes first; else the queue's order.
+    std::optional<QueueEntry> entry;
+    while (!entry && !reserved_.empty()) {
+      entry = queue_.remove(reserved_.front());
+      reserved_.erase(reserved_.begin());
+    }
+    if (!entry) entry = queue_.pop();
     auto it = waiting_.find(entry->id);
     touched[entry->band] = true;
     if (it == waiting_.end()) continue;  // never: every queued entry has its waiter

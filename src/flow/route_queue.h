@@ -117,6 +117,10 @@ struct QueueSettings {
   // Per band: a request of it that must wait displaces a lower band's dispatched request whose
   // answer has not begun (the lowest band first, the most recently dispatched within it).
   std::array<bool, kQueueBands> preempt{};
+  // Within a band: a request that must wait displaces a request not yet answering of the tenant
+  // that holds the most of the band's running requests, when that is at least two more than its
+  // own tenant holds (the most recently dispatched of that tenant's).
+  bool fair_preempt = false;
   bool per_tenant_metrics = false;  // rolter_queue_dispatches_total ([metrics] per_key)
 };
 
@@ -155,12 +159,14 @@ class RouteQueue {
   // waiting requests: no lock, no allocation.
   void released(bool completed = true) EXCLUDES(mu_);
 
-  // Preemption (SPEC §19): a dispatched request of `band` that a higher band with `preempt` may
+  // Preemption (SPEC §19): a dispatched request of `band` and `tenant` that a higher band with
+  // `preempt` (or, with fair_preempt, a tenant of its band holding fewer running requests) may
   // displace until its answer begins. Returns the id for unregister(); call it when the request
-  // ends. Only worth registering when some band above `band` preempts (may_be_displaced()).
-  uint64_t register_running(uint8_t band, std::shared_ptr<PreemptTarget> target) EXCLUDES(mu_);
+  // ends. Only worth registering when may_be_displaced().
+  uint64_t register_running(uint8_t band, std::string_view tenant,
+                            std::shared_ptr<PreemptTarget> target) EXCLUDES(mu_);
   void unregister(uint64_t id) EXCLUDES(mu_);
-  // Whether a band above `band` has `preempt`.
+  // Whether a request of `band` may be displaced: a band above it has `preempt`, or fair_preempt.
   bool may_be_displaced(uint8_t band) const EXCLUDES(mu_);
   // A slot may have freed elsewhere: dispatch what fits. Cheap when nothing waits, and at most
   // one real check per kPokeInterval.
@@ -184,6 +190,11 @@ class RouteQueue {
     std::shared_ptr<QueueWaiter> waiter;
     QueueVerdict verdict;
   };
+  struct Running {
+    uint8_t band;
+    std::string tenant;
+    std::shared_ptr<PreemptTarget> target;
+  };
   using Wakes = std::vector<Wake>;
 
   // Grants the turn to every waiting request that fits now.
@@ -193,6 +204,14 @@ class RouteQueue {
       REQUIRES(mu_);
   // The running request a waiting one of `band` displaces, claimed; null when none may be.
   std::shared_ptr<PreemptTarget> displace_below(uint8_t band) REQUIRES(mu_);
+  // With fair_preempt: the running request a waiting one of `band` and `tenant` displaces within
+  // its band, claimed; null when none may be.
+  std::shared_ptr<PreemptTarget> displace_over_share(uint8_t band, const std::string& tenant)
+      REQUIRES(mu_);
+  // The registered requests `tenant` holds in `band`.
+  uint32_t held(uint8_t band, const std::string& tenant) const REQUIRES(mu_);
+  // Claims the registered request `it` for a displacement; false when its answer has begun.
+  bool claim(std::map<uint64_t, Running>::iterator it) REQUIRES(mu_);
   void shed(const QueueEntry& entry, ShedReason reason, Clock::TimePoint now, Wakes& wakes)
       REQUIRES(mu_);
   uint32_t retry_after(size_t ahead, Clock::TimePoint now) const REQUIRES(mu_);
@@ -209,13 +228,14 @@ class RouteQueue {
   DrainMeter drained_;  // lock-free: every request of the route records its end
   std::unordered_map<uint64_t, Waiting> waiting_ GUARDED_BY(mu_);
   uint32_t pending_ GUARDED_BY(mu_) = 0;  // grants not yet started
-  struct Running {
-    uint8_t band;
-    std::shared_ptr<PreemptTarget> target;
-  };
-  // Dispatched requests that may be displaced, by registration order (ids ascending).
+  // Dispatched requests registered as displaceable, by registration order (ids ascending), until
+  // they end; a claimed one stays until then, its target no longer open.
   std::map<uint64_t, Running> running_ GUARDED_BY(mu_);
+  // How many registered requests each tenant holds per band (fair_preempt's shares).
+  std::map<std::pair<uint8_t, std::string>, uint32_t, std::less<>> held_ GUARDED_BY(mu_);
   uint64_t next_running_ GUARDED_BY(mu_) = 1;
+  // Waiting requests a displacement freed a slot for: dispatched first, in order.
+  std::vector<uint64_t> reserved_ GUARDED_BY(mu_);
   std::atomic<uint32_t> busy_{0};          // queue size + pending grants
   std::atomic<int64_t> last_poke_{0};      // clock ticks
 };

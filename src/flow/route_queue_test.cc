@@ -311,9 +311,9 @@ TEST_F(RouteQueueTest, APreemptingBandDisplacesTheNewestLowestBandRequestNotYetA
   auto answering = std::make_shared<RecordingTarget>();
   auto band2 = std::make_shared<RecordingTarget>();
   for (int i = 0; i < 3; ++i) enter(std::make_shared<RecordingWaiter>());
-  const uint64_t older_id = queue_.register_running(1, older);
-  queue_.register_running(1, answering);
-  queue_.register_running(2, band2);
+  const uint64_t older_id = queue_.register_running(1, "a", older);
+  queue_.register_running(1, "a", answering);
+  queue_.register_running(2, "a", band2);
   ASSERT_TRUE(answering->begin_answer());
 
   // A band-4 arrival waits and displaces nobody: band 4 does not preempt.
@@ -349,6 +349,55 @@ TEST_F(RouteQueueTest, APreemptingBandDisplacesTheNewestLowestBandRequestNotYetA
   EXPECT_EQ(older->stops + answering->stops + band2->stops, 2);
 }
 
+// fair_preempt: within a band, a tenant holding fewer running requests displaces the newest
+// not-yet-answering request of the tenant holding the most, when that is two or more above its
+// own; the slot it frees goes to that arrival, ahead of the requests already waiting.
+TEST_F(RouteQueueTest, FairPreemptDisplacesTheHeaviestTenantsNewestRequestForALighterTenant) {
+  QueueSettings settings{.max_requests = 16, .max_wait_ms = 30000};
+  settings.fair_preempt = true;
+  queue_.configure(capacity_, settings, {});
+  capacity_->slots = 4;
+  EXPECT_TRUE(queue_.may_be_displaced(4));
+  // Tenant a holds three slots, tenant b one; a's newest has begun its answer.
+  std::vector<std::shared_ptr<RecordingTarget>> a;
+  std::vector<uint64_t> a_ids;
+  for (int i = 0; i < 3; ++i) {
+    enter(std::make_shared<RecordingWaiter>(), 4, "a");
+    a.push_back(std::make_shared<RecordingTarget>());
+    a_ids.push_back(queue_.register_running(4, "a", a.back()));
+  }
+  enter(std::make_shared<RecordingWaiter>(), 4, "b");
+  auto b = std::make_shared<RecordingTarget>();
+  queue_.register_running(4, "b", b);
+  ASSERT_TRUE(a[2]->begin_answer());
+  // a waits too: a tenant displaces nobody of its own, and none of a lighter tenant.
+  auto a_waiting = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(a_waiting, 4, "a").kind, QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(a[0]->stops + a[1]->stops + a[2]->stops + b->stops, 0);
+
+  // b (1 held) against a (3 held): a's newest open request, the second, is displaced.
+  auto b_waiting = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(b_waiting, 4, "b").kind, QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(a[1]->stops, 1);
+  EXPECT_EQ(a[0]->stops + a[2]->stops + b->stops, 0);
+  // Its slot goes to b, though a's request waited first.
+  queue_.unregister(a_ids[1]);
+  --capacity_->busy;
+  queue_.released(false);
+  ASSERT_TRUE(b_waiting->verdict.has_value());
+  EXPECT_FALSE(a_waiting->verdict.has_value());
+  take_slot();
+  auto b2 = std::make_shared<RecordingTarget>();
+  queue_.register_running(4, "b", b2);
+
+  // Now a holds two (one displaceable) and b two: no tenant is two above the other.
+  ASSERT_EQ(enter(std::make_shared<RecordingWaiter>(), 4, "b").kind, QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(a[0]->stops, 0);
+  // A different band is never touched by fairness.
+  ASSERT_EQ(enter(std::make_shared<RecordingWaiter>(), 5, "c").kind, QueueAdmission::Kind::kQueued);
+  EXPECT_EQ(a[0]->stops + b->stops + b2->stops, 0);
+}
+
 // With room, a preempting band displaces nothing: it goes at once.
 TEST_F(RouteQueueTest, APreemptingBandDisplacesNothingWhileThereIsRoom) {
   QueueSettings settings{.max_requests = 8, .max_wait_ms = 30000};
@@ -356,7 +405,7 @@ TEST_F(RouteQueueTest, APreemptingBandDisplacesNothingWhileThereIsRoom) {
   queue_.configure(capacity_, settings, {});
   enter(std::make_shared<RecordingWaiter>());
   auto low = std::make_shared<RecordingTarget>();
-  queue_.register_running(0, low);
+  queue_.register_running(0, "a", low);
   EXPECT_EQ(enter(std::make_shared<RecordingWaiter>(), 6).kind, QueueAdmission::Kind::kGo);
   EXPECT_EQ(low->stops, 0);
   EXPECT_FALSE(low->displaced());

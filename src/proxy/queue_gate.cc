@@ -89,11 +89,15 @@ uint8_t band_of(const ForwardRequest& request, const FlowGate& gate) {
   return priority_band(header, defaults);
 }
 
+// The request's tenant: its key's team, else the key; "" on an open gateway.
+std::string tenant_of(const ForwardRequest& request) {
+  if (request.key == nullptr) return {};
+  return request.key->team.empty() ? request.key->name : request.key->team;
+}
+
 QueueTicket ticket_of(const ForwardRequest& request, const FlowGate& gate) {
   QueueTicket ticket;
-  if (request.key != nullptr) {
-    ticket.tenant = request.key->team.empty() ? request.key->name : request.key->team;
-  }
+  ticket.tenant = tenant_of(request);
   ticket.band = band_of(request, gate);
   const uint64_t output = request.kind == ApiKind::kEmbeddings
                               ? 0
@@ -156,11 +160,12 @@ Task<ForwardResult> shed(beast::tcp_stream& client, const ForwardRequest& reques
 
 // The request passed the queue and goes on now: displaceable while a higher band may preempt it,
 // with x-rolter-queue-ms (and its attempts so far) when it waited.
-void go_on(const ForwardRequest& request, ClientWatch& watch, uint8_t band, QueuePass& pass) {
+void go_on(const ForwardRequest& request, ClientWatch& watch, uint8_t band,
+           std::string_view tenant, QueuePass& pass) {
   RouteQueue& queue = *request.route.pool->flow->queue;
   if (request.route.pool->prefill == nullptr && queue.may_be_displaced(band)) {
     pass.target = std::make_shared<DisplaceableRequest>(watch.stopper());
-    pass.running_id = queue.register_running(band, pass.target);
+    pass.running_id = queue.register_running(band, tenant, pass.target);
     watch.set_displaceable(pass.target.get());
   }
   if (!pass.queue_ms && pass.attempts == 0) return;
@@ -180,7 +185,7 @@ Task<void> pass_queue(beast::tcp_stream& client, ClientWatch& watch, const Forwa
   const FlowGate& gate = *request.route.pool->flow;
   if (!pass.first_entered && gate.open(default_clock().now())) {
     // The unsaturated path (here only on a route with a preempting band, or in a race).
-    if (gate.preempts) go_on(request, watch, band_of(request, gate), pass);
+    if (gate.preempts) go_on(request, watch, band_of(request, gate), tenant_of(request), pass);
     co_return;
   }
   RouteQueue& queue = *gate.queue;
@@ -193,7 +198,7 @@ Task<void> pass_queue(beast::tcp_stream& client, ClientWatch& watch, const Forwa
   const QueueAdmission admission = queue.enter(ticket, waiter);
   if (admission.kind == QueueAdmission::Kind::kGo) {
     queue.started();
-    go_on(request, watch, ticket.band, pass);
+    go_on(request, watch, ticket.band, ticket.tenant, pass);
     co_return;
   }
   if (admission.kind == QueueAdmission::Kind::kShed) {
@@ -239,7 +244,7 @@ Task<void> pass_queue(beast::tcp_stream& client, ClientWatch& watch, const Forwa
     pass.answered = ForwardResult{.client_usable = false};
     co_return;
   }
-  go_on(request, watch, ticket.band, pass);
+  go_on(request, watch, ticket.band, ticket.tenant, pass);
 }
 
 void leave_queue_slot(const ForwardRequest& request, ClientWatch& watch, QueuePass& pass,

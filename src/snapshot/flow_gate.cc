@@ -39,6 +39,7 @@ std::unique_ptr<const FlowGate> make_flow_gate(const RoutePool& pool, const std:
     preempt[band.band] = band.preempt;
     gate->preempts = gate->preempts || band.preempt;
   }
+  gate->preempts = gate->preempts || config.queue.fair_preempt;
   if (const QueueMetrics* families = tracker.flow().metrics(metrics)) {
     gate->series = families->series(series);
   }
@@ -47,6 +48,7 @@ std::unique_ptr<const FlowGate> make_flow_gate(const RoutePool& pool, const std:
                                        .max_wait_ms = config.queue.max_wait_ms,
                                        .max_ttft_ms = gate->max_ttft_ms,
                                        .preempt = preempt,
+                                       .fair_preempt = config.queue.fair_preempt,
                                        .per_tenant_metrics = config.metrics.per_key},
                          gate->series);
   return gate;

@@ -32,7 +32,7 @@ struct FlowGate {
   uint64_t default_output_tokens = 1024;            // the cost estimate's output cap (SPEC §15)
   // Per band, [[queue.bands]] max_ttft_ms (0 = unset): admission by cost.
   std::array<uint64_t, kQueueBands> max_ttft_ms{};
-  // Some band has `preempt`: every request of the route passes the queue's gate, which registers
+  // Some band has `preempt`, or [queue] fair_preempt: every request of the route passes the queue's gate, which registers
   // the ones that may be displaced (a lock and an allocation each, on such routes only).
   bool preempts = false;
   // The route's queue series, held while this snapshot lives (null without metrics).

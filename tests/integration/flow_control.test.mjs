@@ -63,8 +63,12 @@ async function scrapeMetrics(rolter, key = kKeys.KA) {
   return res.text();
 }
 
+// With [queue] fair_preempt: B, holding few of the fleet's slots, displaces one of A's requests
+// that has not begun its answer instead of waiting for a slot to free. ROLTER_TEST_NO_PREEMPT=1
+// runs the same without, for comparison.
 test('fairness: a flooding tenant is queued and shed, a light one keeps its time to first token', async (t) => {
-  const { rolter } = await fleet(t);
+  const preempt = !process.env.ROLTER_TEST_NO_PREEMPT;
+  const { rolter } = await fleet(t, preempt ? { queue: 'max_requests = 128\nmax_wait_ms = 3000\nfair_preempt = true\n' } : {});
   const url = rolter.url;
   // B alone, at its rate: the baseline.
   const alone = await openLoop({ rate: 0.2 * kCapacityPerSecond, durationMs: 2000 },
@@ -125,6 +129,11 @@ test('fairness: a flooding tenant is queued and shed, a light one keeps its time
   assert.match(metrics, /^rolter_queue_wait_seconds_count\{route="m"\} [1-9]/m);
   assert.match(metrics, /^rolter_queue_dispatches_total\{[^}]*tenant="b"[^}]*\} [1-9]/m);
   assert.match(metrics, /^rolter_queue_depth\{band="4",route="m"\} 0/m);
+  // Nothing is lost to displacement: every one of A's requests was served or refused with 429.
+  assert.equal(sa.served + sa.shed, sa.sent, JSON.stringify(a.find((r) => !ok(r) && r.status !== 429))?.slice(0, 300));
+  const displaced = Number(metrics.match(/^rolter_queue_preemptions_total\{band="4",route="m"\} (\d+)$/m)?.[1] ?? 0);
+  t.diagnostic(`A's requests displaced for B's: ${displaced}`);
+  if (preempt) assert.ok(displaced > 0, 'B displaced some of A\'s requests');
 });
 
 // The interactive band preempts: a batch request dispatched but not yet answering gives up its
