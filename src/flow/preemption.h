@@ -28,9 +28,7 @@ class PreemptTarget {
            expected == kAnswering;
   }
   bool displaced() const { return state_.load(std::memory_order_acquire) == kDisplaced; }
-  // Whether its answer began (the queue skips it).
-  bool answering() const { return state_.load(std::memory_order_acquire) == kAnswering; }
-  // Neither: it may still be displaced.
+  // Neither answering nor displaced: it may still be displaced (the queue skips the others).
   bool open() const { return state_.load(std::memory_order_acquire) == kOpen; }
 
   // The queue's side: displaces the request if its answer has not begun. True: displaced now, and

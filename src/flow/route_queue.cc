@@ -81,7 +81,6 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
         queue_.push(QueueEntry{.band = band, .tenant = std::move(ticket.tenant), .cost = ticket.cost});
     if (!pushed.admitted) return refused(ShedReason::kFull, band, ahead, now);
     if (pushed.displaced) shed(*pushed.displaced, ShedReason::kFull, now, wakes);
-    const std::string tenant_of_arrival = tenant;
     waiting_.emplace(pushed.id, Waiting{.waiter = std::move(waiter),
                                         .enqueued = now,
                                         .tenant = std::move(tenant),
@@ -96,9 +95,11 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
     // answer gives up its slot. (The slot then goes to the highest band waiting: this one's.)
     // (Or, with fair_preempt, a request of its band whose tenant holds well more than its own.)
     // The slot is reserved for this request: dispatched first once free.
-    if (waiting_.contains(pushed.id)) {
+    if (const auto still = waiting_.find(pushed.id); still != waiting_.end()) {
       if (settings_.preempt[band]) victim = displace_below(band);
-      if (!victim && settings_.fair_preempt) victim = displace_over_share(band, tenant_of_arrival);
+      if (!victim && settings_.fair_preempt) {
+        victim = displace_over_share(band, still->second.tenant);
+      }
       if (victim) reserved_.push_back(pushed.id);
     }
   }
