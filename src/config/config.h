@@ -276,6 +276,10 @@ struct QueueConfig {
   // Within a band, a request that must wait displaces a not-yet-answering request of the tenant
   // holding the most of the band's running requests (two or more above its own tenant's).
   bool fair_preempt = false;
+  // Within a band, the route's last `fair_reserve` free slots go only to a tenant holding two or
+  // more fewer running requests than the band's heaviest, for a second after such a tenant last
+  // arrived; 0 = no reserve.
+  uint32_t fair_reserve = 0;
   std::vector<QueueBandConfig> bands;
 };
 

@@ -16,6 +16,7 @@ TEST(FlowConfig, DefaultsLeaveFlowControlOff) {
   EXPECT_EQ(c.queue.max_requests, 1024u);
   EXPECT_EQ(c.queue.max_wait_ms, 30000u);
   EXPECT_FALSE(c.queue.fair_preempt);
+  EXPECT_EQ(c.queue.fair_reserve, 0u);
   EXPECT_TRUE(c.queue.bands.empty());
   EXPECT_FALSE(c.providers[0].max_in_flight_per_instance);
   EXPECT_FALSE(c.providers[0].max_waiting_per_instance);
@@ -55,6 +56,7 @@ priority = 1
 max_requests = 0
 max_wait_ms = 500
 fair_preempt = true
+fair_reserve = 3
 
 [[queue.bands]]
 band = 6
@@ -75,6 +77,7 @@ band = 1
   EXPECT_EQ(c.queue.max_requests, 0u);
   EXPECT_EQ(c.queue.max_wait_ms, 500u);
   EXPECT_TRUE(c.queue.fair_preempt);
+  EXPECT_EQ(c.queue.fair_reserve, 3u);
   ASSERT_EQ(c.queue.bands.size(), 2u);
   EXPECT_EQ(c.queue.bands[0].band, 6u);
   EXPECT_EQ(c.queue.bands[0].max_ttft_ms, 1500u);
@@ -112,6 +115,8 @@ TEST(FlowConfig, ErrorsNameTheKey) {
       {minimal_plus("[queue]\nmax_wait_ms = 0  # <-\n"), "queue.max_wait_ms", ""},
       {minimal_plus("[queue]\nmax_requests = -3  # <-\n"), "queue.max_requests", ""},
       {minimal_plus("[queue]\nbands = 3  # <-\n"), "queue.bands", ""},
+      {minimal_plus("[queue]\nfair_reserve = -1  # <-\n"), "queue.fair_reserve", ""},
+      {minimal_plus("[queue]\nfair_reserve = 100000  # <-\n"), "queue.fair_reserve", ""},
       {minimal_plus("[[queue.bands]]\nband = 8  # <-\n"), "queue.bands[0].band", ""},
       {minimal_plus("[[queue.bands]]\nband = 6\nmax_ttft_ms = 0  # <-\n"),
        "queue.bands[0].max_ttft_ms", ""},

@@ -8,6 +8,8 @@ namespace rolter::config_internal {
 namespace {
 
 constexpr uint32_t kTopBand = 7;
+// A reserve of more slots than a large fleet's would only idle them.
+constexpr uint32_t kMaxFairReserve = 1024;
 // An unset value: read() leaves its output alone when the key is absent or its value bad, so the
 // sentinel tells.
 constexpr uint32_t kUnread = std::numeric_limits<uint32_t>::max();
@@ -35,6 +37,7 @@ void read_queue(TableReader& in, QueueConfig& out) {
   in.read("max_requests", out.max_requests);  // 0 = no queue: shed at once when saturated
   in.read("max_wait_ms", out.max_wait_ms, 1);
   in.read("fair_preempt", out.fair_preempt);
+  in.read("fair_reserve", out.fair_reserve, 0, kMaxFairReserve);
   in.for_each_table("bands", [&](TableReader& band_in) {
     QueueBandConfig& band = out.bands.emplace_back();
     band_in.require("band");

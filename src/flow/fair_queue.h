@@ -63,6 +63,25 @@ class FairQueue {
   // The next request to dispatch, removed from the queue; nullopt when empty.
   std::optional<QueueEntry> pop();
 
+  // The oldest request of the first tenant, highest band first and in each band in round order
+  // from the tenant whose turn it is, for which allowed(band, tenant) holds; removed from the
+  // queue outside the round (that tenant's deficit is left as it was). nullopt when none is.
+  template <typename Allowed>
+  std::optional<QueueEntry> pop_first(Allowed&& allowed) {
+    for (int b = kQueueBands - 1; b >= 0; --b) {
+      Band& band = bands_[b];
+      if (band.size == 0) continue;
+      auto flow = band.cursor == band.flows.end() ? band.flows.begin() : band.cursor;
+      for (size_t n = 0; n < band.flows.size(); ++n, ++flow) {
+        if (flow == band.flows.end()) flow = band.flows.begin();
+        if (allowed(static_cast<uint8_t>(b), std::string_view(flow->tenant))) {
+          return take(band, flow, flow->entries.begin());
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
   // Removes the request `id` (its client left, or its wait ran out); nullopt when it is not
   // queued (already dispatched or shed).
   std::optional<QueueEntry> remove(uint64_t id);

@@ -138,6 +138,31 @@ TEST(FairQueueTest, FullQueueShedsTheFloodingTenantFirst) {
   EXPECT_FALSE(heavy.displaced.has_value());
 }
 
+// pop_first takes the oldest request of the first allowed tenant, the highest band first, and
+// leaves the others' order alone.
+TEST(FairQueueTest, PopFirstTakesTheFirstAllowedTenantsOldest) {
+  FairQueue q(16);
+  q.push(entry("a", 100, 4, 1));
+  q.push(entry("b", 100, 4, 2));
+  q.push(entry("b", 100, 4, 3));
+  q.push(entry("c", 100, 6, 4));
+  const auto not_a_or_c = [](uint8_t, std::string_view tenant) {
+    return tenant != "a" && tenant != "c";
+  };
+  auto e = q.pop_first(not_a_or_c);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->token, 2u);
+  const auto in_band_6 = [](uint8_t band, std::string_view) { return band == 6; };
+  e = q.pop_first(in_band_6);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->token, 4u);
+  EXPECT_FALSE(q.pop_first(in_band_6).has_value());
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.pop()->token, 1u);
+  EXPECT_EQ(q.pop()->token, 3u);
+  EXPECT_TRUE(q.empty());
+}
+
 TEST(FairQueueTest, ZeroCapacityShedsEveryArrival) {
   FairQueue q(0);
   EXPECT_FALSE(q.push(entry("a", 10, 7)).admitted);

@@ -58,12 +58,13 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
     // Nowhere to go at all (every candidate parked, open or down): the attempt loop gives its
     // own answer (the soonest back, or 503 naming why each is out); a queue would only delay it.
     if (!room.any_available) return admission;
-    if (queue_.empty() && pending_ < room.free) {
+    const uint8_t band = std::min<uint8_t>(ticket.band, kQueueBands - 1);
+    if (settings_.fair_reserve > 0 && light(band, ticket.tenant)) light_seen_ = now;
+    if (queue_.empty() && pending_ < room.free && may_take(band, ticket.tenant, room.free, now)) {
       ++pending_;
       busy_.store(static_cast<uint32_t>(queue_.size()) + pending_, std::memory_order_release);
       return admission;  // kGo
     }
-    const uint8_t band = std::min<uint8_t>(ticket.band, kQueueBands - 1);
     const size_t ahead = queue_.ahead_of(band, ticket.tenant) + 1;
     // Admission by cost: its prefill alone would break its band's time to first token.
     if (const uint64_t max_ttft = settings_.max_ttft_ms[band];
@@ -151,9 +152,28 @@ std::shared_ptr<PreemptTarget> RouteQueue::displace_over_share(uint8_t band,
   return best->second.target;
 }
 
-uint32_t RouteQueue::held(uint8_t band, const std::string& tenant) const {
-  const auto it = held_.find(std::make_pair(band, tenant));
+uint32_t RouteQueue::held(uint8_t band, std::string_view tenant) const {
+  const auto it = held_.find(std::make_pair(band, std::string(tenant)));
   return it == held_.end() ? 0u : it->second;
+}
+
+bool RouteQueue::light(uint8_t band, std::string_view tenant) const {
+  const uint32_t mine = held(band, tenant);
+  for (auto it = held_.lower_bound(std::make_pair(band, std::string()));
+       it != held_.end() && it->first.first == band; ++it) {
+    if (it->second >= mine + 2) return true;
+  }
+  return false;
+}
+
+bool RouteQueue::reserving(Clock::TimePoint now) const {
+  return settings_.fair_reserve > 0 && light_seen_ && now - *light_seen_ < kReserveWindow;
+}
+
+bool RouteQueue::may_take(uint8_t band, std::string_view tenant, uint32_t free,
+                          Clock::TimePoint now) const {
+  if (pending_ + settings_.fair_reserve < free || !reserving(now)) return true;
+  return light(band, tenant);
 }
 
 uint64_t RouteQueue::register_running(uint8_t band, std::string_view tenant,
@@ -174,9 +194,9 @@ void RouteQueue::unregister(uint64_t id) {
   running_.erase(it);
 }
 
-bool RouteQueue::may_be_displaced(uint8_t band) const {
+bool RouteQueue::registers(uint8_t band) const {
   MutexLock lock(mu_);
-  if (settings_.fair_preempt) return true;
+  if (settings_.fair_preempt || settings_.fair_reserve > 0) return true;
   for (uint8_t b = band + 1; b < kQueueBands; ++b) {
     if (settings_.preempt[b]) return true;
   }
@@ -251,11 +271,19 @@ void RouteQueue::dispatch(Clock::TimePoint now, Wakes& wakes) {
   const bool none_available = !room.any_available;
   std::array<bool, kQueueBands> touched{};
   while (!queue_.empty() && (none_available || pending_ < room.free)) {
-    // A request a displacement freed a slot for goes first; else the queue's order.
+    // A request a displacement freed a slot for goes first; else the queue's order, or in the
+    // last free slots while fair_reserve keeps them, the first light tenant's.
     std::optional<QueueEntry> entry;
     while (!entry && !reserved_.empty()) {
       entry = queue_.remove(reserved_.front());
       reserved_.erase(reserved_.begin());
+    }
+    if (!entry && !none_available && pending_ + settings_.fair_reserve >= room.free &&
+        reserving(now)) {
+      // (The predicate runs within pop_first, under this lock, which the analysis cannot see.)
+      entry = queue_.pop_first([&](uint8_t band, std::string_view tenant)
+                                   NO_THREAD_SAFETY_ANALYSIS { return light(band, tenant); });
+      if (!entry) break;  // none may take them: they stay free
     }
     if (!entry) entry = queue_.pop();
     auto it = waiting_.find(entry->id);

@@ -22,6 +22,8 @@
 // Preemption: a request of a band with `preempt` that must wait claims one registered running
 // request of a lower band whose answer has not begun (flow/preemption.h) and stops it; that
 // request frees its slot (released(false)) without answering, and enters the queue again.
+// With fair_reserve, the route's last free slots are kept for light tenants (QueueSettings), at
+// enter() and at dispatch alike.
 //
 // Nothing is shed while any candidate has room: enter() queues only when the route has no free
 // slot or others already wait (so that a newcomer cannot overtake them), and dispatches at once
@@ -121,6 +123,12 @@ struct QueueSettings {
   // that holds the most of the band's running requests, when that is at least two more than its
   // own tenant holds (the most recently dispatched of that tenant's).
   bool fair_preempt = false;
+  // Within a band: the route's last `fair_reserve` free slots go only to a light tenant (one
+  // holding at least two fewer running requests than the band's heaviest), for kReserveWindow
+  // after a light tenant last arrived. The flood's tenant cannot fill them, so a light tenant's
+  // request finds one free at once instead of waiting for the next to end; outside that window
+  // anyone may take them.
+  uint32_t fair_reserve = 0;
   bool per_tenant_metrics = false;  // rolter_queue_dispatches_total ([metrics] per_key)
 };
 
@@ -166,8 +174,9 @@ class RouteQueue {
   uint64_t register_running(uint8_t band, std::string_view tenant,
                             std::shared_ptr<PreemptTarget> target) EXCLUDES(mu_);
   void unregister(uint64_t id) EXCLUDES(mu_);
-  // Whether a request of `band` may be displaced: a band above it has `preempt`, or fair_preempt.
-  bool may_be_displaced(uint8_t band) const EXCLUDES(mu_);
+  // Whether a request of `band` is registered while it runs: it may be displaced (a band above
+  // it has `preempt`, or fair_preempt), or fair_reserve counts what each tenant holds.
+  bool registers(uint8_t band) const EXCLUDES(mu_);
   // A slot may have freed elsewhere: dispatch what fits. Cheap when nothing waits, and at most
   // one real check per kPokeInterval.
   void poke() EXCLUDES(mu_);
@@ -178,6 +187,9 @@ class RouteQueue {
 
   // 20 ms: well under a request's service time, so a slot freed elsewhere idles little.
   static constexpr std::chrono::milliseconds kPokeInterval{20};
+  // fair_reserve holds its slots this long after a light tenant's last arrival: a tenant that
+  // sends at least once a second finds them kept.
+  static constexpr std::chrono::seconds kReserveWindow{1};
 
  private:
   struct Waiting {
@@ -209,7 +221,16 @@ class RouteQueue {
   std::shared_ptr<PreemptTarget> displace_over_share(uint8_t band, const std::string& tenant)
       REQUIRES(mu_);
   // The registered requests `tenant` holds in `band`.
-  uint32_t held(uint8_t band, const std::string& tenant) const REQUIRES(mu_);
+  uint32_t held(uint8_t band, std::string_view tenant) const REQUIRES(mu_);
+  // Whether `tenant` holds at least two fewer registered requests in `band` than the band's
+  // heaviest tenant.
+  bool light(uint8_t band, std::string_view tenant) const REQUIRES(mu_);
+  // Whether fair_reserve keeps the last free slots from all but light tenants now.
+  bool reserving(Clock::TimePoint now) const REQUIRES(mu_);
+  // Whether a request of `band` and `tenant` may take one of `free` slots, with the grants
+  // pending: outside the reserve, or a light tenant, or no reserve held now.
+  bool may_take(uint8_t band, std::string_view tenant, uint32_t free, Clock::TimePoint now) const
+      REQUIRES(mu_);
   // Claims the registered request `it` for a displacement; false when its answer has begun.
   bool claim(std::map<uint64_t, Running>::iterator it) REQUIRES(mu_);
   void shed(const QueueEntry& entry, ShedReason reason, Clock::TimePoint now, Wakes& wakes)
@@ -236,6 +257,8 @@ class RouteQueue {
   uint64_t next_running_ GUARDED_BY(mu_) = 1;
   // Waiting requests a displacement freed a slot for: dispatched first, in order.
   std::vector<uint64_t> reserved_ GUARDED_BY(mu_);
+  // When a light tenant last arrived (fair_reserve).
+  std::optional<Clock::TimePoint> light_seen_ GUARDED_BY(mu_);
   std::atomic<uint32_t> busy_{0};          // queue size + pending grants
   std::atomic<int64_t> last_poke_{0};      // clock ticks
 };

@@ -304,8 +304,8 @@ TEST_F(RouteQueueTest, APreemptingBandDisplacesTheNewestLowestBandRequestNotYetA
   settings.preempt[6] = true;
   queue_.configure(capacity_, settings, {});
   capacity_->slots = 3;
-  EXPECT_TRUE(queue_.may_be_displaced(4));
-  EXPECT_FALSE(queue_.may_be_displaced(6));
+  EXPECT_TRUE(queue_.registers(4));
+  EXPECT_FALSE(queue_.registers(6));
   // Three running: band 1 (older), band 1 (newer, already answering), band 2.
   auto older = std::make_shared<RecordingTarget>();
   auto answering = std::make_shared<RecordingTarget>();
@@ -357,7 +357,7 @@ TEST_F(RouteQueueTest, FairPreemptDisplacesTheHeaviestTenantsNewestRequestForALi
   settings.fair_preempt = true;
   queue_.configure(capacity_, settings, {});
   capacity_->slots = 4;
-  EXPECT_TRUE(queue_.may_be_displaced(4));
+  EXPECT_TRUE(queue_.registers(4));
   // Tenant a holds three slots, tenant b one; a's newest has begun its answer.
   std::vector<std::shared_ptr<RecordingTarget>> a;
   std::vector<uint64_t> a_ids;
@@ -396,6 +396,67 @@ TEST_F(RouteQueueTest, FairPreemptDisplacesTheHeaviestTenantsNewestRequestForALi
   // A different band is never touched by fairness.
   ASSERT_EQ(enter(std::make_shared<RecordingWaiter>(), 5, "c").kind, QueueAdmission::Kind::kQueued);
   EXPECT_EQ(a[0]->stops + b->stops + b2->stops, 0);
+}
+
+// fair_reserve: once a light tenant (two or more fewer running requests than the band's
+// heaviest) has arrived, the route's last `fair_reserve` free slots go only to light tenants,
+// at enter() and at dispatch alike; a second later, anyone may take them again.
+TEST_F(RouteQueueTest, FairReserveKeepsTheLastFreeSlotsForALightTenant) {
+  QueueSettings settings{.max_requests = 16, .max_wait_ms = 30000};
+  settings.fair_reserve = 2;
+  queue_.configure(capacity_, settings, {});
+  capacity_->slots = 6;
+  EXPECT_TRUE(queue_.registers(4));
+  const auto run = [&](const char* tenant) {
+    ASSERT_EQ(enter(std::make_shared<RecordingWaiter>(), 4, tenant).kind,
+              QueueAdmission::Kind::kGo);
+    queue_.register_running(4, tenant, std::make_shared<RecordingTarget>());
+  };
+  // Alone, a may take every slot but the last two at once, and those too while no light tenant
+  // has come.
+  run("a");
+  run("a");
+  run("a");
+  // b holds none against a's three: light. It goes, and from now on the last two are kept.
+  run("b");
+  EXPECT_EQ(capacity_->room(clock_.now()).free, 2u);
+  auto a_waiting = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(a_waiting, 4, "a").kind, QueueAdmission::Kind::kQueued);
+  EXPECT_FALSE(a_waiting->verdict.has_value());
+  // Nor does a dispatch pass give them to it (as when a request of another route ends).
+  queue_.released();
+  EXPECT_FALSE(a_waiting->verdict.has_value());
+  // b's next request takes one of them, though a's waited first.
+  auto b_waiting = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(b_waiting, 4, "b").kind, QueueAdmission::Kind::kQueued);
+  ASSERT_TRUE(b_waiting->verdict.has_value());
+  EXPECT_EQ(b_waiting->verdict->kind, QueueVerdict::Kind::kDispatch);
+  EXPECT_FALSE(a_waiting->verdict.has_value());
+  take_slot();
+  queue_.register_running(4, "b", std::make_shared<RecordingTarget>());
+  // b now holds two against a's three: no longer light, so b too leaves the last slot alone.
+  auto b_third = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(enter(b_third, 4, "b").kind, QueueAdmission::Kind::kQueued);
+  EXPECT_FALSE(b_third->verdict.has_value());
+  // A second after b's last light arrival the reserve lapses: the waiting go, in the queue's order.
+  clock_.advance(RouteQueue::kReserveWindow);
+  queue_.poke();
+  ASSERT_TRUE(a_waiting->verdict.has_value());
+  EXPECT_EQ(a_waiting->verdict->kind, QueueVerdict::Kind::kDispatch);
+  EXPECT_FALSE(b_third->verdict.has_value());  // one free slot, and a's turn came first
+}
+
+// Without a light tenant, fair_reserve keeps nothing: one tenant alone fills the route.
+TEST_F(RouteQueueTest, FairReserveKeepsNothingForATenantAlone) {
+  QueueSettings settings{.max_requests = 16, .max_wait_ms = 30000};
+  settings.fair_reserve = 2;
+  queue_.configure(capacity_, settings, {});
+  capacity_->slots = 3;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(enter(std::make_shared<RecordingWaiter>(), 4, "a").kind, QueueAdmission::Kind::kGo);
+    queue_.register_running(4, "a", std::make_shared<RecordingTarget>());
+  }
+  EXPECT_EQ(capacity_->room(clock_.now()).free, 0u);
 }
 
 // With room, a preempting band displaces nothing: it goes at once.

@@ -158,12 +158,12 @@ Task<ForwardResult> shed(beast::tcp_stream& client, const ForwardRequest& reques
   co_return result;
 }
 
-// The request passed the queue and goes on now: displaceable while a higher band may preempt it,
-// with x-rolter-queue-ms (and its attempts so far) when it waited.
+// The request passed the queue and goes on now: registered while the queue counts it (and
+// displaceable while it may be preempted), with x-rolter-queue-ms (and its attempts so far) when it waited.
 void go_on(const ForwardRequest& request, ClientWatch& watch, uint8_t band,
            std::string_view tenant, QueuePass& pass) {
   RouteQueue& queue = *request.route.pool->flow->queue;
-  if (request.route.pool->prefill == nullptr && queue.may_be_displaced(band)) {
+  if (request.route.pool->prefill == nullptr && queue.registers(band)) {
     pass.target = std::make_shared<DisplaceableRequest>(watch.stopper());
     pass.running_id = queue.register_running(band, tenant, pass.target);
     watch.set_displaceable(pass.target.get());

@@ -39,7 +39,8 @@ std::unique_ptr<const FlowGate> make_flow_gate(const RoutePool& pool, const std:
     preempt[band.band] = band.preempt;
     gate->preempts = gate->preempts || band.preempt;
   }
-  gate->preempts = gate->preempts || config.queue.fair_preempt;
+  gate->reserve = config.queue.fair_reserve;
+  gate->preempts = gate->preempts || config.queue.fair_preempt || gate->reserve > 0;
   if (const QueueMetrics* families = tracker.flow().metrics(metrics)) {
     gate->series = families->series(series);
   }
@@ -49,6 +50,7 @@ std::unique_ptr<const FlowGate> make_flow_gate(const RoutePool& pool, const std:
                                        .max_ttft_ms = gate->max_ttft_ms,
                                        .preempt = preempt,
                                        .fair_preempt = config.queue.fair_preempt,
+                                       .fair_reserve = config.queue.fair_reserve,
                                        .per_tenant_metrics = config.metrics.per_key},
                          gate->series);
   return gate;

@@ -32,15 +32,21 @@ struct FlowGate {
   uint64_t default_output_tokens = 1024;            // the cost estimate's output cap (SPEC §15)
   // Per band, [[queue.bands]] max_ttft_ms (0 = unset): admission by cost.
   std::array<uint64_t, kQueueBands> max_ttft_ms{};
-  // Some band has `preempt`, or [queue] fair_preempt: every request of the route passes the queue's gate, which registers
-  // the ones that may be displaced (a lock and an allocation each, on such routes only).
+  // Some band has `preempt`, or [queue] fair_preempt or fair_reserve: every request of the route
+  // passes the queue's gate, which registers the ones it counts or may displace (a lock and an
+  // allocation each, on such routes only).
   bool preempts = false;
+  // [queue] fair_reserve: the unsaturated path is open only while more slots than these are free
+  // (the queue decides who may take the last ones).
+  uint32_t reserve = 0;
   // The route's queue series, held while this snapshot lives (null without metrics).
   std::shared_ptr<QueueSeries> series;
 
   // The unsaturated path (SPEC §19: one check, no lock, no allocation): nobody waits, and some
-  // candidate has room.
-  bool open(Clock::TimePoint now) const { return !queue->busy() && capacity->room(now).free > 0; }
+  // candidate has room (beyond the reserve).
+  bool open(Clock::TimePoint now) const {
+    return !queue->busy() && capacity->room(now).free > reserve;
+  }
 };
 
 // The pool's gate, or null when it cannot saturate. `series` names the queue and its metrics (the

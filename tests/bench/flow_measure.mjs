@@ -31,7 +31,8 @@ async function run(mode, scenario) {
       { name: 'a', key_env: 'KA' }, { name: 'b', key_env: 'KB' },
       { name: 'interactive', key_env: 'KI', priority: 6 }, { name: 'batch', key_env: 'KX', priority: 1 },
     ],
-    extra: '[queue]\nmax_requests = 256\nmax_wait_ms = 5000\n',
+    // On: the light tenant keeps two slots (fair_reserve), the interactive band preempts.
+    extra: '[queue]\nmax_requests = 256\nmax_wait_ms = 5000\nfair_reserve = 2\n[[queue.bands]]\nband = 6\npreempt = true\n',
   });
   const rolter = await startRolter({ config, env });
   const durationMs = seconds * 1000;
