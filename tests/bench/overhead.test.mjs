@@ -169,6 +169,28 @@ test('overhead --quick: direct, rolter, nginx, haproxy if installed, a peer; a f
   }
 });
 
+// --no-nginx skips the nginx proxy path only: nginx still serves the canned upstream.
+// --flow-control adds rolter with a bound it never reaches.
+test('overhead --quick --no-nginx --no-haproxy --flow-control: direct, rolter and rolter with flow control', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-overhead-test-'));
+  try {
+    const json = path.join(dir, 'report.json');
+    const run = await runBench(['overhead', '--quick', '--quiet', '--bin-dir', binDir, '--no-nginx',
+      '--no-haproxy', '--flow-control', '--json', json], 60000);
+    assert.equal(run.code, 0, run.stderr);
+    const report = JSON.parse(readFileSync(json, 'utf8'));
+    assert.deepEqual(report.paths.map((p) => p.name), ['direct', 'rolter', 'rolter-flow-control']);
+    assert.ok(report.notes.includes('The nginx proxy path was skipped (--no-nginx).'), JSON.stringify(report.notes));
+    assert.match(report.upstream, /^nginx `return 200`/);
+    for (const p of report.paths) {
+      assert.equal(p.errors.total, 0, `${p.name} errors ${JSON.stringify(p.errors)}`);
+      assert.ok(p.throughput_rps.c32 > 0, `${p.name} c32 ${p.throughput_rps.c32}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('overhead: a peer that does not answer fails the run, naming the peer', async () => {
   const run = await runBench(['overhead', '--quick', '--quiet', '--bin-dir', binDir,
     '--peer', 'bad=http://127.0.0.1:1'], 30000);

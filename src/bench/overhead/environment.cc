@@ -73,7 +73,7 @@ tl::expected<std::unique_ptr<Environment>, std::string> Environment::start(
       return tl::unexpected(added.error());
     }
   }
-  if (!nginx_path.empty()) {
+  if (!nginx_path.empty() && !o.no_nginx) {
     const uint16_t upstream_port = env->paths_.front().target.port;
     auto proxy = start_nginx(nginx_path, "nginx", env->dir_, o.workers, [&](const NginxCommon& c) {
       return proxy_nginx_conf(c, upstream_port);

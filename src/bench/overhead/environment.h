@@ -30,7 +30,8 @@ struct PathUnderTest {
 class Environment {
  public:
   // Tools already resolved: `rolter_path` "" skips rolter, `nginx_path` "" skips the nginx
-  // proxy (and needs --upstream), `haproxy_path` "" skips the HAProxy proxy.
+  // proxy (and needs --upstream; --no-nginx skips only the proxy, nginx still serves the canned
+  // upstream), `haproxy_path` "" skips the HAProxy proxy.
   static tl::expected<std::unique_ptr<Environment>, std::string> start(
       const OverheadOptions& options, std::vector<PeerSpec> peers, const std::string& rolter_path,
       const std::string& nginx_path, const std::string& haproxy_path);

@@ -102,7 +102,7 @@ int run_overhead(OverheadOptions o, const std::string& command, const std::strin
   }
   if (!o.quiet) std::fprintf(stderr, "starting the upstream and the gateways\n");
   auto env =
-      Environment::start(o, *peers, rolter, o.no_nginx ? "" : nginx, o.no_haproxy ? "" : haproxy);
+      Environment::start(o, *peers, rolter, nginx, o.no_haproxy ? "" : haproxy);
   if (!env) return fail(env.error());
   for (PathUnderTest& p : (*env)->paths()) {
     if (auto ok = check_path(p); !ok) return fail(ok.error());
