@@ -22,7 +22,8 @@ void read_priority(TableReader& in, std::string_view key, std::optional<uint32_t
 // saturates) of a provider.
 void read_provider_flow(TableReader& in, ProviderConfig& out);
 
-// [queue]: max_requests, max_wait_ms, fair_preempt, fair_reserve, and [[queue.bands]] (band, preempt, max_ttft_ms).
+// [queue]: max_requests, max_wait_ms, fair_preempt, fair_reserve, and [[queue.bands]] (band,
+// preempt, max_ttft_ms).
 void read_queue(TableReader& in, QueueConfig& out);
 
 // What relates flow control's values to others: a waiting bound needs the engine's count; a band

@@ -159,7 +159,8 @@ Task<ForwardResult> shed(beast::tcp_stream& client, const ForwardRequest& reques
 }
 
 // The request passed the queue and goes on now: registered while the queue counts it (and
-// displaceable while it may be preempted), with x-rolter-queue-ms (and its attempts so far) when it waited.
+// displaceable while it may be preempted), with x-rolter-queue-ms (and its attempts so far) when
+// it waited.
 void go_on(const ForwardRequest& request, ClientWatch& watch, uint8_t band,
            std::string_view tenant, QueuePass& pass) {
   RouteQueue& queue = *request.route.pool->flow->queue;
