@@ -13,11 +13,11 @@ namespace http = boost::beast::http;
 
 namespace {
 
-void append_field(std::string& out, std::string_view name, std::string_view value) {
+void append_field(HeadString& out, std::string_view name, std::string_view value) {
   out.append(name).append(": ").append(value).append("\r\n");
 }
 
-void append_number(std::string& out, uint64_t value) {
+void append_number(HeadString& out, uint64_t value) {
   char digits[24];
   const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
   out.append(digits, end);
@@ -25,8 +25,8 @@ void append_number(std::string& out, uint64_t value) {
 
 }  // namespace
 
-void append_client_head(const http::fields& upstream, const ClientHeadSpec& spec,
-                        std::string& out) {
+void append_client_head(const HttpFields& upstream, const ClientHeadSpec& spec,
+                        HeadString& out) {
   out.append(spec.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
   append_number(out, spec.status);
   out.push_back(' ');

@@ -12,7 +12,7 @@
 // Thread-safety: pure function.
 #pragma once
 
-#include <boost/beast/http/fields.hpp>
+#include "http/fields.h"
 
 #include <cstdint>
 #include <string>
@@ -48,7 +48,7 @@ struct ClientHeadSpec {
 };
 
 // Appends the whole head, ending with the empty line, to `out`.
-void append_client_head(const boost::beast::http::fields& upstream, const ClientHeadSpec& spec,
-                        std::string& out);
+void append_client_head(const HttpFields& upstream, const ClientHeadSpec& spec,
+                        HeadString& out);
 
 }  // namespace rolter

@@ -9,14 +9,14 @@ namespace {
 
 namespace http = boost::beast::http;
 
-std::string head_of(const http::fields& upstream, const ClientHeadSpec& spec) {
-  std::string out;
+std::string head_of(const HttpFields& upstream, const ClientHeadSpec& spec) {
+  HeadString out;
   append_client_head(upstream, spec, out);
-  return out;
+  return std::string(out);
 }
 
 TEST(ClientHead, DropsHopByHopAndLengthAddsVia) {
-  http::fields upstream;
+  HttpFields upstream;
   upstream.insert("Content-Type", "text/event-stream");
   upstream.insert("Content-Length", "10");
   upstream.insert("Connection", "X-Resp-Hop");
@@ -45,7 +45,7 @@ TEST(ClientHead, DropsHopByHopAndLengthAddsVia) {
 }
 
 TEST(ClientHead, TheRequestsIdReplacesTheUpstreams) {
-  http::fields upstream;
+  HttpFields upstream;
   upstream.insert("x-request-id", "engine-says");
   upstream.insert("Content-Type", "application/json");
   EXPECT_EQ(head_of(upstream, {.request_id = "r-1", .via = false, .target = "a/up"}),
@@ -59,7 +59,7 @@ TEST(ClientHead, TheRequestsIdReplacesTheUpstreams) {
 }
 
 TEST(ClientHead, RouteAndFallbacksWhenSet) {
-  http::fields none;
+  HttpFields none;
   EXPECT_EQ(head_of(none, {.via = false,
                            .target = "t",
                            .route = "b",
@@ -71,7 +71,7 @@ TEST(ClientHead, RouteAndFallbacksWhenSet) {
 }
 
 TEST(ClientHead, StatusReasonAndFraming) {
-  http::fields none;
+  HttpFields none;
   EXPECT_EQ(head_of(none, {.status = 429, .target = "t", .content_length = 17}),
             "HTTP/1.1 429 Too Many Requests\r\nVia: 1.1 rolter\r\nx-rolter-target: t\r\n"
             "x-rolter-attempts: 1\r\nContent-Length: 17\r\n\r\n");

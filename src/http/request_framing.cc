@@ -12,7 +12,7 @@ namespace {
 // RFC 9112 §6.1: with Transfer-Encoding, the final coding must be `chunked`, else the length of a
 // request body cannot be known. The only request coding this server reads is `chunked` alone:
 // `gzip, chunked` would need decoding before the body could be inspected or forwarded.
-std::optional<std::string_view> transfer_encoding_problem(const http::fields& fields,
+std::optional<std::string_view> transfer_encoding_problem(const HttpFields& fields,
                                                           unsigned version) {
   size_t codings = 0;
   size_t chunked_at = 0;  // 1-based position of the last `chunked`; 0 = absent
@@ -34,7 +34,7 @@ std::optional<std::string_view> transfer_encoding_problem(const http::fields& fi
   return std::nullopt;
 }
 
-std::optional<std::string_view> host_problem(const http::fields& fields, unsigned version) {
+std::optional<std::string_view> host_problem(const HttpFields& fields, unsigned version) {
   size_t hosts = 0;
   for (const auto& field : fields) {
     if (field.name() == http::field::host) ++hosts;
@@ -46,17 +46,17 @@ std::optional<std::string_view> host_problem(const http::fields& fields, unsigne
 
 }  // namespace
 
-std::optional<std::string_view> request_framing_problem(const http::fields& fields,
+std::optional<std::string_view> request_framing_problem(const HttpFields& fields,
                                                         unsigned version) {
   if (auto problem = transfer_encoding_problem(fields, version)) return problem;
   return host_problem(fields, version);
 }
 
-size_t field_count(const http::fields& fields) {
+size_t field_count(const HttpFields& fields) {
   return static_cast<size_t>(std::distance(fields.begin(), fields.end()));
 }
 
-size_t erase_trailer_fields(http::fields& fields, size_t head_fields) {
+size_t erase_trailer_fields(HttpFields& fields, size_t head_fields) {
   auto it = fields.begin();
   for (size_t i = 0; i < head_fields && it != fields.end(); ++i) ++it;
   size_t erased = 0;

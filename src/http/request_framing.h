@@ -13,7 +13,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
-#include <boost/beast/http/fields.hpp>
+#include "http/fields.h"
 
 #include <cstddef>
 #include <optional>
@@ -22,14 +22,14 @@
 namespace rolter {
 
 // Why the request head may not be served (answer 400 and close), or nullopt. `version` is 10 or 11.
-std::optional<std::string_view> request_framing_problem(const boost::beast::http::fields& fields,
+std::optional<std::string_view> request_framing_problem(const HttpFields& fields,
                                                         unsigned version);
 
 // Erases every field after the first `head_fields` (those Beast appended from a chunked trailer).
 // Returns how many it erased.
-size_t erase_trailer_fields(boost::beast::http::fields& fields, size_t head_fields);
+size_t erase_trailer_fields(HttpFields& fields, size_t head_fields);
 
 // The number of fields, for erase_trailer_fields().
-size_t field_count(const boost::beast::http::fields& fields);
+size_t field_count(const HttpFields& fields);
 
 }  // namespace rolter

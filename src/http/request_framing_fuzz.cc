@@ -50,7 +50,7 @@ void check_upstream_head(const std::string& head) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  http::request_parser<http::string_body> parser;
+  http::request_parser<http::string_body, rolter::FieldAllocator> parser;
   parser.header_limit(64 * 1024);
   parser.body_limit(1 << 20);
   boost::system::error_code ec;
@@ -77,13 +77,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   spec.api_key = "provider-key";
   spec.client_ip = "127.0.0.1";
   spec.client_version = request.version();
-  std::string head;
+  rolter::HeadString head;
   rolter::append_upstream_head(spec, request, head);
   // The request line may carry whatever target Beast accepted; check the field lines.
-  check_upstream_head(head);
+  check_upstream_head(std::string(head));
 
   // The same fields relayed as a response head: no hop-by-hop field survives.
-  std::string relayed;
+  rolter::HeadString relayed;
   rolter::append_client_head(request, {.target = "t", .content_length = 0}, relayed);
   std::string_view lines(relayed);
   lines.remove_prefix(lines.find("\r\n") + 2);  // the status line

@@ -17,14 +17,14 @@ enum class Verdict { kServe, kFramingError, kParseError };
 struct Parsed {
   Verdict verdict = Verdict::kServe;
   std::string body;
-  http::fields fields;
+  HttpFields fields;
   size_t trailers_erased = 0;
 };
 
 // Parses one whole request as the session does: head, framing check, body, trailer erasure.
 Parsed parse(const std::string& raw) {
   Parsed out;
-  http::request_parser<http::string_body> parser;
+  http::request_parser<http::string_body, FieldAllocator> parser;
   boost::system::error_code ec;
   // Not eager: like async_read_header, the first put stops after the head.
   size_t used = parser.put(boost::asio::buffer(raw), ec);

@@ -41,12 +41,12 @@ bool is_hop_record(std::string_view name) {
          iequals_ascii(name, "via");
 }
 
-void append_field(std::string& out, std::string_view name, std::string_view value) {
+void append_field(HeadString& out, std::string_view name, std::string_view value) {
   out.append(name).append(": ").append(value).append("\r\n");
 }
 
 // Joins the values of every `name` field of `client` with ", " (RFC 9110 §5.3).
-void append_joined(std::string& out, const http::fields& client, std::string_view name) {
+void append_joined(HeadString& out, const HttpFields& client, std::string_view name) {
   bool first = true;
   for (const auto& field : client) {
     if (!iequals_ascii(field.name_string(), name)) continue;
@@ -57,7 +57,7 @@ void append_joined(std::string& out, const http::fields& client, std::string_vie
   if (!first) out.append(", ");
 }
 
-void append_hop_record(const UpstreamHeadSpec& spec, const http::fields& client, std::string& out) {
+void append_hop_record(const UpstreamHeadSpec& spec, const HttpFields& client, HeadString& out) {
   out.append("X-Forwarded-For: ");
   if (spec.trusted_peer) append_joined(out, client, "x-forwarded-for");
   out.append(spec.client_ip).append("\r\n");
@@ -74,10 +74,10 @@ void append_hop_record(const UpstreamHeadSpec& spec, const http::fields& client,
 
 std::string_view via_entry(unsigned version) { return version == 10 ? "1.0 rolter" : "1.1 rolter"; }
 
-void append_upstream_head(const UpstreamHeadSpec& spec, const http::fields& client,
-                          std::string& out) {
+void append_upstream_head(const UpstreamHeadSpec& spec, const HttpFields& client,
+                          HeadString& out) {
   out.append(spec.method).append(" ");
-  append_upstream_path(out, spec.base_path, spec.target);
+  out.append(upstream_base(spec.base_path, spec.target)).append(spec.target);
   out.append(" HTTP/1.1\r\n");
   append_field(out, "Host", spec.host_header);
   if (spec.content_length) {

@@ -21,14 +21,14 @@ UpstreamHeadSpec spec() {
   return s;
 }
 
-std::string head(const UpstreamHeadSpec& s, const http::fields& client) {
-  std::string out;
+std::string head(const UpstreamHeadSpec& s, const HttpFields& client) {
+  HeadString out;
   append_upstream_head(s, client, out);
-  return out;
+  return std::string(out);
 }
 
 TEST(UpstreamHead, RequestLineHostLengthAndEncoding) {
-  http::fields client;
+  HttpFields client;
   client.insert("Host", "gateway");
   client.insert("Content-Length", "99");
   client.insert("Accept-Encoding", "gzip, br");
@@ -60,7 +60,7 @@ TEST(UpstreamHead, ProviderKeyNeverTheClients) {
        "x-goog-api-key: sk-goog\r\n"},
       {"no provider key", "", UpstreamHeadSpec::KeyField::kBearer, nullptr},
   };
-  http::fields client;
+  HttpFields client;
   client.insert("Authorization", "Bearer sk-client");
   client.insert("x-api-key", "sk-client");
   client.insert("x-goog-api-key", "sk-client");
@@ -83,7 +83,7 @@ TEST(UpstreamHead, ProviderKeyNeverTheClients) {
 TEST(UpstreamHead, FixedFieldsReplaceTheClientsOfTheSameName) {
   const std::vector<std::pair<std::string, std::string>> fixed = {
       {"api-version", "2024-10-21"}, {"anthropic-version", "2023-06-01"}};
-  http::fields client;
+  HttpFields client;
   client.insert("Anthropic-Version", "1999-01-01");
   client.insert("x-trace", "t1");
   auto s = spec();
@@ -96,7 +96,7 @@ TEST(UpstreamHead, FixedFieldsReplaceTheClientsOfTheSameName) {
 }
 
 TEST(UpstreamHead, TheRequestsIdAndTraceparentReplaceTheClients) {
-  http::fields client;
+  HttpFields client;
   client.insert("X-Request-ID", "client-id");
   client.insert("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
   client.insert("tracestate", "v=1");
@@ -122,7 +122,7 @@ TEST(UpstreamHead, TheRequestsIdAndTraceparentReplaceTheClients) {
 }
 
 TEST(UpstreamHead, TheRequestLineJoinsTheBasePathByItsRule) {
-  http::fields client;
+  HttpFields client;
   auto s = spec();
   s.base_path = "/v1";
   s.target = "/v1/chat/completions";
@@ -132,7 +132,7 @@ TEST(UpstreamHead, TheRequestLineJoinsTheBasePathByItsRule) {
 }
 
 TEST(UpstreamHead, HopByHopFieldsStayBehind) {
-  http::fields client;
+  HttpFields client;
   client.insert("Connection", "keep-alive, X-Custom-Hop");
   client.insert("X-Custom-Hop", "1");
   client.insert("Keep-Alive", "timeout=5");
@@ -172,7 +172,7 @@ TEST(UpstreamHead, HopRecord) {
       {"off: passed through", false, false, "X-Forwarded-For: 203.0.113.9\r\n",
        "X-Forwarded-Proto: https\r\n", "Via: 1.0 lb\r\n"},
   };
-  http::fields client;
+  HttpFields client;
   client.insert("X-Forwarded-For", "203.0.113.9");
   client.insert("X-Forwarded-For", "10.0.0.1");
   client.insert("X-Forwarded-Proto", "https");

@@ -25,7 +25,7 @@ std::string_view first_segment(std::string_view target) {
 
 }  // namespace
 
-void append_upstream_path(std::string& out, std::string_view base_path, std::string_view target) {
+std::string_view upstream_base(std::string_view base_path, std::string_view target) {
   const size_t slash = base_path.rfind('/');
   const std::string_view last =
       slash == std::string_view::npos ? std::string_view{} : base_path.substr(slash + 1);
@@ -35,12 +35,12 @@ void append_upstream_path(std::string& out, std::string_view base_path, std::str
     // a root path of the engine, beside the API rather than under it.
     if (first == last || !is_version(first)) base_path = base_path.substr(0, slash);
   }
-  out.append(base_path).append(target);
+  return base_path;
 }
 
 std::string upstream_path(std::string_view base_path, std::string_view target) {
-  std::string out;
-  append_upstream_path(out, base_path, target);
+  std::string out(upstream_base(base_path, target));
+  out.append(target);
   return out;
 }
 

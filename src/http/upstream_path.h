@@ -20,11 +20,12 @@
 
 namespace rolter {
 
-// Appends the joined path (and the target's query, untouched) to `out`. `base_path` has no
-// trailing '/' ("" for none); `target` begins with '/'.
-void append_upstream_path(std::string& out, std::string_view base_path, std::string_view target);
+// The part of `base_path` that goes before `target` in the joined path (the target, query
+// included, follows untouched). `base_path` has no trailing '/' ("" for none); `target` begins
+// with '/'.
+std::string_view upstream_base(std::string_view base_path, std::string_view target);
 
-// The same, returned.
+// The joined path.
 std::string upstream_path(std::string_view base_path, std::string_view target);
 
 }  // namespace rolter

@@ -43,10 +43,11 @@ TEST(UpstreamPath, JoinsWithoutRepeatingTheVersion) {
   }
 }
 
-TEST(UpstreamPath, AppendsToWhatIsThere) {
-  std::string line = "POST ";
-  append_upstream_path(line, "/v1", "/v1/messages");
-  EXPECT_EQ(line, "POST /v1/messages");
+TEST(UpstreamPath, TheBaseIsAPrefixOfTheBasePath) {
+  EXPECT_EQ(upstream_base("/v1", "/v1/messages"), "");
+  EXPECT_EQ(upstream_base("/api/v1", "/v1/messages"), "/api");
+  EXPECT_EQ(upstream_base("/api/v1", "/health"), "/api");
+  EXPECT_EQ(upstream_base("/api", "/v1/messages"), "/api");
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ ClientResponse::ClientResponse(const ResponseParser& parser, const AttemptParams
                                unsigned status, std::string_view content_type,
                                std::optional<size_t> length, uint64_t& body_bytes)
     : body_bytes_(body_bytes) {
-  http::fields fields = parser.get().base();
+  HttpFields fields = parser.get().base();
   fields.set(http::field::content_type, content_type);
   ClientHeadSpec spec{.status = status};
   spec.framing = length ? BodyFraming::kLength : BodyFraming::kChunked;
@@ -44,7 +44,7 @@ ClientResponse::ClientResponse(const ResponseParser& parser, const AttemptParams
   build(fields, spec, p);
 }
 
-void ClientResponse::build(const http::fields& fields, ClientHeadSpec spec,
+void ClientResponse::build(const HttpFields& fields, ClientHeadSpec spec,
                            const AttemptParams& p) {
   const auto& request = *p.request;
   spec.version = request.client_version == 10 ? 10u : 11u;

@@ -25,7 +25,7 @@ namespace rolter {
 
 struct AttemptParams;
 
-using ResponseParser = beast::http::response_parser<beast::http::buffer_body>;
+using ResponseParser = beast::http::response_parser<beast::http::buffer_body, FieldAllocator>;
 
 class ClientResponse {
  public:
@@ -49,9 +49,9 @@ class ClientResponse {
   Task<bool> write_head(beast::tcp_stream& client);
 
  private:
-  void build(const beast::http::fields& fields, ClientHeadSpec spec, const AttemptParams& p);
+  void build(const HttpFields& fields, ClientHeadSpec spec, const AttemptParams& p);
 
-  std::string head_;
+  HeadString head_;
   uint64_t& body_bytes_;
   bool head_sent_ = false;
   bool chunked_ = false;

@@ -70,7 +70,7 @@ UpstreamHeadSpec::KeyField key_field(ProviderKind kind) {
 
 // `target`: the request target to send (the client's, or a translated request's path); `fixed`:
 // the provider's fixed fields (with anthropic-version for a translated Anthropic request).
-std::string build_request_head(const ForwardRequest& request, const Candidate& candidate,
+HeadString build_request_head(const ForwardRequest& request, const Candidate& candidate,
                                size_t body_length, std::string_view target,
                                std::span<const std::pair<std::string, std::string>> fixed) {
   const auto& client = *request.request;
@@ -95,7 +95,7 @@ std::string build_request_head(const ForwardRequest& request, const Candidate& c
     spec.keep_tracestate = request.trace->keeps_tracestate();
   }
   if (client.method() != http::verb::get || body_length > 0) spec.content_length = body_length;
-  std::string head;
+  HeadString head;
   head.reserve(512);
   append_upstream_head(spec, client, head);
   return head;
@@ -169,7 +169,7 @@ Task<bool> send_translated(Stream& upstream, UpstreamConnection& connection,
     co_return false;
   }
   const TranslatedRequest& request = translated->request;
-  const std::string head = build_request_head(*p.request, *p.candidate, request.body.size(),
+  const HeadString head = build_request_head(*p.request, *p.candidate, request.body.size(),
                                               request.path, translated->fixed_fields);
   const std::array<asio::const_buffer, 4> buffers = {asio::buffer(head), asio::buffer(request.body),
                                                      asio::const_buffer(), asio::const_buffer()};
@@ -205,7 +205,7 @@ Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, beast:
       usage_request = kUsageRequestSuffix;
     }
   }
-  const std::string head =
+  const HeadString head =
       build_request_head(request, *p.candidate, rewrite->size() + usage_request.size(),
                          request.request->target(), p.candidate->provider->headers);
   const std::array<asio::const_buffer, 6> buffers = {

@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "balance/route_context.h"
+#include "http/fields.h"
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
 #include "proxy/attempt_log.h"
@@ -39,7 +40,7 @@
 
 namespace rolter {
 
-using ClientRequest = beast::http::request<beast::http::string_body>;
+using ClientRequest = beast::http::request<beast::http::string_body, HttpFields>;
 
 // The status logged for a client that left before its answer (nginx's "client closed request").
 // It is never sent; it is counted as a 4xx, not as a failure of the gateway.

@@ -74,7 +74,7 @@ const EndpointSpec* find_endpoint(std::string_view path) {
 }
 
 // The presented key: `Authorization: Bearer <key>` (OpenAI) or `x-api-key` (Anthropic).
-std::string_view presented_key(const http::request<http::string_body>& request) {
+std::string_view presented_key(const ClientRequest& request) {
   const std::string_view bearer = bearer_token(request[http::field::authorization]);
   return bearer.empty() ? std::string_view(request["x-api-key"]) : bearer;
 }
@@ -160,7 +160,7 @@ Dispatch model_answer(const Snapshot& snapshot, std::string_view path, const Api
 }
 
 Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
-                  http::request<http::string_body>& request, RequestFacts& facts,
+                  ClientRequest& request, RequestFacts& facts,
                   const HeadVerdict& head) {
   const std::string_view path = path_of(request.target());
   const EndpointSpec* endpoint = head.endpoint;
@@ -239,7 +239,7 @@ Dispatch dispatch(Worker& worker, const Snapshot& snapshot,
 }
 
 // `x-rolter-explain: 1` (or "true") asks for the x-rolter-decision response header.
-bool wants_explain(const http::request<http::string_body>& request) {
+bool wants_explain(const ClientRequest& request) {
   auto it = request.find("x-rolter-explain");
   if (it == request.end()) return false;
   const std::string_view v = it->value();
@@ -249,7 +249,7 @@ bool wants_explain(const http::request<http::string_body>& request) {
 }  // namespace
 
 HeadVerdict check_head(Worker& worker, const Snapshot& snapshot,
-                       const http::request<http::string_body>& request, const ClientPeer& peer) {
+                       const ClientRequest& request, const ClientPeer& peer) {
   const std::string_view path = path_of(request.target());
   HeadVerdict verdict;
   verdict.style = path == "/v1/messages" ? ErrorStyle::kAnthropic : ErrorStyle::kOpenAi;
@@ -332,7 +332,7 @@ Task<bool> write_dispatch_error(beast::tcp_stream& stream, const Dispatch& d, bo
 // model fits, before the pick; a session's verdict is reused for 60 s. `policy_key` and `verdict`
 // are the caller's, for the whole request; d.ctx views them.
 Task<void> attach_policy_inputs(Worker& worker, Dispatch& d,
-                                const http::request<http::string_body>& request,
+                                const ClientRequest& request,
                                 std::string& policy_key, std::optional<DecisionVerdict>& verdict) {
   const PolicyRoute& policy = *d.route.pool->policy;
   auto header = [&](std::string_view name) { return std::string_view(request[name]); };
@@ -376,7 +376,7 @@ Task<void> attach_engine_tokens(Worker& worker, const Snapshot& snapshot, Dispat
 // A request for the control plane in this process: answered by it, with a long poll waiting on a
 // timer that the control plane cancels when a new version is published.
 Task<bool> serve_control(Worker& worker, beast::tcp_stream& stream,
-                         const http::request<http::string_body>& request, bool keep_alive,
+                         const ClientRequest& request, bool keep_alive,
                          RequestTrace& trace) {
   ControlHandler& control = *worker.server().control;
   const std::string method(request.method_string());
@@ -435,7 +435,7 @@ std::string_view endpoint_route(const EndpointSpec* endpoint) {
 }
 
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
-                          ClientWatch& watch, http::request<http::string_body>& request,
+                          ClientWatch& watch, ClientRequest& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
                           bool keep_alive, RequestTrace& trace) {
   if (head.endpoint == &kControlEndpoint) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "http/fields.h"
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
 #include "proxy/client_watch.h"
@@ -45,7 +46,7 @@ struct HeadVerdict {
 };
 
 HeadVerdict check_head(Worker& worker, const Snapshot& snapshot,
-                       const beast::http::request<beast::http::string_body>& request,
+                       const beast::http::request<beast::http::string_body, HttpFields>& request,
                        const ClientPeer& peer);
 
 // The route template of an endpoint, for a trace's http.route: "/v1/chat/completions",
@@ -57,7 +58,7 @@ std::string_view endpoint_route(const EndpointSpec* endpoint);
 // is the request's (its id goes on every answer; its status is set here).
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
                           ClientWatch& watch,
-                          beast::http::request<beast::http::string_body>& request,
+                          beast::http::request<beast::http::string_body, HttpFields>& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
                           bool keep_alive, RequestTrace& trace);
 

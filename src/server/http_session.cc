@@ -24,6 +24,9 @@ namespace http = beast::http;
 
 namespace {
 
+// A client request's parser, its fields from the worker's small-block cache (http/fields.h).
+using ClientRequestParser = http::request_parser<http::string_body, FieldAllocator>;
+
 // Bounds a request head; 64 KiB holds any sane set of headers and rejects header floods early.
 constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
 // The request body must arrive within this.
@@ -83,7 +86,7 @@ Task<void> discard_until_close(beast::tcp_stream& stream) {
 }
 
 // What the client's head says of the request's id and trace (SPEC §17).
-IncomingTrace incoming_trace(const http::request_parser<http::string_body>& parser) {
+IncomingTrace incoming_trace(const ClientRequestParser& parser) {
   const auto& request = parser.get();
   IncomingTrace in;
   in.request_id = request["x-request-id"];
@@ -103,7 +106,7 @@ TracingSettings tracing_settings(const Snapshot& snapshot) {
 
 // True when the body has not been (and would have to be) read: the connection cannot carry
 // another request unless it is.
-bool body_pending(const http::request_parser<http::string_body>& parser) {
+bool body_pending(const ClientRequestParser& parser) {
   return !parser.is_done();
 }
 
@@ -132,7 +135,7 @@ Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer
     // The metrics listener keeps answering through a drain: its /readyz says 503 to the load
     // balancer's probes, its /healthz 200 until the process exits (SPEC §17).
     if (server.draining() && peer.listener == Listener::kMain) break;
-    http::request_parser<http::string_body> parser;
+    ClientRequestParser parser;
     parser.header_limit(kMaxHeaderBytes);
     std::shared_ptr<const Snapshot> snapshot = worker.snapshot();
     if (!snapshot) break;
