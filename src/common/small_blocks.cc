@@ -35,7 +35,7 @@ class Cache {
     for (size_t c = 0; c < kClasses; ++c) {
       while (FreeBlock* b = heads_[c]) {
         heads_[c] = b->next;
-        ::operator delete(b, class_size(c));
+        ::operator delete(b);
       }
     }
   }
@@ -51,7 +51,7 @@ class Cache {
   }
   void give(void* p, size_t c) {
     if (counts_[c] >= kMaxCachedPerClass) {
-      ::operator delete(p, class_size(c));
+      ::operator delete(p);
       return;
     }
     heads_[c] = new (p) FreeBlock{heads_[c]};
@@ -78,12 +78,12 @@ void* allocate(size_t bytes) {
 void deallocate(void* p, size_t bytes) noexcept {
   if (p == nullptr) return;
   if (!kCaching || bytes > kLargestClass) {
-    ::operator delete(p, bytes);
+    ::operator delete(p);
     return;
   }
   const size_t c = class_of(bytes);
   if (!t_cache_alive) {
-    ::operator delete(p, class_size(c));
+    ::operator delete(p);
     return;
   }
   cache().give(p, c);

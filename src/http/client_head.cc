@@ -25,8 +25,7 @@ void append_number(HeadString& out, uint64_t value) {
 
 }  // namespace
 
-void append_client_head(const HttpFields& upstream, const ClientHeadSpec& spec,
-                        HeadString& out) {
+void append_client_head(const HttpFields& upstream, const ClientHeadSpec& spec, HeadString& out) {
   out.append(spec.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
   append_number(out, spec.status);
   out.push_back(' ');

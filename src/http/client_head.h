@@ -48,7 +48,6 @@ struct ClientHeadSpec {
 };
 
 // Appends the whole head, ending with the empty line, to `out`.
-void append_client_head(const HttpFields& upstream, const ClientHeadSpec& spec,
-                        HeadString& out);
+void append_client_head(const HttpFields& upstream, const ClientHeadSpec& spec, HeadString& out);
 
 }  // namespace rolter

@@ -22,8 +22,7 @@
 namespace rolter {
 
 // Why the request head may not be served (answer 400 and close), or nullopt. `version` is 10 or 11.
-std::optional<std::string_view> request_framing_problem(const HttpFields& fields,
-                                                        unsigned version);
+std::optional<std::string_view> request_framing_problem(const HttpFields& fields, unsigned version);
 
 // Erases every field after the first `head_fields` (those Beast appended from a chunked trailer).
 // Returns how many it erased.

@@ -74,8 +74,7 @@ void append_hop_record(const UpstreamHeadSpec& spec, const HttpFields& client, H
 
 std::string_view via_entry(unsigned version) { return version == 10 ? "1.0 rolter" : "1.1 rolter"; }
 
-void append_upstream_head(const UpstreamHeadSpec& spec, const HttpFields& client,
-                          HeadString& out) {
+void append_upstream_head(const UpstreamHeadSpec& spec, const HttpFields& client, HeadString& out) {
   out.append(spec.method).append(" ");
   out.append(upstream_base(spec.base_path, spec.target)).append(spec.target);
   out.append(" HTTP/1.1\r\n");

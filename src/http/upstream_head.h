@@ -56,8 +56,7 @@ struct UpstreamHeadSpec {
 };
 
 // Appends the whole head, ending with the empty line, to `out`.
-void append_upstream_head(const UpstreamHeadSpec& spec, const HttpFields& client,
-                          HeadString& out);
+void append_upstream_head(const UpstreamHeadSpec& spec, const HttpFields& client, HeadString& out);
 
 // The Via entry this proxy adds: "1.1 rolter" (RFC 9110 §7.6.3, received protocol + pseudonym).
 std::string_view via_entry(unsigned version);

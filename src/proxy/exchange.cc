@@ -71,8 +71,8 @@ UpstreamHeadSpec::KeyField key_field(ProviderKind kind) {
 // `target`: the request target to send (the client's, or a translated request's path); `fixed`:
 // the provider's fixed fields (with anthropic-version for a translated Anthropic request).
 HeadString build_request_head(const ForwardRequest& request, const Candidate& candidate,
-                               size_t body_length, std::string_view target,
-                               std::span<const std::pair<std::string, std::string>> fixed) {
+                              size_t body_length, std::string_view target,
+                              std::span<const std::pair<std::string, std::string>> fixed) {
   const auto& client = *request.request;
   const auto& server = request.snapshot->config().server;
   UpstreamHeadSpec spec{
@@ -170,7 +170,7 @@ Task<bool> send_translated(Stream& upstream, UpstreamConnection& connection,
   }
   const TranslatedRequest& request = translated->request;
   const HeadString head = build_request_head(*p.request, *p.candidate, request.body.size(),
-                                              request.path, translated->fixed_fields);
+                                             request.path, translated->fixed_fields);
   const std::array<asio::const_buffer, 4> buffers = {asio::buffer(head), asio::buffer(request.body),
                                                      asio::const_buffer(), asio::const_buffer()};
   co_return co_await send_buffers(upstream, connection, p, buffers, report);
