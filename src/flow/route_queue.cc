@@ -59,8 +59,9 @@ QueueAdmission RouteQueue::enter(QueueTicket ticket, std::shared_ptr<QueueWaiter
     // own answer (the soonest back, or 503 naming why each is out); a queue would only delay it.
     if (!room.any_available) return admission;
     const uint8_t band = std::min<uint8_t>(ticket.band, kQueueBands - 1);
-    if (settings_.fair_reserve > 0 && light(band, ticket.tenant)) light_seen_ = now;
-    if (queue_.empty() && pending_ < room.free && may_take(band, ticket.tenant, room.free, now)) {
+    const bool arrival_light = settings_.fair_reserve > 0 && light(band, ticket.tenant);
+    if (arrival_light) light_seen_ = now;
+    if (queue_.empty() && pending_ < room.free && (arrival_light || may_take(room.free, now))) {
       ++pending_;
       busy_.store(static_cast<uint32_t>(queue_.size()) + pending_, std::memory_order_release);
       return admission;  // kGo
@@ -170,10 +171,8 @@ bool RouteQueue::reserving(Clock::TimePoint now) const {
   return settings_.fair_reserve > 0 && light_seen_ && now - *light_seen_ < kReserveWindow;
 }
 
-bool RouteQueue::may_take(uint8_t band, std::string_view tenant, uint32_t free,
-                          Clock::TimePoint now) const {
-  if (pending_ + settings_.fair_reserve < free || !reserving(now)) return true;
-  return light(band, tenant);
+bool RouteQueue::may_take(uint32_t free, Clock::TimePoint now) const {
+  return pending_ + settings_.fair_reserve < free || !reserving(now);
 }
 
 uint64_t RouteQueue::register_running(uint8_t band, std::string_view tenant,

@@ -227,10 +227,9 @@ class RouteQueue {
   bool light(uint8_t band, std::string_view tenant) const REQUIRES(mu_);
   // Whether fair_reserve keeps the last free slots from all but light tenants now.
   bool reserving(Clock::TimePoint now) const REQUIRES(mu_);
-  // Whether a request of `band` and `tenant` may take one of `free` slots, with the grants
-  // pending: outside the reserve, or a light tenant, or no reserve held now.
-  bool may_take(uint8_t band, std::string_view tenant, uint32_t free, Clock::TimePoint now) const
-      REQUIRES(mu_);
+  // Whether any tenant, light or not, may take one of `free` slots, with the grants pending:
+  // beyond the reserve, or no reserve held now.
+  bool may_take(uint32_t free, Clock::TimePoint now) const REQUIRES(mu_);
   // Claims the registered request `it` for a displacement; false when its answer has begun.
   bool claim(std::map<uint64_t, Running>::iterator it) REQUIRES(mu_);
   void shed(const QueueEntry& entry, ShedReason reason, Clock::TimePoint now, Wakes& wakes)
