@@ -10,6 +10,8 @@
 
 namespace rolter {
 
+class TimedStream;  // net/timed_stream.h
+
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using error_code = boost::system::error_code;

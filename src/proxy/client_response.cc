@@ -68,7 +68,7 @@ void ClientResponse::build(const HttpFields& fields, ClientHeadSpec spec,
   append_client_head(fields, spec, head_);
 }
 
-Task<bool> ClientResponse::write(beast::tcp_stream& client, std::string_view data, bool last) {
+Task<bool> ClientResponse::write(TimedStream& client, std::string_view data, bool last) {
   std::array<asio::const_buffer, 5> pieces;
   size_t n = 0;
   if (!head_sent_) pieces[n++] = asio::buffer(head_);
@@ -99,7 +99,7 @@ Task<bool> ClientResponse::write(beast::tcp_stream& client, std::string_view dat
   co_return true;
 }
 
-Task<bool> ClientResponse::write_head(beast::tcp_stream& client) {
+Task<bool> ClientResponse::write_head(TimedStream& client) {
   if (head_sent_) co_return true;
   co_return co_await write(client, {}, false);
 }

@@ -9,7 +9,6 @@
 // Thread-safety: one per exchange, on the worker thread that owns the client stream.
 #pragma once
 
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
@@ -20,6 +19,7 @@
 
 #include "http/client_head.h"
 #include "net/asio_fwd.h"
+#include "net/timed_stream.h"
 
 namespace rolter {
 
@@ -43,10 +43,10 @@ class ClientResponse {
 
   // Writes the head (if it has not gone yet) and `data` as the next piece of the body; `last` also
   // ends the body. False when the client is gone.
-  Task<bool> write(beast::tcp_stream& client, std::string_view data, bool last);
+  Task<bool> write(TimedStream& client, std::string_view data, bool last);
 
   // Sends the head alone, at once (a stream whose first token is still to come).
-  Task<bool> write_head(beast::tcp_stream& client);
+  Task<bool> write_head(TimedStream& client);
 
  private:
   void build(const HttpFields& fields, ClientHeadSpec spec, const AttemptParams& p);

@@ -17,11 +17,10 @@
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-
-#include "net/asio_fwd.h"
 
 #include <memory>
+
+#include "net/asio_fwd.h"
 
 namespace rolter {
 
@@ -30,7 +29,7 @@ class UpstreamConnection;
 
 class ClientWatch {
  public:
-  explicit ClientWatch(beast::tcp_stream& client);
+  explicit ClientWatch(TimedStream& client);
   // A wait still pending (its connection ended on shutdown) finds the watch disarmed and touches
   // nothing of the connection.
   ~ClientWatch() { state_->armed = false; }
@@ -39,7 +38,8 @@ class ClientWatch {
 
   // Starts watching for the request that begins now. REQUIRES: not armed.
   void arm();
-  // Stops watching (the request is done). The pending wait is cancelled.
+  // Stops watching (the request is done). The pending wait is left queued, outdated: the
+  // connection's next read queues behind it (client_watch.cc says why).
   void disarm();
 
   // The upstream connection the request is using now, cancelled if the client goes; null between
@@ -84,7 +84,7 @@ class ClientWatch {
 
  private:
   struct State {
-    beast::tcp_stream* client = nullptr;
+    TimedStream* client = nullptr;
     UpstreamConnection* in_flight = nullptr;
     asio::steady_timer* waiting = nullptr;
     PreemptTarget* target = nullptr;

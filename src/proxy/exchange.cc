@@ -133,7 +133,7 @@ Task<bool> send_buffers(Stream& upstream, UpstreamConnection& connection, const 
 
 // The client's body has no translation for the picked target: a 400 naming why, as the client's
 // answer (another target would get the same body).
-Task<void> refuse_untranslatable(beast::tcp_stream& client, const AttemptParams& p,
+Task<void> refuse_untranslatable(TimedStream& client, const AttemptParams& p,
                                  AttemptReport& report) {
   const auto& request = *p.request;
   report.outcome = Outcome::kRelayed;
@@ -153,7 +153,7 @@ Task<void> refuse_untranslatable(beast::tcp_stream& client, const AttemptParams&
 // client's 400 when its body has no translation for this target.
 template <typename Stream>
 Task<bool> send_translated(Stream& upstream, UpstreamConnection& connection,
-                           beast::tcp_stream& client, const AttemptParams& p,
+                           TimedStream& client, const AttemptParams& p,
                            const TranslationPlan& plan, AttemptReport& report) {
   if (plan.unsupported) {
     report.error = std::string(api_kind_name(p.request->kind)) + " requests cannot be served by " +
@@ -180,7 +180,7 @@ Task<bool> send_translated(Stream& upstream, UpstreamConnection& connection,
 // the request translated for a target of another API. False when the attempt ends here (failed,
 // or answered with a 400 when the body has no translation for the target).
 template <typename Stream>
-Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
+Task<bool> send_request(Stream& upstream, UpstreamConnection& connection, TimedStream& client,
                         const AttemptParams& p, AttemptReport& report) {
   if (const TranslationPlan plan = plan_translation(p.request->kind, p.candidate->provider->kind);
       plan.translator != nullptr || plan.unsupported) {
@@ -321,7 +321,7 @@ void mark_displaced(AttemptReport& report) {
 }
 
 template <typename Stream>
-Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::tcp_stream& client,
+Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, TimedStream& client,
                       ResponseParser& parser, const AttemptParams& p, AttemptReport& report) {
   if (const unsigned status = parser.get().result_int();
       (p.may_fall_back_on_context_length || p.may_fall_back_on_content_filter) &&
@@ -449,7 +449,7 @@ Task<void> relay_body(Stream& upstream, UpstreamConnection& connection, beast::t
 
 template <typename Stream>
 Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connection,
-                                 beast::tcp_stream& client, const AttemptParams& p) {
+                                 TimedStream& client, const AttemptParams& p) {
   AttemptReport report;
   if (!co_await send_request(upstream, connection, client, p, report)) co_return report;
   std::optional<ResponseParser> parser;
@@ -503,8 +503,8 @@ Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connectio
 }
 
 template Task<AttemptReport> run_exchange(UpstreamConnection::Plain&, UpstreamConnection&,
-                                          beast::tcp_stream&, const AttemptParams&);
+                                          TimedStream&, const AttemptParams&);
 template Task<AttemptReport> run_exchange(UpstreamConnection::Tls&, UpstreamConnection&,
-                                          beast::tcp_stream&, const AttemptParams&);
+                                          TimedStream&, const AttemptParams&);
 
 }  // namespace rolter

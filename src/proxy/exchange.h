@@ -11,14 +11,13 @@
 // Thread-safety: runs on the worker thread that owns the connection and the client stream.
 #pragma once
 
-#include <boost/beast/core/tcp_stream.hpp>
-
 #include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "net/asio_fwd.h"
+#include "net/timed_stream.h"
 #include "proxy/forwarder.h"
 #include "proxy/usage_scanner.h"
 #include "upstream/upstream_connection.h"
@@ -90,11 +89,11 @@ struct AttemptParams {
 // for the client on `client`. Never throws; everything that happened is in the report.
 template <typename Stream>
 Task<AttemptReport> run_exchange(Stream& upstream, UpstreamConnection& connection,
-                                 beast::tcp_stream& client, const AttemptParams& p);
+                                 TimedStream& client, const AttemptParams& p);
 
 extern template Task<AttemptReport> run_exchange(UpstreamConnection::Plain&, UpstreamConnection&,
-                                                 beast::tcp_stream&, const AttemptParams&);
+                                                 TimedStream&, const AttemptParams&);
 extern template Task<AttemptReport> run_exchange(UpstreamConnection::Tls&, UpstreamConnection&,
-                                                 beast::tcp_stream&, const AttemptParams&);
+                                                 TimedStream&, const AttemptParams&);
 
 }  // namespace rolter

@@ -469,7 +469,7 @@ struct OwnAnswer {
 
 }  // namespace
 
-Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
+Task<error_code> write_error(TimedStream& client, ErrorStyle style, const ApiError& error,
                              std::string_view request_id, bool keep_alive, unsigned attempts,
                              std::string_view fallbacks, std::string_view extra_fields,
                              uint64_t* body_bytes) {
@@ -522,7 +522,7 @@ void log_client_gone(const ForwardRequest& request, unsigned attempts, const Att
 }
 
 // Writes the gateway's own answer, counts it on the request's first route, and logs it.
-Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest& request,
+Task<ForwardResult> answer_self(TimedStream& client, const ForwardRequest& request,
                                 const OwnAnswer& answer) {
   const auto& pool = *request.route.pool;
   const ApiError& error = *answer.error;
@@ -545,7 +545,7 @@ Task<ForwardResult> answer_self(beast::tcp_stream& client, const ForwardRequest&
 
 }  // namespace
 
-Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& watch,
+Task<ForwardResult> Forwarder::forward(TimedStream& client, ClientWatch& watch,
                                        const ForwardRequest& request) {
   // The attempts are recorded on this small frame of their own, rather than on forward_logged()'s:
   // a frame past Asio's recycling size (1020 bytes) would cost a malloc per request.
@@ -553,7 +553,7 @@ Task<ForwardResult> Forwarder::forward(beast::tcp_stream& client, ClientWatch& w
   co_return co_await forward_logged(client, watch, request, tries);
 }
 
-Task<ForwardResult> Forwarder::forward_logged(beast::tcp_stream& client, ClientWatch& watch,
+Task<ForwardResult> Forwarder::forward_logged(TimedStream& client, ClientWatch& watch,
                                               const ForwardRequest& request, AttemptLog& tries) {
   const auto started = std::chrono::steady_clock::now();
   if (request.trace != nullptr) {
@@ -593,7 +593,7 @@ Task<ForwardResult> Forwarder::forward_logged(beast::tcp_stream& client, ClientW
   co_return gone;
 }
 
-Task<ForwardResult> Forwarder::run_queued(beast::tcp_stream& client,
+Task<ForwardResult> Forwarder::run_queued(TimedStream& client,
                                           const ForwardRequest& request, ClientWatch& watch,
                                           AttemptLog& tries) {
   QueuePass pass;
@@ -616,7 +616,7 @@ Task<ForwardResult> Forwarder::run_queued(beast::tcp_stream& client,
   }
 }
 
-Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
+Task<ForwardResult> Forwarder::run_attempts(TimedStream& client,
                                             const ForwardRequest& request, ClientWatch& watch,
                                             AttemptLog& tries, FallbackTrail* trail) {
   const auto& snapshot = *request.snapshot;
@@ -725,7 +725,7 @@ Task<ForwardResult> Forwarder::run_attempts(beast::tcp_stream& client,
   co_return co_await route_failed(client, request, watch, failures, end, trail, tries);
 }
 
-Task<ForwardResult> Forwarder::route_failed(beast::tcp_stream& client,
+Task<ForwardResult> Forwarder::route_failed(TimedStream& client,
                                             const ForwardRequest& request, ClientWatch& watch,
                                             const RouteFailures& failures, const RouteEnd& end,
                                             FallbackTrail* trail, AttemptLog& tries) {
@@ -753,7 +753,7 @@ Task<ForwardResult> Forwarder::route_failed(beast::tcp_stream& client,
           .error = &error, .attempts = end.attempts, .tries = &tries, .started = end.started});
 }
 
-Task<ForwardResult> Forwarder::fall_back(beast::tcp_stream& client, const ForwardRequest& request,
+Task<ForwardResult> Forwarder::fall_back(TimedStream& client, const ForwardRequest& request,
                                          ClientWatch& watch, const ApiError& error,
                                          const RouteFailures& failures, const RouteEnd& end,
                                          AttemptLog& tries) {
@@ -849,7 +849,7 @@ bool request_refused(const PrefillCall& call) {
 
 }  // namespace
 
-Task<ForwardResult> Forwarder::run_disaggregated(beast::tcp_stream& client,
+Task<ForwardResult> Forwarder::run_disaggregated(TimedStream& client,
                                                  const ForwardRequest& request, ClientWatch& watch,
                                                  AttemptLog& tries) {
   const RoutePool& pool = *request.route.pool;
@@ -983,7 +983,7 @@ Task<PrefillOutcome> Forwarder::run_prefill(const ForwardRequest& request, Clien
   co_return out;
 }
 
-Task<AttemptReport> Forwarder::attempt(beast::tcp_stream& client, const AttemptParams& params,
+Task<AttemptReport> Forwarder::attempt(TimedStream& client, const AttemptParams& params,
                                        ClientWatch& watch) {
   const Candidate& candidate = *params.candidate;
   const auto& server = params.request->snapshot->config().server;

@@ -145,23 +145,23 @@ class Forwarder {
   // Serves `request` on `client`: either relays an upstream response or writes an error
   // (502 listing the attempts, 503 when no candidate is eligible, 504 on timeouts).
   // `watch` (the client connection's) notices a client that leaves meanwhile.
-  Task<ForwardResult> forward(beast::tcp_stream& client, ClientWatch& watch,
+  Task<ForwardResult> forward(TimedStream& client, ClientWatch& watch,
                               const ForwardRequest& request);
 
  private:
   // forward(), recording each attempt in `tries` (the request's, for its access-log line).
-  Task<ForwardResult> forward_logged(beast::tcp_stream& client, ClientWatch& watch,
+  Task<ForwardResult> forward_logged(TimedStream& client, ClientWatch& watch,
                                      const ForwardRequest& request, AttemptLog& tries);
   // A request that found its route saturated or others waiting (SPEC §19, proxy/queue_gate.h):
   // its turn in the route's queue (or its refusal), then the attempt loop.
-  Task<ForwardResult> run_queued(beast::tcp_stream& client, const ForwardRequest& request,
+  Task<ForwardResult> run_queued(TimedStream& client, const ForwardRequest& request,
                                  ClientWatch& watch, AttemptLog& tries);
   // SPEC §18, a request on a disaggregated route: the split decision (balance/split_decider.h);
   // then either the whole request through the attempt loop on the decode workers, or step 1 on a
   // prefill worker and step 2 through that loop with the transfer parameters. When every decode
   // attempt failed, step 1 runs once more on another prefill worker; when no prefill worker
   // answered, the request is served whole on a decode worker.
-  Task<ForwardResult> run_disaggregated(beast::tcp_stream& client, const ForwardRequest& request,
+  Task<ForwardResult> run_disaggregated(TimedStream& client, const ForwardRequest& request,
                                         ClientWatch& watch, AttemptLog& tries);
   // Step 1: prefill workers in turn, up to retry.max_attempts, each counted against its worker
   // from its pick to its answer. `earlier`: the request's attempts so far.
@@ -171,24 +171,24 @@ class Forwarder {
   // The attempt loop on request.route. `trail` is null on the request's first route; on a
   // fallback route it is the request's FallbackTrail, and a route that cannot answer is recorded
   // there (status 0 returned) instead of answered.
-  Task<ForwardResult> run_attempts(beast::tcp_stream& client, const ForwardRequest& request,
+  Task<ForwardResult> run_attempts(TimedStream& client, const ForwardRequest& request,
                                    ClientWatch& watch, AttemptLog& tries,
                                    FallbackTrail* trail = nullptr);
   // After a route's last attempt failed: the gateway's own answer, the request handed on to the
   // fallback routes, or (on a fallback route) the failure recorded in `trail`.
-  Task<ForwardResult> route_failed(beast::tcp_stream& client, const ForwardRequest& request,
+  Task<ForwardResult> route_failed(TimedStream& client, const ForwardRequest& request,
                                    ClientWatch& watch, const RouteFailures& failures,
                                    const RouteEnd& end, FallbackTrail* trail, AttemptLog& tries);
   // The request's first route could not answer (`error` is what it would have answered): tries
   // the fallback routes in order, then answers with every route's failures.
-  Task<ForwardResult> fall_back(beast::tcp_stream& client, const ForwardRequest& request,
+  Task<ForwardResult> fall_back(TimedStream& client, const ForwardRequest& request,
                                 ClientWatch& watch, const ApiError& error,
                                 const RouteFailures& failures, const RouteEnd& end,
                                 AttemptLog& tries);
   // One attempt on params.candidate: a pooled connection (a stale one replaced once by a fresh
   // one) or a new one, the exchange (proxy/exchange.h), and the connection back to the pool if
   // clean. The watch knows the connection while the exchange runs.
-  Task<AttemptReport> attempt(beast::tcp_stream& client, const AttemptParams& params,
+  Task<AttemptReport> attempt(TimedStream& client, const AttemptParams& params,
                               ClientWatch& watch);
 
   ConnectionPool& pool_;
@@ -201,7 +201,7 @@ class Forwarder {
 // up on, when not empty; `extra_fields`: whole field lines to add (a limited key's rate-limit
 // fields, as ForwardRequest::extra_fields). `body_bytes`, when given, gets the size of the body
 // that went out (0 when the write failed), for the access log.
-Task<error_code> write_error(beast::tcp_stream& client, ErrorStyle style, const ApiError& error,
+Task<error_code> write_error(TimedStream& client, ErrorStyle style, const ApiError& error,
                              std::string_view request_id, bool keep_alive, unsigned attempts = 0,
                              std::string_view fallbacks = {}, std::string_view extra_fields = {},
                              uint64_t* body_bytes = nullptr);

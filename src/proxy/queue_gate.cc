@@ -126,7 +126,7 @@ void log_shed(const ForwardRequest& request, unsigned status, uint64_t body_byte
 }
 
 // The refusal: 429 overloaded with its Retry-After, counted and logged as the gateway's own.
-Task<ForwardResult> shed(beast::tcp_stream& client, const ForwardRequest& request,
+Task<ForwardResult> shed(TimedStream& client, const ForwardRequest& request,
                          ShedReason reason, uint32_t retry_after_s, SteadyTime started,
                          std::optional<uint64_t> queue_ms) {
   const RoutePool& pool = *request.route.pool;
@@ -181,7 +181,7 @@ void go_on(const ForwardRequest& request, ClientWatch& watch, uint8_t band,
 
 }  // namespace
 
-Task<void> pass_queue(beast::tcp_stream& client, ClientWatch& watch, const ForwardRequest& request,
+Task<void> pass_queue(TimedStream& client, ClientWatch& watch, const ForwardRequest& request,
                       QueuePass& pass) {
   const FlowGate& gate = *request.route.pool->flow;
   if (!pass.first_entered && gate.open(default_clock().now())) {

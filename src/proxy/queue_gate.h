@@ -78,7 +78,7 @@ struct QueuePass {
 inline constexpr std::chrono::milliseconds kQueueRecheck{100};
 
 // REQUIRES: request.route.pool->flow set; the watch armed.
-Task<void> pass_queue(beast::tcp_stream& client, ClientWatch& watch, const ForwardRequest& request,
+Task<void> pass_queue(TimedStream& client, ClientWatch& watch, const ForwardRequest& request,
                       QueuePass& pass);
 
 // Whether the request goes straight to its attempts: its route has no queue, or the queue is

@@ -64,7 +64,7 @@ void log_refusal(const ForwardRequest& request, unsigned status, uint64_t body_b
 }
 
 // The refused request's answer: no upstream is asked.
-Task<ForwardResult> refuse(beast::tcp_stream& client, const ForwardRequest& request,
+Task<ForwardResult> refuse(TimedStream& client, const ForwardRequest& request,
                            const Admission& admission, std::string_view fields,
                            const TenancyScope& scope) {
   const auto started = std::chrono::steady_clock::now();
@@ -151,7 +151,7 @@ Settlement settlement_of(const ServedUsage& usage, const Demand& demand) {
   return Settlement{.tokens = usage.input_tokens + usage.output_tokens, .usd = usage.usd};
 }
 
-Task<ForwardResult> forward_accounted(Forwarder& forwarder, beast::tcp_stream& client,
+Task<ForwardResult> forward_accounted(Forwarder& forwarder, TimedStream& client,
                                       ClientWatch& watch, ForwardRequest request,
                                       const TenancyScope& scope) {
   std::array<const LimitRule*, Limiter::kMaxRules> rules{};

@@ -55,7 +55,7 @@ Demand request_demand(const ForwardRequest& request, uint64_t default_output_tok
 Settlement settlement_of(const ServedUsage& usage, const Demand& demand);
 
 // Admits, forwards and settles `request`, and records what it used.
-Task<ForwardResult> forward_accounted(Forwarder& forwarder, beast::tcp_stream& client,
+Task<ForwardResult> forward_accounted(Forwarder& forwarder, TimedStream& client,
                                       ClientWatch& watch, ForwardRequest request,
                                       const TenancyScope& scope);
 

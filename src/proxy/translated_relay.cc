@@ -43,7 +43,7 @@ Task<error_code> read_whole(Stream& upstream, UpstreamConnection& connection,
 // A whole answer or an error body, translated and written at once.
 template <typename Stream>
 Task<void> relay_whole(Stream& upstream, UpstreamConnection& connection,
-                       beast::tcp_stream& client, ResponseParser& parser, const AttemptParams& p,
+                       TimedStream& client, ResponseParser& parser, const AttemptParams& p,
                        const Translator& translator, AttemptReport& report) {
   std::string body;
   const error_code read_ec = co_await read_whole(upstream, connection, parser, p, body);
@@ -96,7 +96,7 @@ void drop_unasked_usage(const ForwardRequest& request, std::string& out) {
 // An SSE stream, translated event by event as it arrives.
 template <typename Stream>
 Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
-                        beast::tcp_stream& client, ResponseParser& parser, const AttemptParams& p,
+                        TimedStream& client, ResponseParser& parser, const AttemptParams& p,
                         const Translator& translator, AttemptReport& report) {
   auto stream = translator.stream(translate_options(p));
   ClientResponse response(parser, p, 200, "text/event-stream", std::nullopt, report.bytes_out);
@@ -158,7 +158,7 @@ Task<void> relay_stream(Stream& upstream, UpstreamConnection& connection,
 
 template <typename Stream>
 Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connection,
-                                    beast::tcp_stream& client, ResponseParser& parser,
+                                    TimedStream& client, ResponseParser& parser,
                                     const AttemptParams& p, AttemptReport& report) {
   std::string body;
   const error_code read_ec = co_await read_whole(upstream, connection, parser, p, body);
@@ -209,10 +209,10 @@ Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connec
 }
 
 template Task<void> relay_error_or_fall_back(UpstreamConnection::Plain&, UpstreamConnection&,
-                                             beast::tcp_stream&, ResponseParser&,
+                                             TimedStream&, ResponseParser&,
                                              const AttemptParams&, AttemptReport&);
 template Task<void> relay_error_or_fall_back(UpstreamConnection::Tls&, UpstreamConnection&,
-                                             beast::tcp_stream&, ResponseParser&,
+                                             TimedStream&, ResponseParser&,
                                              const AttemptParams&, AttemptReport&);
 
 TranslationPlan plan_translation(ApiKind client, ProviderKind target) {
@@ -255,7 +255,7 @@ tl::expected<TranslatedAttempt, TranslateError> translate_attempt(const AttemptP
 
 template <typename Stream>
 Task<void> relay_translated(Stream& upstream, UpstreamConnection& connection,
-                            beast::tcp_stream& client, ResponseParser& parser,
+                            TimedStream& client, ResponseParser& parser,
                             const AttemptParams& p, const Translator& translator,
                             AttemptReport& report) {
   const unsigned status = parser.get().result_int();
@@ -270,10 +270,10 @@ Task<void> relay_translated(Stream& upstream, UpstreamConnection& connection,
 }
 
 template Task<void> relay_translated(UpstreamConnection::Plain&, UpstreamConnection&,
-                                     beast::tcp_stream&, ResponseParser&, const AttemptParams&,
+                                     TimedStream&, ResponseParser&, const AttemptParams&,
                                      const Translator&, AttemptReport&);
 template Task<void> relay_translated(UpstreamConnection::Tls&, UpstreamConnection&,
-                                     beast::tcp_stream&, ResponseParser&, const AttemptParams&,
+                                     TimedStream&, ResponseParser&, const AttemptParams&,
                                      const Translator&, AttemptReport&);
 
 }  // namespace rolter

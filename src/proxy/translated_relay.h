@@ -56,7 +56,7 @@ TranslateOptions translate_options(const AttemptParams& p);
 // reusable.
 template <typename Stream>
 Task<void> relay_translated(Stream& upstream, UpstreamConnection& connection,
-                            beast::tcp_stream& client, ResponseParser& parser,
+                            TimedStream& client, ResponseParser& parser,
                             const AttemptParams& p, const Translator& translator,
                             AttemptReport& report);
 
@@ -68,23 +68,23 @@ Task<void> relay_translated(Stream& upstream, UpstreamConnection& connection,
 // API.
 template <typename Stream>
 Task<void> relay_error_or_fall_back(Stream& upstream, UpstreamConnection& connection,
-                                    beast::tcp_stream& client, ResponseParser& parser,
+                                    TimedStream& client, ResponseParser& parser,
                                     const AttemptParams& p, AttemptReport& report);
 
 extern template Task<void> relay_error_or_fall_back(UpstreamConnection::Plain&,
-                                                    UpstreamConnection&, beast::tcp_stream&,
+                                                    UpstreamConnection&, TimedStream&,
                                                     ResponseParser&, const AttemptParams&,
                                                     AttemptReport&);
 extern template Task<void> relay_error_or_fall_back(UpstreamConnection::Tls&, UpstreamConnection&,
-                                                    beast::tcp_stream&, ResponseParser&,
+                                                    TimedStream&, ResponseParser&,
                                                     const AttemptParams&, AttemptReport&);
 
 extern template Task<void> relay_translated(UpstreamConnection::Plain&, UpstreamConnection&,
-                                            beast::tcp_stream&, ResponseParser&,
+                                            TimedStream&, ResponseParser&,
                                             const AttemptParams&, const Translator&,
                                             AttemptReport&);
 extern template Task<void> relay_translated(UpstreamConnection::Tls&, UpstreamConnection&,
-                                            beast::tcp_stream&, ResponseParser&,
+                                            TimedStream&, ResponseParser&,
                                             const AttemptParams&, const Translator&,
                                             AttemptReport&);
 

@@ -309,7 +309,7 @@ namespace {
 
 // A JSON answer of the gateway's own (models, health, metrics). (The trace goes by reference:
 // what a co_await's arguments hold stays in the caller's frame, which every request pays for.)
-Task<bool> write_json(beast::tcp_stream& stream, const Dispatch& d, bool keep_alive,
+Task<bool> write_json(TimedStream& stream, const Dispatch& d, bool keep_alive,
                       const RequestTrace& trace) {
   http::response<http::string_body> res{d.status, 11};
   res.set(http::field::content_type, d.content_type);
@@ -322,7 +322,7 @@ Task<bool> write_json(beast::tcp_stream& stream, const Dispatch& d, bool keep_al
 }
 
 // An error of the gateway's own, decided before any upstream was asked.
-Task<bool> write_dispatch_error(beast::tcp_stream& stream, const Dispatch& d, bool keep_alive,
+Task<bool> write_dispatch_error(TimedStream& stream, const Dispatch& d, bool keep_alive,
                                 const RequestTrace& trace) {
   const error_code ec = co_await write_error(stream, d.style, d.error, trace.request_id(), keep_alive);
   co_return !ec && keep_alive;
@@ -375,7 +375,7 @@ Task<void> attach_engine_tokens(Worker& worker, const Snapshot& snapshot, Dispat
 
 // A request for the control plane in this process: answered by it, with a long poll waiting on a
 // timer that the control plane cancels when a new version is published.
-Task<bool> serve_control(Worker& worker, beast::tcp_stream& stream,
+Task<bool> serve_control(Worker& worker, TimedStream& stream,
                          const ClientRequest& request, bool keep_alive,
                          RequestTrace& trace) {
   ControlHandler& control = *worker.server().control;
@@ -416,7 +416,7 @@ Task<bool> serve_control(Worker& worker, beast::tcp_stream& stream,
 
 // A request whose key has limits, or whose usage is recorded (SPEC §15): admitted, forwarded,
 // settled and recorded. Its own frame keeps what it holds off handle_request's.
-Task<bool> forward_with_tenancy(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
+Task<bool> forward_with_tenancy(Worker& worker, const Snapshot& snapshot, TimedStream& stream,
                                 ClientWatch& watch, const ForwardRequest& forward) {
   const TenancyScope scope = worker.tenancy().scope(*worker.server().tenancy, snapshot, forward.key,
                                                     worker.server().metrics);
@@ -434,7 +434,7 @@ std::string_view endpoint_route(const EndpointSpec* endpoint) {
   return endpoint->path;
 }
 
-Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
+Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, TimedStream& stream,
                           ClientWatch& watch, ClientRequest& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
                           bool keep_alive, RequestTrace& trace) {

@@ -56,7 +56,7 @@ std::string_view endpoint_route(const EndpointSpec* endpoint);
 // Answers one request whose head passed check_head() and whose body has been read. Returns false
 // when the connection must be closed. `watch` is the connection's (proxy/client_watch.h); `trace`
 // is the request's (its id goes on every answer; its status is set here).
-Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, beast::tcp_stream& stream,
+Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, TimedStream& stream,
                           ClientWatch& watch,
                           beast::http::request<beast::http::string_body, HttpFields>& request,
                           RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,

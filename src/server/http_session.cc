@@ -41,7 +41,7 @@ struct ActiveRequest {
 
 // RAII: registers the stream as idle (between requests) with its worker.
 struct IdleMark {
-  IdleMark(Worker& w, beast::tcp_stream& s) : worker(w) {
+  IdleMark(Worker& w, TimedStream& s) : worker(w) {
     link.stream = &s;
     worker.add_idle(link);
   }
@@ -76,7 +76,7 @@ std::optional<ApiError> read_error(const error_code& ec, const Snapshot& snapsho
 // it.
 constexpr auto kLingerTime = std::chrono::seconds(2);
 
-Task<void> discard_until_close(beast::tcp_stream& stream) {
+Task<void> discard_until_close(TimedStream& stream) {
   std::array<char, 4096> scratch;
   stream.expires_after(kLingerTime);
   for (;;) {
@@ -123,7 +123,7 @@ std::string client_ip(const asio::ip::tcp::socket& socket) {
   return address.to_string();
 }
 
-Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer peer) {
+Task<void> serve_connection(Worker& worker, TimedStream stream, ClientPeer peer) {
   beast::flat_buffer buffer;
   RequestFacts facts;  // reused across the connection's requests: no allocation once warm
   RequestTrace trace;  // the same: each request's id and trace (SPEC §17)

@@ -22,7 +22,7 @@ class Worker;
 
 // `stream` is the client's socket, or for a TLS connection the session's end of a local socket
 // pair (server/tls_connection.h): nothing here asks the socket who the peer is; `peer` says.
-Task<void> serve_connection(Worker& worker, beast::tcp_stream stream, ClientPeer peer);
+Task<void> serve_connection(Worker& worker, TimedStream stream, ClientPeer peer);
 
 // The peer's address as X-Forwarded-For shows it ("::ffff:" dropped from IPv4-mapped peers).
 std::string client_ip(const asio::ip::tcp::socket& socket);

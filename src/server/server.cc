@@ -10,9 +10,12 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cerrno>
 #include <future>
+#include <string>
 #include <string_view>
 
 #include "observe/metrics.h"
@@ -100,7 +103,7 @@ struct OpenConnection {
   ServerState& state;
 };
 
-Task<void> serve_counted(Worker& worker, beast::tcp_stream stream, Listener listener) {
+Task<void> serve_counted(Worker& worker, TimedStream stream, Listener listener) {
   OpenConnection open(worker.server());
   ClientPeer peer{.listener = listener, .ip = client_ip(stream.socket())};
   co_await serve_connection(worker, std::move(stream), std::move(peer));
@@ -170,8 +173,7 @@ Task<void> accept_loop(asio::ip::tcp::acceptor& acceptor,
       continue;
     }
     socket.non_blocking(true, ec);  // responses are written at once when they fit (net/write_now.h)
-    asio::co_spawn(worker.io(),
-                   serve_counted(worker, beast::tcp_stream(std::move(socket)), listener),
+    asio::co_spawn(worker.io(), serve_counted(worker, TimedStream(std::move(socket)), listener),
                    asio::detached);
   }
 }
@@ -209,7 +211,12 @@ void Server::start() {
                    asio::detached);
   }
   for (auto& worker : workers_) {
-    threads_.emplace_back([w = worker.get()] { w->io().run(); });
+    threads_.emplace_back([w = worker.get()] {
+      // Named for top -H, perf and strace -p: "rolter-wN" (a name holds 15 characters).
+      const std::string name = "rolter-w" + std::to_string(w->index());
+      ::pthread_setname_np(::pthread_self(), name.c_str());
+      w->io().run();
+    });
   }
   state_.set_ready(true);
 }

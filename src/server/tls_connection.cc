@@ -91,7 +91,7 @@ Task<void> serve_tls_connection(Worker& worker, asio::ip::tcp::socket socket, Li
     co_return;
   }
   asio::co_spawn(worker.io(),
-                 serve_connection(worker, beast::tcp_stream(std::move(session_end)),
+                 serve_connection(worker, TimedStream(std::move(session_end)),
                                   std::move(peer)),
                  asio::detached);
   co_await relay_tls(tls, relay_end, RelayLimits{.write_stall = write_stall});

@@ -50,7 +50,7 @@ class Worker {
   // drain closes those: they carry no request). The link lives with the connection, so marking a
   // connection idle allocates nothing.
   struct IdleLink {
-    beast::tcp_stream* stream = nullptr;
+    TimedStream* stream = nullptr;
     IdleLink* prev = nullptr;
     IdleLink* next = nullptr;
   };

@@ -18,7 +18,9 @@ std::unique_ptr<UpstreamConnection> ConnectionPool::take(uint32_t instance_id) {
 }
 
 void ConnectionPool::give_back(std::unique_ptr<UpstreamConnection> connection) {
-  if (!connection->quiet()) return;  // bytes past the response: closed by the destructor
+  // Bytes read past the response: closed by the destructor. The socket itself is not looked at
+  // here: take() looks before any reuse, so one look (one system call) serves both.
+  if (connection->buffer.size() != 0) return;
   const auto id = connection->instance_id;
   if (id >= idle_.size()) idle_.resize(id + 1);
   auto& idle = idle_[id];

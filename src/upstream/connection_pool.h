@@ -23,7 +23,8 @@ class ConnectionPool {
   // upstream wrote to (or closed) while idle are closed instead of returned.
   std::unique_ptr<UpstreamConnection> take(uint32_t instance_id);
 
-  // Keeps `connection` for reuse, unless something is left to read on it.
+  // Keeps `connection` for reuse, unless bytes were read past its response. (Bytes that reach
+  // its socket later are found by take().)
   // REQUIRES: it finished a final response with complete framing and keep-alive.
   void give_back(std::unique_ptr<UpstreamConnection> connection);
 

@@ -12,7 +12,6 @@
 namespace rolter {
 
 bool UpstreamConnection::quiet() {
-  if (buffer.size() != 0) return false;
   // Decrypted bytes OpenSSL holds are bytes the upstream sent, just like those on the socket.
   if (auto* tls = std::get_if<Tls>(&stream);
       tls != nullptr && ::SSL_pending(tls->native_handle()) > 0) {
@@ -41,7 +40,7 @@ Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstrea
       co_await resolver.async_resolve(endpoint.host, endpoint.port, kNoThrow);
   if (resolve_ec) co_return std::pair{resolve_ec, nullptr};
 
-  beast::tcp_stream tcp(executor);
+  TimedStream tcp(executor);
   tcp.expires_after(timeout);
   auto [connect_ec, connected] = co_await tcp.async_connect(results, kNoThrow);
   if (connect_ec) co_return std::pair{connect_ec, nullptr};

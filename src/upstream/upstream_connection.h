@@ -14,14 +14,15 @@
 #include <variant>
 
 #include "net/asio_fwd.h"
+#include "net/timed_stream.h"
 #include "upstream/endpoint.h"
 
 namespace rolter {
 
 class UpstreamConnection {
  public:
-  using Plain = beast::tcp_stream;
-  using Tls = beast::ssl_stream<beast::tcp_stream>;
+  using Plain = TimedStream;
+  using Tls = beast::ssl_stream<TimedStream>;
 
   UpstreamConnection(Plain plain, uint32_t instance_id)
       : stream(std::move(plain)), instance_id(instance_id) {}
@@ -29,13 +30,13 @@ class UpstreamConnection {
       : stream(std::move(tls)), instance_id(instance_id) {}
 
   // The TCP layer under either variant: timeouts, cancel, close.
-  beast::tcp_stream& tcp() {
-    return std::visit([](auto& s) -> beast::tcp_stream& { return beast::get_lowest_layer(s); },
-                      stream);
+  TimedStream& tcp() {
+    return std::visit([](auto& s) -> TimedStream& { return beast::get_lowest_layer(s); }, stream);
   }
 
-  // True when the connection is clean to reuse: nothing left from the last response and nothing
-  // arrived since (no data, no EOF, no unsolicited 408). A non-blocking peek; no I/O is consumed.
+  // True when nothing arrived on the connection since its last response was read (no data, no
+  // EOF, no unsolicited 408), in the socket or in OpenSSL's buffer. A non-blocking peek; no I/O is
+  // consumed. (Bytes read past the response, in `buffer`, are the pool's to check.)
   bool quiet();
 
   std::variant<Plain, Tls> stream;

@@ -187,6 +187,42 @@ test('a client that disconnects mid-stream cancels the upstream request', async 
   assert.equal(stats.requests, 1);
 });
 
+// The watch on a kept-alive connection: each request's wait stays queued after its answer, and the
+// next request is watched by a wait of its own. A client that leaves during its third request,
+// before any answer byte, still cancels that request at once. (It leaves with a reset: a FIN
+// alone is a half-close, and a half-closed client still gets its answer.)
+test('a kept-alive client that leaves during its third request cancels it at the engine', async (t) => {
+  const { sim, rolter } = await fleet(t);
+  const body = (maxTokens, content) => JSON.stringify({
+    model: 'qwen3', messages: [{ role: 'user', content }], max_tokens: maxTokens,
+  });
+  const request = (b) => `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(b)}\r\n\r\n${b}`;
+  const conn = await openRaw(rolter.port);
+  t.after(() => conn.destroy());
+  conn.write(request(body(2, 'first')));
+  await conn.waitForResponses(1);
+  conn.write(request(body(2, 'second')));
+  await conn.waitForResponses(2);
+  const before = await sim.allStats();
+  // Non-streamed and 5,000 tokens long (10 s of decoding): nothing is answered before it ends.
+  conn.write(request(body(5000, 'third, long')));
+  const engine = await waitUntil(async () => {
+    const now = await sim.allStats();
+    const i = now.findIndex((s, k) => s.requests > before[k].requests);
+    return i >= 0 ? i : null;
+  }, { timeoutMs: 5000, what: 'the third request to reach an engine' });
+  conn.socket.resetAndDestroy();
+  const stats = await waitUntil(async () => {
+    const s = await sim.stats(engine);
+    return s.cancelled > before[engine].cancelled ? s : null;
+  }, { timeoutMs: 3000, what: `engine ${engine} to see the third request cancelled` });
+  assert.equal(stats.cancelled - before[engine].cancelled, 1, JSON.stringify(stats));
+  assert.equal(stats.completed, before[engine].completed, 'the long request never completed');
+  const all = await sim.allStats();
+  assert.equal(all.reduce((n, s) => n + s.requests, 0), 3, 'three requests, each sent once');
+});
+
 test('bad input gets a clear JSON error and the gateway keeps serving', async (t) => {
   const { sim, rolter } = await fleet(t);
   const cases = [

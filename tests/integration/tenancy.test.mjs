@@ -277,6 +277,13 @@ test('Redis faults: open admits and counts, closed answers 503, a restart resume
   t.after(() => again.stop());
   await waitUntil(async () => (await ask(closed.url, 'sk-a')).status !== 503,
     { timeoutMs: 15000, intervalMs: 200, what: 'the closed node to reach Redis again' });
+  // Each node reconnects on its own schedule: the open node has too once a request it admits is
+  // no longer counted as admitted with the backend away.
+  await waitUntil(async () => {
+    const admittedOpen = limitValue(await scrapeMetrics(open), 'rolter_limit_refusals_total', 'backend_open');
+    await ask(open.url, 'sk-a');
+    return limitValue(await scrapeMetrics(open), 'rolter_limit_refusals_total', 'backend_open') === admittedOpen;
+  }, { timeoutMs: 15000, intervalMs: 200, what: 'the open node to reach Redis again' });
   const after = await Promise.all(Array.from({ length: 6 }, () => ask(open.url, 'sk-a')));
   assert.ok(count(after, 429) > 0, `no refusal after the restart: ${after.map((r) => r.status).join()}`);
   assert.ok(Number(redisCli(again, 'DBSIZE')) > 0, 'nothing was counted in the new Redis');
