@@ -32,10 +32,10 @@ void ClientWatch::disarm() {
   state_->in_flight = nullptr;
   state_->waiting = nullptr;
   state_->target = nullptr;
-  // The wait stays queued on the socket (its handler will find itself outdated). The
-  // connection's read of its next request then queues behind it, and Asio tries no recv for it
-  // first: the socket's next event completes both, the wait at no cost. Cancelling the wait here
-  // would cost that read a recv that finds nothing, on every request.
+  // Only the wait is pending on the client socket now (the response is written): cancelling the
+  // socket's operations ends it. Its handler still runs, and finds itself outdated.
+  error_code ignored;
+  state_->client->socket().cancel(ignored);
 }
 
 void ClientWatch::set_in_flight(UpstreamConnection* connection) { state_->in_flight = connection; }
@@ -64,8 +64,6 @@ void ClientWatch::Stopper::operator()() const {
 }
 
 void ClientWatch::wait(const std::shared_ptr<State>& state) {
-  // A readiness wait, not a read: Asio queues it at once (one epoll_ctl to re-arm the socket's
-  // standing registration), where a read would first try a recv that finds nothing.
   state->client->socket().async_wait(
       asio::socket_base::wait_read, [state, generation = state->generation](error_code ec) {
         if (!state->armed || generation != state->generation || ec) return;

@@ -18,9 +18,9 @@
 
 #include <boost/asio/steady_timer.hpp>
 
-#include <memory>
-
 #include "net/asio_fwd.h"
+
+#include <memory>
 
 namespace rolter {
 
@@ -38,8 +38,7 @@ class ClientWatch {
 
   // Starts watching for the request that begins now. REQUIRES: not armed.
   void arm();
-  // Stops watching (the request is done). The pending wait is left queued, outdated: the
-  // connection's next read queues behind it (client_watch.cc says why).
+  // Stops watching (the request is done). The pending wait is cancelled.
   void disarm();
 
   // The upstream connection the request is using now, cancelled if the client goes; null between
