@@ -6,9 +6,9 @@
 // close, socket, async_read_some/write_some/connect), and Beast's meaning of a deadline: it
 // applies to every operation until changed; an operation pending when it passes, or started after
 // it passed and not completed in the call that starts it, ends with beast::error::timeout and the
-// socket is closed. What differs is the cost: a
-// deadline moved later on every request is a heap update, with no system call and no timer
-// operation, and an operation's completion goes straight to its caller.
+// socket is closed. What differs is the cost: a deadline moved later on every request is a heap
+// update, with no system call and no timer operation, and an operation's completion goes straight
+// to its caller.
 //
 //   TimedStream stream(std::move(socket));
 //   stream.expires_after(std::chrono::seconds(30));
