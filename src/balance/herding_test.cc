@@ -156,6 +156,38 @@ TEST(HerdingTest, PredictedLatencyObeysTheLoadGuard) {
   for (size_t i = 1; i < kEngines; ++i) EXPECT_GE(count_of(picks, i), 3u) << "engine " << i;
 }
 
+// At low rates an engine holds 0-2 requests, and what the next request waits for is the prefill
+// queued there, not how many requests are in flight. Every engine learned that a first token comes
+// after the prefill queued ahead of it (about 40 ms per thousand tokens) and about 50 ms per
+// request in the queue. Engine 0 holds one request still prefilling 60,000 tokens; the others hold
+// two each, decoding. By the in-flight count alone engine 0 is the shortest queue; by the work
+// ahead it is the longest, and the pick goes elsewhere.
+TEST(HerdingTest, PredictedLatencyRanksThePrefillQueuedAhead) {
+  Fleet fleet(100, 100);
+  for (size_t i = 0; i < kEngines; ++i) {
+    for (int round = 0; round < 300; ++round) {
+      for (double queue : {0.0, 1.0, 2.0}) {
+        for (double queued : {0.0, 20.0, 60.0}) {
+          fleet.evidence[i].record_success({.queue_depth = queue,
+                                            .queued_prefill_ktokens = queued,
+                                            .prompt_ktokens = 1,
+                                            .uncached_ktokens = 1,
+                                            .latency_ms = 100 + 50 * queue + 40 * queued});
+        }
+      }
+    }
+  }
+  fleet.loads.set(0, 1);
+  fleet.loads.signals(0).prefill_tokens.store(60'000, std::memory_order_relaxed);
+  for (size_t i = 1; i < kEngines; ++i) fleet.loads.set(i, 2);
+  SeededRandom random(4);
+  auto lb = predicted_latency(fleet, random);
+  ASSERT_NE(lb, nullptr);
+  const auto picks = picks_without_answers(*lb, fleet, 1);
+  ASSERT_EQ(picks.size(), 1u);
+  EXPECT_NE(picks[0], 0u) << "engine 0 has 60,000 tokens of prefill queued ahead";
+}
+
 TEST(HerdingTest, AdaptiveObeysTheLoadGuard) {
   Fleet fleet(5, 200);
   Adaptive adaptive(fleet);

@@ -30,7 +30,7 @@ struct InstanceEvidence {
   };
   void record_success(const Sample& s) {
     latency.record(s.latency_ms, s.queue_depth);
-    predictor.record(s.queue_depth, s.prompt_ktokens, s.latency_ms);
+    predictor.record(s.queue_depth, s.prompt_ktokens, s.latency_ms, s.queued_prefill_ktokens);
     ttft.record(s.queue_depth, s.queued_prefill_ktokens, s.uncached_ktokens, s.latency_ms);
   }
   // The same, when nothing is known of the instance's cache or queued prefill: the whole prompt

@@ -46,6 +46,13 @@ TEST(LatencyPredictorTest, PredictsNothingBelowEightSamples) {
 }
 
 TEST(LatencyPredictorTest, IgnoresNonFiniteInputs) {
+  {
+    LatencyPredictor predictor;
+    for (int i = 0; i < 20; ++i) {
+      predictor.record(1, 1, 100, std::numeric_limits<double>::quiet_NaN());
+    }
+    EXPECT_EQ(predictor.samples(), 0u) << "a non-finite queued prefill";
+  }
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   LatencyPredictor predictor;
@@ -68,6 +75,23 @@ TEST(LatencyPredictorTest, ConvergesWithinFivePercentAfter500Samples) {
   for (const auto& p : points) {
     EXPECT_LT(relative_error(predictor, p[0], p[1]), 0.05) << "q=" << p[0] << " k=" << p[1];
   }
+}
+
+// Requests that waited behind queued prefill: 60 ms per thousand tokens of it. The model learns
+// that cost, and a sample recorded without a queued prefill (0) leaves it where it was.
+TEST(LatencyPredictorTest, LearnsTheCostOfThePrefillQueuedAhead) {
+  LatencyPredictor predictor;
+  SeededRandom random(5);
+  for (int i = 0; i < 2000; ++i) {
+    const double q = static_cast<double>(random.uniform(4));
+    const double queued = static_cast<double>(random.uniform(50));
+    predictor.record(q, 1, synthetic_latency(q, 1) + 60 * queued, queued);
+  }
+  const auto clear = predictor.predict(1, 1, 0);
+  const auto behind = predictor.predict(1, 1, 40);
+  ASSERT_TRUE(clear && behind);
+  EXPECT_NEAR(*behind - *clear, 60 * 40, 0.1 * 60 * 40);
+  EXPECT_EQ(predictor.predict(1, 1), predictor.predict(1, 1, 0)) << "no queued prefill given";
 }
 
 TEST(LatencyPredictorTest, InterceptConvergesMoreSlowly) {

@@ -18,8 +18,10 @@ void PredictedLatencyScorer::score(const RouteContext& ctx, const Loads& loads, 
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] = std::numeric_limits<double>::quiet_NaN();
     if (i >= evidence_.size() || evidence_[i] == nullptr || !eligible(i)) continue;
-    // The queue this request would join: the load before its own increment, as the model learned.
-    const auto predicted = evidence_[i]->predictor.predict(loads[i], ktokens);
+    // The queue this request would join: the load and the queued prefill before its own
+    // increment, as the model learned them.
+    const auto predicted =
+        evidence_[i]->predictor.predict(loads[i], ktokens, loads.prefill_ktokens(i));
     if (predicted) out[i] = *predicted;
   }
   // Min-max, unlike fastest's ratio to the best: the predictions already differ by each
