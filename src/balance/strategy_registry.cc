@@ -28,13 +28,17 @@ Random& random_of(const BalancerDeps& deps) {
   return deps.random != nullptr ? *deps.random : default_random();
 }
 
+const Clock& clock_of(const BalancerDeps& deps) {
+  return deps.clock != nullptr ? *deps.clock : default_clock();
+}
+
 Made make_adaptive(Specs candidates, const BalancerDeps& deps, const RouteSettings& settings) {
   // SPEC §6.10: the default pipeline stack is the fallback, whatever [routes.pipeline] says.
   auto fallback = make_pipeline(candidates, deps, {});
   if (!fallback) return tl::unexpected(std::move(fallback.error()));
-  const Clock& clock = deps.clock != nullptr ? *deps.clock : default_clock();
   return std::make_unique<AdaptiveBalancer>(candidates, std::move(*fallback), settings.adaptive,
-                                            settings.adaptive_state, random_of(deps), clock);
+                                            settings.adaptive_state, random_of(deps),
+                                            clock_of(deps));
 }
 
 using T = StrategyTelemetry;
@@ -112,7 +116,7 @@ const std::array<StrategyInfo, 17> kRegistry = {{
      .reads_token_ids = true,
      .telemetry = T::kKvEvents,
      .make = [](Specs c, const BalancerDeps& d, const RouteSettings&) -> Made {
-       return std::make_unique<KvCostBalancer>(c, random_of(d));
+       return std::make_unique<KvCostBalancer>(c, random_of(d), clock_of(d));
      }},
     {.name = strategy::kLmcacheAware,
      .summary = "The most LMCache headroom, from each instance's occupancy.",

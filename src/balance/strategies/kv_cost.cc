@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -19,6 +20,7 @@ struct Scratch {
   std::vector<double> cost;      // what the pick ranks; NaN = unknown
   std::vector<double> uncached;
   std::vector<uint32_t> loads;
+  std::vector<uint32_t> recent;  // requests given in the last minute (RecentShares)
   std::vector<char> eligible;
 };
 
@@ -28,20 +30,58 @@ Scratch& scratch(size_t n) {
   s.cost.resize(n);
   s.uncached.resize(n);
   s.loads.resize(n);
+  s.recent.resize(n);
   s.eligible.resize(n);
   return s;
 }
 
+// Clears s.eligible[i] for the candidates above (1 + kShareSlack) x the mean of s.recent over the
+// eligible set, when one below it holds as much of the prompt as the best (the least uncached).
+// Returns how many it cleared. The least-given candidate is always below, so the set stays
+// non-empty.
+size_t clear_over_share(Scratch& s, size_t n, size_t eligible_count) {
+  if (eligible_count < 2) return 0;
+  uint64_t total = 0;
+  double least_uncached = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < n; ++i) {
+    if (!s.eligible[i]) continue;
+    total += s.recent[i];
+    least_uncached = std::min(least_uncached, s.uncached[i]);
+  }
+  const double ceiling = (1 + KvCostBalancer::kShareSlack) * static_cast<double>(total + 1) /
+                         static_cast<double>(eligible_count);
+  bool free_to_place = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (s.eligible[i] && s.recent[i] < ceiling && s.uncached[i] <= least_uncached) {
+      free_to_place = true;
+    }
+  }
+  if (!free_to_place) return 0;
+  size_t cleared = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (s.eligible[i] && s.recent[i] >= ceiling) {
+      s.eligible[i] = 0;
+      ++cleared;
+    }
+  }
+  return cleared;
+}
+
 }  // namespace
 
-KvCostBalancer::KvCostBalancer(std::span<const CandidateSpec> candidates, Random& random)
-    : random_(random), served_(std::make_unique<std::atomic<uint64_t>[]>(candidates.size())) {
+KvCostBalancer::KvCostBalancer(std::span<const CandidateSpec> candidates, Random& random,
+                               const Clock& clock)
+    : random_(random),
+      served_(std::make_unique<std::atomic<uint64_t>[]>(candidates.size())),
+      shares_(candidates.size(), clock) {
   instances_.reserve(candidates.size());
   for (const CandidateSpec& c : candidates) instances_.push_back({c.evidence, c.kv});
 }
 
 void KvCostBalancer::observe(size_t index, const RouteContext& /*ctx*/) {
-  if (index < instances_.size()) served_[index].fetch_add(1, std::memory_order_relaxed);
+  if (index >= instances_.size()) return;
+  served_[index].fetch_add(1, std::memory_order_relaxed);
+  shares_.add(index);
 }
 
 std::optional<size_t> KvCostBalancer::pick(const RouteContext& ctx, const Loads& loads) {
@@ -74,6 +114,8 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
     for (size_t k = 0; k < pooled.size(); ++k) pooled[k] += w[k];
   }
   if (eligible_count == 0) return std::nullopt;
+  shares_.read(std::span<uint32_t>(s.recent.data(), n));
+  const size_t over_share = clear_over_share(s, n, eligible_count);
   if (warm) {
     for (double& w : pooled) w /= static_cast<double>(eligible_count);
     for (size_t i = 0; i < n; ++i) {
@@ -110,6 +152,11 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
         explain.score(i, "ttft_ms", s.estimate[i]);
         explain.score(i, "cost_ms", s.cost[i]);
       }
+    }
+    if (over_share > 0) {
+      explain.reason(std::to_string(over_share) +
+                     " candidate(s) above their share of the last minute's requests passed over: "
+                     "one below holds as much of the prompt");
     }
     explain.reason(warm
                        ? "lowest cost wins: estimated time to first token, uncached tokens weighted"

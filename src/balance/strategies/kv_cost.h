@@ -28,6 +28,14 @@
 // and learns an average cache benefit, kv_cost sees what each instance actually holds, so it
 // trades a longer queue for a larger cache hit exactly when the prefill saved is worth more.
 //
+// Even shares: a conversation stays where its cache is, so engines that hold long conversations are
+// given more requests per minute than the others, though their queues stay short (a 60 s window
+// imbalance of 1.15-1.19 on the public traces). Before costing, a request that would lose no cache
+// by it (a candidate below its share holds as much of the prompt as the best) is placed only among
+// the candidates below (1 + kShareSlack) x their mean share of the last minute's requests
+// (balance/recent_shares.h). A request that has more cached on an engine above its share still
+// goes there if its cost says so: its cache is worth more than an even count.
+//
 // Pick: when every eligible candidate is warm (8 samples), the lowest cost wins: the estimate
 // plus (kUncachedWeight - 1) · a · uncached_ktokens_i, i.e. uncached tokens charged
 // kUncachedWeight times their prefill. A prompt's tokens are worth more than its own prefill where
@@ -59,7 +67,9 @@
 
 #include "balance/candidate.h"
 #include "balance/load_balancer.h"
+#include "balance/recent_shares.h"
 #include "balance/strategy_names.h"
+#include "common/clock.h"
 #include "common/random.h"
 
 namespace rolter {
@@ -68,15 +78,21 @@ class KvCostBalancer final : public LoadBalancer {
  public:
   // How many times its prefill an uncached token is charged in the pick (see above).
   static constexpr double kUncachedWeight = 16;
+  // How far above the mean share of recent requests a candidate may be and still be given a
+  // request it has no more of cached than another (see above). 5%: measured on the public traces
+  // (docs/benchmarks.md, "kv_cost at the bound").
+  static constexpr double kShareSlack = 0.05;
 
-  // `random` breaks ties and must outlive the balancer.
-  KvCostBalancer(std::span<const CandidateSpec> candidates, Random& random);
+  // `random` breaks ties and `clock` times the recent shares; both must outlive the balancer.
+  KvCostBalancer(std::span<const CandidateSpec> candidates, Random& random,
+                 const Clock& clock = default_clock());
 
   std::string_view name() const override { return strategy::kKvCost; }
   std::optional<size_t> pick(const RouteContext& ctx, const Loads& loads) override;
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;
-  // Counts the request for the served tie-break; an index out of range is ignored.
+  // Counts the request for the served tie-break and the recent shares; an index out of range is
+  // ignored.
   void observe(size_t index, const RouteContext& ctx) override;
 
  private:
@@ -87,6 +103,7 @@ class KvCostBalancer final : public LoadBalancer {
   std::vector<Instance> instances_;
   Random& random_;
   std::unique_ptr<std::atomic<uint64_t>[]> served_;
+  RecentShares shares_;
 };
 
 }  // namespace rolter

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "balance/testing/candidates_fixture.h"
 #include "balance/testing/kv_fixture.h"
 #include "balance/testing/loads_fixture.h"
+#include "common/clock.h"
 #include "common/random.h"
 
 namespace rolter {
@@ -98,6 +100,35 @@ TEST(KvCostTest, EqualEstimatesGoToTheCandidateThatServedTheFewest) {
     lb.observe(*pick, RouteContext{});
   }
   EXPECT_EQ(count, (std::array<int, 4>{100, 100, 100, 100}));
+}
+
+// Engine 0 has been given ten requests in the last minute and engine 1 none. A new conversation
+// (nothing cached anywhere) costs least on idle engine 0, but loses no cache on engine 1, which is
+// below its share: it goes to 1. A turn of a conversation engine 0 holds still goes to 0: its cache
+// is worth more than an even count.
+TEST(KvCostTest, RequestsFreeToPlaceGoBelowTheirShare) {
+  Fleet fleet(2);
+  SeededRandom random(3);
+  ManualClock clock;
+  KvCostBalancer lb(fleet.candidates, random, clock);
+  for (size_t i = 0; i < 2; ++i) teach(fleet.evidence[i], 3000, 10 + i);
+  for (int k = 0; k < 10; ++k) lb.observe(0, RouteContext{});
+  LoadsFixture loads({0, 3});
+  const auto held = token_run(1, 2000);
+  store_blocks(fleet.kv[0], held, 100);
+  const auto fresh = token_run(500'000, 2000);
+
+  Explain explain(2);
+  RouteContext ctx = with_tokens(fresh);
+  ctx.explain = &explain;
+  EXPECT_EQ(lb.pick(ctx, loads.view()), 1u) << "a new conversation, on the engine below its share";
+  const std::string json = explain.to_json("kv_cost", std::vector<std::string>{"a", "b"}, 1);
+  EXPECT_NE(json.find("above their share"), std::string::npos) << json;
+  EXPECT_EQ(lb.pick(with_tokens(held), loads.view()), 0u) << "its cache is on engine 0";
+
+  // A minute later the ten requests have left the window, and cost decides again.
+  clock.advance(std::chrono::seconds(61));
+  EXPECT_EQ(lb.pick(with_tokens(fresh), loads.view()), 0u);
 }
 
 TEST(KvCostTest, ModelConvergesOnALinearTtft) {

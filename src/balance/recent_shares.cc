@@ -1,0 +1,49 @@
+#include "balance/recent_shares.h"
+
+#include <algorithm>
+
+namespace rolter {
+
+RecentShares::RecentShares(size_t candidate_count, const Clock& clock)
+    : count_(candidate_count),
+      clock_(clock),
+      origin_(clock.now()),
+      buckets_(candidate_count * kBuckets, 0),
+      totals_(candidate_count, 0) {}
+
+void RecentShares::advance(Clock::TimePoint now) {
+  const int64_t second =
+      std::chrono::duration_cast<std::chrono::seconds>(now - origin_).count();
+  if (second <= second_) return;
+  if (second - second_ >= static_cast<int64_t>(kBuckets)) {
+    std::fill(buckets_.begin(), buckets_.end(), 0);
+    std::fill(totals_.begin(), totals_.end(), 0);
+    second_ = second;
+    return;
+  }
+  while (second_ < second) {
+    ++second_;
+    const size_t b = static_cast<size_t>(second_ % static_cast<int64_t>(kBuckets));
+    for (size_t i = 0; i < count_; ++i) {
+      totals_[i] -= buckets_[i * kBuckets + b];
+      buckets_[i * kBuckets + b] = 0;
+    }
+  }
+}
+
+void RecentShares::add(size_t i) {
+  if (i >= count_) return;
+  MutexLock lock(mutex_);
+  advance(clock_.now());
+  ++buckets_[i * kBuckets + static_cast<size_t>(second_ % static_cast<int64_t>(kBuckets))];
+  ++totals_[i];
+}
+
+void RecentShares::read(std::span<uint32_t> out) {
+  MutexLock lock(mutex_);
+  advance(clock_.now());
+  const size_t n = std::min(out.size(), count_);
+  std::copy_n(totals_.begin(), n, out.begin());
+}
+
+}  // namespace rolter

@@ -1,0 +1,53 @@
+// RecentShares: how many requests a balancer gave each candidate in the last minute.
+//
+// A strategy that keeps conversations where their cache is balances what is in flight, but not
+// how many requests each engine is given: a conversation that keeps returning to its engine, with
+// turns that finish in a second, adds a request per turn there and almost nothing to its in-flight
+// count. These counts let it see that, and steer work it is free to place (a request no engine
+// holds more of than another) to the engines below their share (balance/strategies/kv_cost.h).
+//
+// A sliding window of kWindow in one-second buckets per candidate. Counts are this balancer's own,
+// so one gateway node's: several nodes that each keep their own placements even keep the sum even.
+//
+// Thread-safety: every method may be called concurrently; one mutex, held for a pass over the
+// candidates. No allocation after construction.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/mutex.h"
+
+namespace rolter {
+
+class RecentShares {
+ public:
+  static constexpr std::chrono::seconds kWindow{60};
+
+  // `clock` must outlive this object.
+  RecentShares(size_t candidate_count, const Clock& clock);
+
+  // One request given to candidate i now; out of range is ignored.
+  void add(size_t i) EXCLUDES(mutex_);
+  // Each candidate's requests over the last kWindow, into out[0, min(out.size(), count)).
+  void read(std::span<uint32_t> out) EXCLUDES(mutex_);
+
+ private:
+  static constexpr size_t kBuckets = kWindow.count();
+  // Empties the buckets that fell out of the window since the last call.
+  void advance(Clock::TimePoint now) REQUIRES(mutex_);
+
+  const size_t count_;
+  const Clock& clock_;
+  const Clock::TimePoint origin_;
+  Mutex mutex_;
+  std::vector<uint32_t> buckets_ GUARDED_BY(mutex_);  // candidate-major: [i * kBuckets + second]
+  std::vector<uint32_t> totals_ GUARDED_BY(mutex_);   // per candidate, over the window
+  int64_t second_ GUARDED_BY(mutex_) = 0;             // the newest bucket's second since origin_
+};
+
+}  // namespace rolter
