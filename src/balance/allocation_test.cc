@@ -215,7 +215,10 @@ TEST_P(AllocationTest, PromptAwareStrategiesDoNotAllocatePerPick) {
         loads.set(static_cast<size_t>(i) % n, static_cast<uint32_t>(i % 5));
         const auto& set = i % 2 == 0 ? prompts : novel;
         ctx.prompt = set[static_cast<size_t>(i) % set.size()];
-        (void)(*lb)->pick_eligible(ctx, loads.view(), [](size_t c) { return c % 5 != 1; });
+        // Observed too, so kv_cost's recent shares grow uneven and its share path runs.
+        const auto pick =
+            (*lb)->pick_eligible(ctx, loads.view(), [](size_t c) { return c % 5 != 1; });
+        if (pick) (*lb)->observe(*pick, ctx);
       }
     };
     EXPECT_EQ(allocations_of(picks), 0) << strategy << " with " << n;
@@ -248,7 +251,10 @@ TEST_P(AllocationTest, KvStrategiesDoNotAllocatePerPick) {
       for (int i = 0; i < count; ++i) {
         loads.set(static_cast<size_t>(i) % n, static_cast<uint32_t>(i % 5));
         ctx.token_ids = std::span<const uint32_t>(prompts[static_cast<size_t>(i) % 4]);
-        (void)(*lb)->pick_eligible(ctx, loads.view(), [](size_t c) { return c % 5 != 1; });
+        // Observed too, so kv_cost's recent shares grow uneven and its share path runs.
+        const auto pick =
+            (*lb)->pick_eligible(ctx, loads.view(), [](size_t c) { return c % 5 != 1; });
+        if (pick) (*lb)->observe(*pick, ctx);
       }
     };
     EXPECT_EQ(allocations_of(picks), 0) << strategy << " with " << n;
