@@ -126,7 +126,8 @@ test('cache_aware spreads away from a warm engine once both parts of the load gu
     return { target: res.target, decision: decisionOf(res) };
   };
 
-  // min load 0: loads 1 and 2 on the warm engine are not over min + 2, so affinity holds.
+  // Loads 1 and 2 on the warm engine, 0 elsewhere: 2 is not over the mean (0.5) + 2, so affinity
+  // holds.
   await hold();
   await hold();
   assert.deepEqual(held.map((h) => h.target), [warm, warm]);
@@ -135,7 +136,7 @@ test('cache_aware spreads away from a warm engine once both parts of the load gu
   assert.equal(kept.target, warm, JSON.stringify(kept.decision));
   assert.equal(kept.decision.candidates.find((c) => c.target === warm).load, 2);
 
-  // A third held request: load 3 > 0 + 2 and > 1.5 x 0: the warm engine is overloaded.
+  // A third held request: load 3 > mean 0.75 + 2 and > 1.5 x 0.75: the warm engine is overloaded.
   await settled(2);
   await hold();
   assert.equal(held[2].target, warm);

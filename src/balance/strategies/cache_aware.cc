@@ -1,6 +1,7 @@
 #include "balance/strategies/cache_aware.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,19 +41,27 @@ struct Decision {
   Path path = Path::kNoneEligible;
   size_t warm = 0;  // the warm candidate, for kAffinity and kOverloaded
   uint32_t min_load = 0;
-  uint32_t best = 0;  // the longest eligible match, in bytes
+  double mean_load = 0;  // over the eligible candidates
+  uint32_t best = 0;     // the longest eligible match, in bytes
 };
 
 // Asks eligible() once per candidate and reads each load once, so every later step sees the same
-// values. Returns min_load over the eligible candidates, nullopt when none is eligible.
+// values. Returns min_load over the eligible candidates, nullopt when none is eligible, and sets
+// *mean_load to their mean.
 std::optional<uint32_t> read_candidates(Scratch& s, size_t n, const Loads& loads,
-                                        Eligible eligible) {
+                                        Eligible eligible, double* mean_load) {
   std::optional<uint32_t> min_load;
+  uint64_t total = 0;
+  size_t count = 0;
   for (size_t i = 0; i < n; ++i) {
     s.eligible[i] = eligible(i) ? 1 : 0;
     s.loads[i] = loads[i];
-    if (s.eligible[i] && (!min_load || s.loads[i] < *min_load)) min_load = s.loads[i];
+    if (!s.eligible[i]) continue;
+    if (!min_load || s.loads[i] < *min_load) min_load = s.loads[i];
+    total += s.loads[i];
+    ++count;
   }
+  *mean_load = count > 0 ? static_cast<double>(total) / static_cast<double>(count) : 0;
   return min_load;
 }
 
@@ -116,7 +125,6 @@ void explain_ineligible_match(Explain& explain, const Scratch& s, size_t n, size
 
 void explain_decision(Explain& explain, const Decision& d, size_t prompt_size, uint32_t warm_load) {
   const std::string warm = std::to_string(d.warm);
-  const std::string min = std::to_string(d.min_load);
   switch (d.path) {
     case Path::kNoneEligible:
       explain.reason("no candidate is eligible");
@@ -128,11 +136,14 @@ void explain_decision(Explain& explain, const Decision& d, size_t prompt_size, u
       explain.reason("candidate " + warm + " matched " + percent(d.best, prompt_size) +
                      " of the prompt (>= 50%) and keeps affinity");
       break;
-    case Path::kOverloaded:
+    case Path::kOverloaded: {
+      char mean[32];
+      std::snprintf(mean, sizeof mean, "%.2f", d.mean_load);
       explain.reason("warm candidate " + warm + " is overloaded: load " +
-                     std::to_string(warm_load) + " > min " + min + " + 2 and > 1.5 x " + min +
+                     std::to_string(warm_load) + " > mean " + mean + " + 2 and > 1.5 x " + mean +
                      "; spread to the least loaded");
       break;
+    }
     case Path::kColdMatch:
       explain.reason("best match " + percent(d.best, prompt_size) + " < 50%: least loaded wins");
       break;
@@ -158,11 +169,13 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
   if (count_ == 0 || loads.size() != count_) return std::nullopt;
   Scratch& s = scratch();
   s.ensure(count_);
-  const std::optional<uint32_t> min_load = read_candidates(s, count_, loads, eligible);
+  double mean_load = 0;
+  const std::optional<uint32_t> min_load = read_candidates(s, count_, loads, eligible, &mean_load);
   std::fill_n(s.matched.begin(), count_, 0);
   Decision d;
   if (min_load) {
     d.min_load = *min_load;
+    d.mean_load = mean_load;
     d.path = ctx.prompt.empty() ? Path::kEmptyPrompt : Path::kColdMatch;
   }
   if (d.path == Path::kColdMatch) {
@@ -171,7 +184,8 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
     const double ratio = static_cast<double>(d.best) / static_cast<double>(ctx.prompt.size());
     if (ratio >= kMinMatchRatio) {
       d.warm = least_loaded_match(s, count_, d.best, random_);
-      d.path = overloaded(s.loads[d.warm], d.min_load) ? Path::kOverloaded : Path::kAffinity;
+      d.path = overloaded_against_mean(s.loads[d.warm], d.mean_load) ? Path::kOverloaded
+                                                                     : Path::kAffinity;
     }
   }
   if (min_load) {

@@ -26,38 +26,44 @@ std::string query(size_t shared) {
   return kStored.substr(0, shared) + std::string(100 - shared, 'q');
 }
 
-// The guard: a warm candidate (0, 100% match) keeps affinity unless load > min + 2 AND load >
-// 1.5 x min. Candidate 1 sits at min and candidate 2 at min + 1, so a spread goes to 1.
+// The load guard: the warm candidate keeps affinity until its load is both > mean + 2 and
+// > 1.5 x mean, the mean taken over the eligible candidates (the warm one included). Candidates:
+// the warm one, one at `least` and two at least + 1, so a spread goes to candidate 1.
 TEST(CacheAwareTest, WarmCandidateKeepsAffinityUntilBothGuardPartsHold) {
   struct Case {
-    uint32_t min;
+    uint32_t least;
     uint32_t warm_load;
     size_t expected;
     const char* why;
   };
   const Case cases[] = {
       {0, 0, 0, "warm is the least loaded"},
-      {0, 2, 0, "2 > 0 + 2 fails"},
-      {0, 3, 1, "3 > 2 and 3 > 0"},
-      {1, 3, 0, "3 > 1 + 2 fails"},
-      {1, 4, 1, "4 > 3 and 4 > 1.5"},
-      {2, 4, 0, "4 > 2 + 2 fails though 4 > 3: the absolute part decides"},
-      {2, 5, 1, "5 > 4 and 5 > 3"},
-      {4, 6, 0, "6 > 6 fails on both parts"},
-      {4, 7, 1, "7 > 6 and 7 > 6"},
-      {6, 9, 0, "9 > 1.5 x 6 fails though 9 > 8: the relative part decides"},
-      {6, 10, 1, "10 > 8 and 10 > 9"},
-      {10, 15, 0, "15 > 15 fails though 15 > 12: the relative part decides"},
-      {10, 16, 1, "16 > 12 and 16 > 15"},
+      {0, 3, 0, "mean 1.25: 3 > 3.25 fails"},
+      {0, 4, 1, "mean 1.5: 4 > 3.5 and 4 > 2.25"},
+      {2, 5, 0, "mean 3.25: 5 > 5.25 fails though 5 > 4.875: the absolute part decides"},
+      {2, 6, 1, "mean 3.5: 6 > 5.5 and 6 > 5.25"},
+      {10, 16, 0, "mean 12: 16 > 18 fails though 16 > 14: the relative part decides"},
+      {10, 20, 1, "mean 13: 20 > 15 and 20 > 19.5"},
   };
   for (const Case& c : cases) {
     SeededRandom random(1);
-    CacheAwareBalancer lb(3, random);
+    CacheAwareBalancer lb(4, random);
     lb.observe(0, context(kStored));
-    LoadsFixture loads({c.warm_load, c.min, c.min + 1});
+    LoadsFixture loads({c.warm_load, c.least, c.least + 1, c.least + 1});
     EXPECT_EQ(lb.pick(context(kStored), loads.view()), c.expected)
-        << "min " << c.min << ", warm load " << c.warm_load << ": " << c.why;
+        << "least " << c.least << ", warm load " << c.warm_load << ": " << c.why;
   }
+}
+
+// Several gateway nodes reading the engines' scraped load: an engine other nodes have just sent
+// work to still reads 0 until the next scrape. Against that least every warm engine with 3
+// requests would look overloaded; against the mean (3.5) the warm one keeps its conversation.
+TEST(CacheAwareTest, OneEngineReadingIdleDoesNotSpreadAWarmConversation) {
+  SeededRandom random(2);
+  CacheAwareBalancer lb(8, random);
+  lb.observe(0, context(kStored));
+  LoadsFixture loads({4, 4, 4, 4, 4, 4, 4, 0});
+  EXPECT_EQ(lb.pick(context(kStored), loads.view()), 0u);
 }
 
 // The ratio: candidate 0 served kStored and carries load 2 (not overloaded against min 0); below
@@ -245,8 +251,8 @@ TEST(CacheAwareTest, ExplainsEachDecision) {
       {kStored, {3, 3, 4}, {"candidate 0 matched 100% of the prompt (>= 50%) and keeps affinity"}},
       {kStored,
        {9, 3, 4},
-       {"warm candidate 0 is overloaded: load 9 > min 3 + 2 and > 1.5 x 3; spread to the least "
-        "loaded"}},
+       {"warm candidate 0 is overloaded: load 9 > mean 5.33 + 2 and > 1.5 x 5.33; spread to the "
+        "least loaded"}},
       {query(12), {3, 3, 4}, {"best match 12% < 50%: least loaded wins"}},
       {"", {3, 3, 4}, {"empty prompt: least loaded wins"}},
   };
