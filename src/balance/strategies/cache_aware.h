@@ -3,9 +3,10 @@
 // observe() records in a PrefixTree (balance/prefix/prefix_tree.h) which candidate served which
 // conversation text. A pick sends the request to the eligible candidate that served the longest
 // prefix of its prompt when that prefix is at least kMinMatchRatio of the prompt, unless that warm
-// candidate is overloaded: load > min_load + kOverloadSlack and load > kOverloadFactor x min_load,
-// min_load over the eligible candidates. Otherwise, and for an empty prompt, the least-loaded
-// eligible candidate wins.
+// candidate is overloaded: load > mean + kOverloadSlack and load > kOverloadFactor x mean, the mean
+// load over the eligible candidates (balance/load_guard.h, overloaded_against_mean(): SPEC §6.6
+// says the least load, which a stale or momentary 0 makes spread warm conversations). Otherwise,
+// and for an empty prompt, the least-loaded eligible candidate wins.
 //
 // SPEC §6.6 leaves ties open; they are broken so that load stays even: among equally long
 // matches the less loaded warm candidate keeps the conversation, and among equally loaded
@@ -48,7 +49,7 @@ class CacheAwareBalancer final : public LoadBalancer {
   // 0.5: with at least half the prompt likely in the warm replica's KV cache, the prefill it saves
   // outweighs a modest queue; below that a cold but idle replica is the better bet.
   static constexpr double kMinMatchRatio = 0.5;
-  // The load guard every strategy shares (balance/load_guard.h): +2 and 1.5x.
+  // The load guard's constants (balance/load_guard.h): +2 and 1.5x, over the mean load.
   static constexpr uint32_t kOverloadSlack = rolter::kOverloadSlack;
   static constexpr double kOverloadFactor = rolter::kOverloadFactor;
 
