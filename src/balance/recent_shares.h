@@ -8,6 +8,7 @@
 //
 // A sliding window of kWindow in one-second buckets per candidate. Counts are this balancer's own,
 // so one gateway node's: several nodes that each keep their own placements even keep the sum even.
+// A reload builds new balancers, and the counts start over.
 //
 // Thread-safety: every method may be called concurrently; one mutex, held for a pass over the
 // candidates. No allocation after construction.
