@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "balance/explain.h"
 #include "balance/load_guard.h"
@@ -28,16 +29,59 @@ double clamp_score(double value) {
   return value > 1 ? 1 : value;
 }
 
+// Even shares: narrows s's eligible set to the candidates below (1 + kShareSlack) x the mean of
+// `recent` when one of them scores as high on `affinity` as the best eligible candidate. Returns
+// how many it passed over. The least-given candidate is always below, so the set stays non-empty.
+size_t keep_shares_even(Scratch& s, size_t n, std::span<const uint32_t> recent,
+                        std::span<const double> affinity) {
+  uint64_t total = 0;
+  size_t eligible = 0;
+  double best = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!s.eligible(i)) continue;
+    total += recent[i];
+    ++eligible;
+    best = std::max(best, clamp_score(affinity[i]));
+  }
+  if (eligible < 2) return 0;
+  const double ceiling = (1 + ScoredStack::kShareSlack) * static_cast<double>(total + 1) /
+                         static_cast<double>(eligible);
+  bool free_to_place = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (s.eligible(i) && recent[i] < ceiling && clamp_score(affinity[i]) >= best) {
+      free_to_place = true;
+    }
+  }
+  if (!free_to_place) return 0;
+  const std::span<char> mask = s.mutable_mask(n);
+  size_t passed_over = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (mask[i] != 0 && recent[i] >= ceiling) {
+      mask[i] = 0;
+      ++passed_over;
+    }
+  }
+  return passed_over;
+}
+
 }  // namespace
 
 ScoredStack::ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries,
-                         Random& random, TieBreak tie_break, LoadGuard guard)
+                         Random& random, TieBreak tie_break, LoadGuard guard,
+                         std::optional<EvenShares> even_shares)
     : name_(std::move(name)),
       count_(candidate_count),
       entries_(std::move(entries)),
       random_(random),
       tie_break_(tie_break),
-      guard_(guard) {
+      guard_(guard),
+      share_affinity_(even_shares ? even_shares->affinity : 0),
+      shares_(even_shares && even_shares->affinity < entries_.size()
+                  ? std::make_unique<RecentShares>(candidate_count,
+                                                   even_shares->clock != nullptr
+                                                       ? *even_shares->clock
+                                                       : default_clock())
+                  : nullptr) {
   if (tie_break_ == TieBreak::kFewestServed) {
     served_ = std::make_unique<std::atomic<uint64_t>[]>(count_);
   }
@@ -65,13 +109,38 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
   const std::span<double> totals = s.column(kTotals, count_);
   std::fill(totals.begin(), totals.end(), 0.0);
 
-  for (const Entry& entry : entries_) {
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    const Entry& entry = entries_[e];
     entry.scorer->score(ctx, loads, is_eligible, scores);
+    const bool even_here = shares_ && e == share_affinity_;
+    if (even_here && ctx.explain != nullptr) {
+      // Recorded before the narrowing, so a candidate passed over still shows what it holds.
+      for (size_t i = 0; i < count_; ++i) {
+        if (s.eligible(i)) {
+          ctx.explain->score(i, entry.scorer->name(), entry.weight * clamp_score(scores[i]));
+        }
+      }
+    }
+    if (even_here) {
+      thread_local std::vector<uint32_t> recent;
+      if (recent.size() < count_) recent.resize(count_);
+      const std::span<uint32_t> counts(recent.data(), count_);
+      shares_->read(counts);
+      const size_t passed_over = keep_shares_even(s, count_, counts, scores);
+      if (passed_over > 0 && ctx.explain != nullptr) {
+        ctx.explain->reason(std::to_string(passed_over) +
+                            " candidate(s) above their share of the last minute's requests passed "
+                            "over: one below scores as high on " +
+                            std::string(entry.scorer->name()));
+      }
+    }
     for (size_t i = 0; i < count_; ++i) {
       if (!s.eligible(i)) continue;
       const double contribution = entry.weight * clamp_score(scores[i]);
       totals[i] += contribution;
-      if (ctx.explain != nullptr) ctx.explain->score(i, entry.scorer->name(), contribution);
+      if (ctx.explain != nullptr && !even_here) {
+        ctx.explain->score(i, entry.scorer->name(), contribution);
+      }
     }
   }
   if (ctx.explain != nullptr) {
@@ -91,6 +160,7 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
 void ScoredStack::observe(size_t index, const RouteContext& ctx) {
   for (const Entry& entry : entries_) entry.scorer->observe(index, ctx);
   if (served_ && index < count_) served_[index].fetch_add(1, std::memory_order_relaxed);
+  if (shares_) shares_->add(index);
 }
 
 }  // namespace rolter

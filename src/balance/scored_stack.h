@@ -6,8 +6,16 @@
 // as stacks. Asked to explain (ctx.explain), it records each scorer's weighted contribution per
 // eligible candidate under the scorer's name, and the total.
 //
+// Even shares (optional, precise_cache_aware's): a conversation stays where its cache is, so the
+// engines holding long conversations are given more requests per minute than the others. After
+// the affinity scorer (the entry that says what each candidate holds) has scored, a request that a
+// candidate below (1 + kShareSlack) x the mean share of the last minute's requests scores as high on
+// as the best (it loses no cache there) is placed only among the candidates below that share
+// (balance/recent_shares.h). The scorers after it score that narrower set.
+//
 // Thread-safety: every method may be called concurrently; the stack's only mutable state is its
-// served counters (relaxed atomics), and each scorer guards its own. Per-pick scratch (scores and
+// served counters (relaxed atomics) and its recent shares (their own mutex), and each scorer
+// guards its own. Per-pick scratch (scores and
 // eligibility) lives in thread_local buffers that only grow, so after a thread's first pick at a
 // given candidate count a pick makes no allocation of its own.
 // REQUIRES: a scorer must not call back into a ScoredStack on the same thread (the scratch buffers
@@ -30,7 +38,9 @@
 
 #include "balance/load_balancer.h"
 #include "balance/load_guard.h"
+#include "balance/recent_shares.h"
 #include "balance/scorer.h"
+#include "common/clock.h"
 #include "common/random.h"
 
 namespace rolter {
@@ -49,9 +59,20 @@ class ScoredStack final : public LoadBalancer {
   // draw lets the engines' shares drift apart window after window; counting keeps them even.
   enum class TieBreak { kRandom, kFewestServed };
 
+  // Even shares (above): `affinity` indexes the entry whose scores say what each candidate holds;
+  // `clock` times the recent shares and must outlive the stack.
+  struct EvenShares {
+    size_t affinity = 0;
+    const Clock* clock = nullptr;
+  };
+  // How far above the mean share of recent requests a candidate may be and still be given a
+  // request it holds no more of than another: 5%, as kv_cost (docs/benchmarks.md).
+  static constexpr double kShareSlack = 0.05;
+
   // `random` breaks ties and must outlive the stack.
   ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries, Random& random,
-              TieBreak tie_break = TieBreak::kRandom, LoadGuard guard = LoadGuard::kNone);
+              TieBreak tie_break = TieBreak::kRandom, LoadGuard guard = LoadGuard::kNone,
+              std::optional<EvenShares> even_shares = std::nullopt);
 
   std::string_view name() const override { return name_; }
   // Same as pick_eligible() with every candidate eligible.
@@ -59,7 +80,7 @@ class ScoredStack final : public LoadBalancer {
   // Never returns an ineligible index; nullopt when no candidate is eligible.
   std::optional<size_t> pick_eligible(const RouteContext& ctx, const Loads& loads,
                                       Eligible eligible) override;
-  // Forwards to every scorer (and counts the request for kFewestServed).
+  // Forwards to every scorer (and counts the request for kFewestServed and the even shares).
   void observe(size_t index, const RouteContext& ctx) override;
 
   size_t size() const { return entries_.size(); }
@@ -74,6 +95,9 @@ class ScoredStack final : public LoadBalancer {
   // stacks that rank by latency (SPEC §6.16), whose signal may lag the queue it creates.
   const LoadGuard guard_;
   std::unique_ptr<std::atomic<uint64_t>[]> served_;  // by candidate; kFewestServed only
+  // Even shares: the affinity entry's index, and the counts; null when off.
+  const size_t share_affinity_ = 0;
+  const std::unique_ptr<RecentShares> shares_;
 };
 
 }  // namespace rolter

@@ -3,14 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "balance/explain.h"
 #include "balance/scorers/least_load.h"
 #include "balance/scorers/static_weight.h"
 #include "balance/testing/candidates_fixture.h"
 #include "balance/testing/loads_fixture.h"
+#include "common/clock.h"
 
 namespace rolter {
 namespace {
@@ -55,6 +60,43 @@ TEST(ScoredStackTest, WeightedSumArgmax) {
   // Equal weights and a middle candidate that is good on both beats the two specialists.
   auto balanced = two_fixed({1, 0, 0.6}, 1.0, {0, 1, 0.6}, 1.0, random);
   EXPECT_EQ(balanced.pick({}, loads.view()), 2u);
+}
+
+// Even shares: an affinity entry (first) and a preference for candidate 0 (second, weight 2).
+// Candidate 0 was given ten requests in the last minute, candidate 1 none. A request both hold
+// equally (affinity 0.5 each) goes to 1, below its share, though the stack prefers 0. A request
+// only 0 holds (affinity 1 against 0) stays on 0. A minute later the counts are gone and the
+// preference decides again.
+TEST(ScoredStackTest, EvenSharesPlaceWhatLosesNothingBelowTheShare) {
+  SeededRandom random(1);
+  ManualClock clock;
+  LoadsFixture loads(2);
+  auto stack_with = [&](std::vector<double> affinity) {
+    std::vector<ScoredStack::Entry> entries;
+    entries.push_back({std::make_unique<FixedScorer>(std::move(affinity)), 1.0});
+    entries.push_back({std::make_unique<FixedScorer>(std::vector<double>{1, 0}), 2.0});
+    return std::make_unique<ScoredStack>(
+        "test", 2, std::move(entries), random, ScoredStack::TieBreak::kRandom, LoadGuard::kNone,
+        ScoredStack::EvenShares{.affinity = 0, .clock = &clock});
+  };
+  auto shared = stack_with({0.5, 0.5});
+  auto held_by_0 = stack_with({1, 0});
+  for (int k = 0; k < 10; ++k) {
+    shared->observe(0, {});
+    held_by_0->observe(0, {});
+  }
+  Explain explain(2);
+  RouteContext ctx;
+  ctx.explain = &explain;
+  EXPECT_EQ(shared->pick(ctx, loads.view()), 1u);
+  ASSERT_EQ(explain.reasons().size(), 1u);
+  EXPECT_NE(explain.reasons()[0].find("above their share"), std::string::npos);
+  ASSERT_FALSE(explain.rows()[0].scores.empty()) << "passed over, candidate 0 still shows its score";
+  EXPECT_EQ(explain.rows()[0].scores[0], (std::pair<std::string, double>{"fixed", 0.5}));
+  EXPECT_FALSE(explain.rows()[0].total.has_value()) << "but it was not ranked";
+  EXPECT_EQ(held_by_0->pick({}, loads.view()), 0u) << "only candidate 0 holds it";
+  clock.advance(std::chrono::seconds(61));
+  EXPECT_EQ(shared->pick({}, loads.view()), 0u) << "the ten requests left the window";
 }
 
 TEST(ScoredStackTest, ExactTiesAreUniform) {

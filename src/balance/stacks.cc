@@ -81,7 +81,8 @@ std::optional<std::string> check_layers(std::span<const Layer> layers) {
 StackResult build_stack(std::string_view name, std::span<const CandidateSpec> candidates,
                         const BalancerDeps& deps, std::span<const Layer> layers,
                         ScoredStack::TieBreak tie_break = ScoredStack::TieBreak::kRandom,
-                        LoadGuard guard = LoadGuard::kNone) {
+                        LoadGuard guard = LoadGuard::kNone,
+                        std::optional<ScoredStack::EvenShares> even_shares = std::nullopt) {
   if (auto problem = check_layers(layers)) return tl::unexpected(std::move(*problem));
   Random& random = deps.random != nullptr ? *deps.random : default_random();
   const std::string shared_tree = shared_tree_name(deps.pool, name);
@@ -101,7 +102,7 @@ StackResult build_stack(std::string_view name, std::span<const CandidateSpec> ca
     entries.push_back({std::move(scorer), layer.weight});
   }
   return std::make_unique<ScoredStack>(std::string(name), candidates.size(), std::move(entries),
-                                       random, tie_break, guard);
+                                       random, tie_break, guard, even_shares);
 }
 
 }  // namespace
@@ -144,9 +145,12 @@ StackResult make_fastest(std::span<const CandidateSpec> candidates, const Balanc
 StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,
                                      const BalancerDeps& deps) {
   // Ties (a new conversation on an idle fleet) go to the engine that served the fewest, as in
-  // cache_aware: random draws would let the engines' shares drift apart.
+  // cache_aware: random draws would let the engines' shares drift apart. And a request that loses
+  // no KV residency by it goes to an engine below its share of the last minute's requests, as in
+  // kv_cost (balance/scored_stack.h, "Even shares").
   return build_stack(strategy::kPreciseCacheAware, candidates, deps, kPreciseCacheAware,
-                     ScoredStack::TieBreak::kFewestServed);
+                     ScoredStack::TieBreak::kFewestServed, LoadGuard::kNone,
+                     ScoredStack::EvenShares{.affinity = 0, .clock = deps.clock});
 }
 
 StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates,
