@@ -46,4 +46,31 @@ void RecentShares::read(std::span<uint32_t> out) {
   std::copy_n(totals_.begin(), n, out.begin());
 }
 
+size_t clear_above_share(std::span<char> mask, std::span<const uint32_t> recent,
+                         FunctionRef<bool(size_t)> loses_nothing) {
+  uint64_t total = 0;
+  size_t eligible = 0;
+  for (size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i] == 0) continue;
+    total += recent[i];
+    ++eligible;
+  }
+  if (eligible < 2) return 0;
+  const double ceiling =
+      (1 + kEvenShareSlack) * static_cast<double>(total + 1) / static_cast<double>(eligible);
+  bool free_to_place = false;
+  for (size_t i = 0; i < mask.size() && !free_to_place; ++i) {
+    free_to_place = mask[i] != 0 && recent[i] < ceiling && loses_nothing(i);
+  }
+  if (!free_to_place) return 0;
+  size_t cleared = 0;
+  for (size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i] != 0 && recent[i] >= ceiling) {
+      mask[i] = 0;
+      ++cleared;
+    }
+  }
+  return cleared;
+}
+
 }  // namespace rolter

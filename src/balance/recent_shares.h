@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/function_ref.h"
 #include "common/mutex.h"
 
 namespace rolter {
@@ -50,5 +51,19 @@ class RecentShares {
   std::vector<uint32_t> totals_ GUARDED_BY(mutex_);   // per candidate, over the window
   int64_t second_ GUARDED_BY(mutex_) = 0;             // the newest bucket's second since origin_
 };
+
+// The even-shares rule kv_cost and precise_cache_aware follow. With R the sum of `recent` over the
+// candidates mask marks (1 = eligible) and n their number, the ceiling is
+// (1 + kEvenShareSlack) x (R + 1) / n. When an eligible candidate below it loses nothing
+// (loses_nothing(i): it holds as much of the request as the best), every eligible candidate at or
+// above it is cleared from mask. Returns how many were cleared. The least-given candidate is always
+// below the ceiling, so a non-empty set stays non-empty. REQUIRES: recent.size() >= mask.size().
+size_t clear_above_share(std::span<char> mask, std::span<const uint32_t> recent,
+                         FunctionRef<bool(size_t)> loses_nothing);
+
+// How far above the mean share a candidate may be and still be given a request that loses
+// nothing elsewhere: 5%, measured on the public traces (docs/benchmarks.md, "kv_cost at the
+// bound").
+inline constexpr double kEvenShareSlack = 0.05;
 
 }  // namespace rolter

@@ -29,41 +29,6 @@ double clamp_score(double value) {
   return value > 1 ? 1 : value;
 }
 
-// Even shares: narrows s's eligible set to the candidates below (1 + kShareSlack) x the mean of
-// `recent` when one of them scores as high on `affinity` as the best eligible candidate. Returns
-// how many it passed over. The least-given candidate is always below, so the set stays non-empty.
-size_t keep_shares_even(Scratch& s, size_t n, std::span<const uint32_t> recent,
-                        std::span<const double> affinity) {
-  uint64_t total = 0;
-  size_t eligible = 0;
-  double best = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (!s.eligible(i)) continue;
-    total += recent[i];
-    ++eligible;
-    best = std::max(best, clamp_score(affinity[i]));
-  }
-  if (eligible < 2) return 0;
-  const double ceiling = (1 + ScoredStack::kShareSlack) * static_cast<double>(total + 1) /
-                         static_cast<double>(eligible);
-  bool free_to_place = false;
-  for (size_t i = 0; i < n; ++i) {
-    if (s.eligible(i) && recent[i] < ceiling && clamp_score(affinity[i]) >= best) {
-      free_to_place = true;
-    }
-  }
-  if (!free_to_place) return 0;
-  const std::span<char> mask = s.mutable_mask(n);
-  size_t passed_over = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (mask[i] != 0 && recent[i] >= ceiling) {
-      mask[i] = 0;
-      ++passed_over;
-    }
-  }
-  return passed_over;
-}
-
 }  // namespace
 
 ScoredStack::ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries,
@@ -126,7 +91,13 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
       if (recent.size() < count_) recent.resize(count_);
       const std::span<uint32_t> counts(recent.data(), count_);
       shares_->read(counts);
-      const size_t passed_over = keep_shares_even(s, count_, counts, scores);
+      double best = 0;
+      for (size_t i = 0; i < count_; ++i) {
+        if (s.eligible(i)) best = std::max(best, clamp_score(scores[i]));
+      }
+      const size_t passed_over =
+          clear_above_share(s.mutable_mask(count_), counts,
+                            [&](size_t i) { return clamp_score(scores[i]) >= best; });
       if (passed_over > 0 && ctx.explain != nullptr) {
         ctx.explain->reason(std::to_string(passed_over) +
                             " candidate(s) above their share of the last minute's requests passed "

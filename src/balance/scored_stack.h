@@ -9,9 +9,9 @@
 // Even shares (optional, precise_cache_aware's): a conversation stays where its cache is, so the
 // engines holding long conversations are given more requests per minute than the others. After
 // the affinity scorer (the entry that says what each candidate holds) has scored, a request that a
-// candidate below (1 + kShareSlack) x the mean share of the last minute's requests scores as high on
-// as the best (it loses no cache there) is placed only among the candidates below that share
-// (balance/recent_shares.h). The scorers after it score that narrower set.
+// candidate below (1 + kEvenShareSlack) x the mean share of the last minute's requests scores as
+// high on as the best (it loses no cache there) is placed only among the candidates below that
+// share (balance/recent_shares.h, clear_above_share()). The scorers after it score that narrower set.
 //
 // Thread-safety: every method may be called concurrently; the stack's only mutable state is its
 // served counters (relaxed atomics) and its recent shares (their own mutex), and each scorer
@@ -65,9 +65,6 @@ class ScoredStack final : public LoadBalancer {
     size_t affinity = 0;
     const Clock* clock = nullptr;
   };
-  // How far above the mean share of recent requests a candidate may be and still be given a
-  // request it holds no more of than another: 5%, as kv_cost (docs/benchmarks.md).
-  static constexpr double kShareSlack = 0.05;
 
   // `random` breaks ties and must outlive the stack.
   ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries, Random& random,

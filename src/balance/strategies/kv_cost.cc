@@ -35,38 +35,6 @@ Scratch& scratch(size_t n) {
   return s;
 }
 
-// Clears s.eligible[i] for the candidates above (1 + kShareSlack) x the mean of s.recent over the
-// eligible set, when one below it holds as much of the prompt as the best (the least uncached).
-// Returns how many it cleared. The least-given candidate is always below, so the set stays
-// non-empty.
-size_t clear_over_share(Scratch& s, size_t n, size_t eligible_count) {
-  if (eligible_count < 2) return 0;
-  uint64_t total = 0;
-  double least_uncached = std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < n; ++i) {
-    if (!s.eligible[i]) continue;
-    total += s.recent[i];
-    least_uncached = std::min(least_uncached, s.uncached[i]);
-  }
-  const double ceiling = (1 + KvCostBalancer::kShareSlack) * static_cast<double>(total + 1) /
-                         static_cast<double>(eligible_count);
-  bool free_to_place = false;
-  for (size_t i = 0; i < n; ++i) {
-    if (s.eligible[i] && s.recent[i] < ceiling && s.uncached[i] <= least_uncached) {
-      free_to_place = true;
-    }
-  }
-  if (!free_to_place) return 0;
-  size_t cleared = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (s.eligible[i] && s.recent[i] >= ceiling) {
-      s.eligible[i] = 0;
-      ++cleared;
-    }
-  }
-  return cleared;
-}
-
 }  // namespace
 
 KvCostBalancer::KvCostBalancer(std::span<const CandidateSpec> candidates, Random& random,
@@ -115,7 +83,13 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
   }
   if (eligible_count == 0) return std::nullopt;
   shares_.read(std::span<uint32_t>(s.recent.data(), n));
-  const size_t over_share = clear_over_share(s, n, eligible_count);
+  double least_uncached = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < n; ++i) {
+    if (s.eligible[i]) least_uncached = std::min(least_uncached, s.uncached[i]);
+  }
+  const size_t over_share =
+      clear_above_share(std::span<char>(s.eligible.data(), n), s.recent,
+                        [&](size_t i) { return s.uncached[i] <= least_uncached; });
   if (warm) {
     for (double& w : pooled) w /= static_cast<double>(eligible_count);
     for (size_t i = 0; i < n; ++i) {

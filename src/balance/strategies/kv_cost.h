@@ -32,7 +32,7 @@
 // given more requests per minute than the others, though their queues stay short (a 60 s window
 // imbalance of 1.15-1.19 on the public traces). Before costing, a request that would lose no cache
 // by it (a candidate below its share holds as much of the prompt as the best) is placed only among
-// the candidates below (1 + kShareSlack) x their mean share of the last minute's requests
+// the candidates below (1 + kEvenShareSlack) x their mean share of the last minute's requests
 // (balance/recent_shares.h). A request that has more cached on an engine above its share still
 // goes there if its cost says so: its cache is worth more than an even count.
 //
@@ -78,10 +78,6 @@ class KvCostBalancer final : public LoadBalancer {
  public:
   // How many times its prefill an uncached token is charged in the pick (see above).
   static constexpr double kUncachedWeight = 16;
-  // How far above the mean share of recent requests a candidate may be and still be given a
-  // request it has no more of cached than another (see above). 5%: measured on the public traces
-  // (docs/benchmarks.md, "kv_cost at the bound").
-  static constexpr double kShareSlack = 0.05;
 
   // `random` breaks ties and `clock` times the recent shares; both must outlive the balancer.
   KvCostBalancer(std::span<const CandidateSpec> candidates, Random& random,
