@@ -146,10 +146,12 @@ TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
        {255, 230, 267, 246, 265, 240, 243, 247},
        7,
        {5, 6, 4, 0, 1, 4, 7, 6, 6, 3, 7, 5, 0, 3, 4, 5}},
-      // No prompt or session: static weight plus least load decide. Heavier candidates win more
-      // often; the weight-0 candidate 2 only when its lower load outweighs the others' weight.
+      // No prompt: static weight plus least load decide, and sessions. Heavier candidates win
+      // more often. The weight-0 candidate 2 has a share of 0, so the even shares pass it over
+      // whenever another candidate holds the request as well: it wins only a session it holds,
+      // when its lower load outweighs the others' weight.
       {"pipeline",
-       {518, 87, 9, 255, 99, 87, 896, 42},
+       {522, 78, 4, 259, 101, 101, 884, 44},
        7,
        {5, 6, 6, 0, 1, 0, 4, 6, 6, 3, 0, 6, 0, 3, 0, 6}},
       // No price, latency sample or adapter: each primary signal is neutral, so least load
@@ -197,7 +199,7 @@ TEST(BalancerFactoryTest, SeededRunGivesExactAnswers) {
       // No policy given: adaptive is disabled, so every pick is its fallback's, the default
       // pipeline stack, drawing the same numbers: exactly the pipeline's sequence.
       {"adaptive",
-       {518, 87, 9, 255, 99, 87, 896, 42},
+       {522, 78, 4, 259, 101, 101, 884, 44},
        7,
        {5, 6, 6, 0, 1, 0, 4, 6, 6, 3, 0, 6, 0, 3, 0, 6}},
   };

@@ -47,25 +47,31 @@ void RecentShares::read(std::span<uint32_t> out) {
 }
 
 size_t clear_above_share(std::span<char> mask, std::span<const uint32_t> recent,
-                         FunctionRef<bool(size_t)> loses_nothing) {
+                         std::span<const double> weights, FunctionRef<bool(size_t)> loses_nothing) {
   uint64_t total = 0;
+  double weight_total = 0;
   size_t eligible = 0;
   for (size_t i = 0; i < mask.size(); ++i) {
     if (mask[i] == 0) continue;
     total += recent[i];
+    if (!weights.empty()) weight_total += weights[i];
     ++eligible;
   }
   if (eligible < 2) return 0;
-  const double ceiling =
-      (1 + kEvenShareSlack) * static_cast<double>(total + 1) / static_cast<double>(eligible);
+  const bool weighted = weight_total > 0;
+  const auto weight = [&](size_t i) { return weighted ? weights[i] : 1.0; };
+  // Each candidate's ceiling is `scale` x its weight.
+  const double scale = (1 + kEvenShareSlack) * static_cast<double>(total + 1) /
+                       (weighted ? weight_total : static_cast<double>(eligible));
+  const auto below = [&](size_t i) { return static_cast<double>(recent[i]) < scale * weight(i); };
   bool free_to_place = false;
   for (size_t i = 0; i < mask.size() && !free_to_place; ++i) {
-    free_to_place = mask[i] != 0 && recent[i] < ceiling && loses_nothing(i);
+    free_to_place = mask[i] != 0 && below(i) && loses_nothing(i);
   }
   if (!free_to_place) return 0;
   size_t cleared = 0;
   for (size_t i = 0; i < mask.size(); ++i) {
-    if (mask[i] != 0 && recent[i] >= ceiling) {
+    if (mask[i] != 0 && !below(i)) {
       mask[i] = 0;
       ++cleared;
     }

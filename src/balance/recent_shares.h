@@ -52,14 +52,18 @@ class RecentShares {
   int64_t second_ GUARDED_BY(mutex_) = 0;             // the newest bucket's second since origin_
 };
 
-// The even-shares rule kv_cost and precise_cache_aware follow. With R the sum of `recent` over the
-// candidates mask marks (1 = eligible) and n their number, the ceiling is
-// (1 + kEvenShareSlack) x (R + 1) / n. When an eligible candidate below it loses nothing
-// (loses_nothing(i): it holds as much of the request as the best), every eligible candidate at or
-// above it is cleared from mask. Returns how many were cleared. The least-given candidate is always
-// below the ceiling, so a non-empty set stays non-empty. REQUIRES: recent.size() >= mask.size().
+// The even-shares rule kv_cost and the prefix-aware stacks follow. With R the sum of `recent` over
+// the candidates mask marks (1 = eligible), W the sum of their weights and w_i candidate i's, i's
+// ceiling is (1 + kEvenShareSlack) x (R + 1) x w_i / W: its share of the requests, as its weight
+// is of the weights (equal when `weights` is empty, or when the eligible weights sum to 0). When an
+// eligible candidate below its ceiling loses nothing (loses_nothing(i): it holds as much of the
+// request as the best), every eligible candidate at or above its ceiling is cleared from mask.
+// Returns how many were cleared. The candidate with the fewest requests per weight is always below
+// its ceiling, so a non-empty set stays non-empty.
+// REQUIRES: recent.size() >= mask.size(); weights empty or weights.size() >= mask.size(), each
+// finite and >= 0.
 size_t clear_above_share(std::span<char> mask, std::span<const uint32_t> recent,
-                         FunctionRef<bool(size_t)> loses_nothing);
+                         std::span<const double> weights, FunctionRef<bool(size_t)> loses_nothing);
 
 // How far above the mean share a candidate may be and still be given a request that loses
 // nothing elsewhere: 5%, measured on the public traces (docs/benchmarks.md, "kv_cost at the

@@ -14,8 +14,9 @@
 namespace rolter {
 namespace {
 
-// Columns of the per-thread pick scratch: each scorer's values, and the weighted totals.
-enum Column : size_t { kScores, kTotals, kColumns };
+// Columns of the per-thread pick scratch: each scorer's values, the weighted totals, and (with even
+// shares) 1 where a candidate scores as high as the best on every affinity entry so far, else 0.
+enum Column : size_t { kScores, kTotals, kHoldsBest, kColumns };
 using Scratch = PickScratch<kColumns>;
 
 Scratch& scratch() {
@@ -29,6 +30,20 @@ double clamp_score(double value) {
   return value > 1 ? 1 : value;
 }
 
+// The entries of `affinity` (bit e for entry e) that exist among `entries`.
+uint32_t existing_entries(uint32_t affinity, size_t entries) {
+  return entries >= 32 ? affinity : affinity & ((uint32_t{1} << entries) - 1);
+}
+
+// The highest entry of a non-zero mask.
+size_t last_entry(uint32_t mask) {
+  size_t last = 0;
+  for (size_t e = 0; e < 32; ++e) {
+    if (mask & (uint32_t{1} << e)) last = e;
+  }
+  return last;
+}
+
 }  // namespace
 
 ScoredStack::ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries,
@@ -40,8 +55,12 @@ ScoredStack::ScoredStack(std::string name, size_t candidate_count, std::vector<E
       random_(random),
       tie_break_(tie_break),
       guard_(guard),
-      share_affinity_(even_shares ? even_shares->affinity : 0),
-      shares_(even_shares && even_shares->affinity < entries_.size()
+      share_affinity_(even_shares ? existing_entries(even_shares->affinity, entries_.size()) : 0),
+      last_affinity_(last_entry(share_affinity_)),
+      share_weights_(even_shares && even_shares->weights.size() == candidate_count
+                         ? std::move(even_shares->weights)
+                         : std::vector<double>{}),
+      shares_(share_affinity_ != 0
                   ? std::make_unique<RecentShares>(candidate_count,
                                                    even_shares->clock != nullptr
                                                        ? *even_shares->clock
@@ -74,44 +93,36 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
   const std::span<double> totals = s.column(kTotals, count_);
   std::fill(totals.begin(), totals.end(), 0.0);
 
+  const std::span<double> holds_best = s.column(kHoldsBest, count_);
+  if (shares_) std::fill(holds_best.begin(), holds_best.end(), 1.0);
+
   for (size_t e = 0; e < entries_.size(); ++e) {
     const Entry& entry = entries_[e];
     entry.scorer->score(ctx, loads, is_eligible, scores);
-    const bool even_here = shares_ && e == share_affinity_;
-    if (even_here && ctx.explain != nullptr) {
-      // Recorded before the narrowing, so a candidate passed over still shows what it holds.
-      for (size_t i = 0; i < count_; ++i) {
-        if (s.eligible(i)) {
-          ctx.explain->score(i, entry.scorer->name(), entry.weight * clamp_score(scores[i]));
-        }
-      }
-    }
-    if (even_here) {
-      thread_local std::vector<uint32_t> recent;
-      if (recent.size() < count_) recent.resize(count_);
-      const std::span<uint32_t> counts(recent.data(), count_);
-      shares_->read(counts);
-      double best = 0;
-      for (size_t i = 0; i < count_; ++i) {
-        if (s.eligible(i)) best = std::max(best, clamp_score(scores[i]));
-      }
-      const size_t passed_over =
-          clear_above_share(s.mutable_mask(count_), counts,
-                            [&](size_t i) { return clamp_score(scores[i]) >= best; });
-      if (passed_over > 0 && ctx.explain != nullptr) {
-        ctx.explain->reason(std::to_string(passed_over) +
-                            " candidate(s) above their share of the last minute's requests passed "
-                            "over: one below scores as high on " +
-                            std::string(entry.scorer->name()));
-      }
-    }
     for (size_t i = 0; i < count_; ++i) {
       if (!s.eligible(i)) continue;
       const double contribution = entry.weight * clamp_score(scores[i]);
       totals[i] += contribution;
-      if (ctx.explain != nullptr && !even_here) {
-        ctx.explain->score(i, entry.scorer->name(), contribution);
+      if (ctx.explain != nullptr) ctx.explain->score(i, entry.scorer->name(), contribution);
+    }
+    const bool affinity_here = shares_ && ((share_affinity_ >> e) & 1) != 0;
+    if (affinity_here) {
+      double best = 0;
+      for (size_t i = 0; i < count_; ++i) {
+        if (s.eligible(i)) best = std::max(best, clamp_score(scores[i]));
       }
+      for (size_t i = 0; i < count_; ++i) {
+        if (clamp_score(scores[i]) < best) holds_best[i] = 0;
+      }
+    }
+    if (affinity_here && e == last_affinity_) {
+      thread_local std::vector<uint32_t> recent;
+      if (recent.size() < count_) recent.resize(count_);
+      const std::span<uint32_t> counts(recent.data(), count_);
+      shares_->read(counts);
+      const size_t passed_over = clear_above_share(s.mutable_mask(count_), counts, share_weights_,
+                                                   [&](size_t i) { return holds_best[i] > 0; });
+      if (passed_over > 0 && ctx.explain != nullptr) explain_passed_over(*ctx.explain, passed_over);
     }
   }
   if (ctx.explain != nullptr) {
@@ -126,6 +137,19 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
   };
   return weighted_argmax(std::span<const double>(totals), is_eligible, /*tolerance=*/0, served,
                          random_);
+}
+
+void ScoredStack::explain_passed_over(Explain& explain, size_t passed_over) const {
+  std::string affinity;
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    if (((share_affinity_ >> e) & 1) == 0) continue;
+    if (!affinity.empty()) affinity += " and ";
+    affinity += entries_[e].scorer->name();
+  }
+  explain.reason(std::to_string(passed_over) +
+                 " candidate(s) above their share of the last minute's requests passed over: one "
+                 "below scores as high on " +
+                 affinity);
 }
 
 void ScoredStack::observe(size_t index, const RouteContext& ctx) {

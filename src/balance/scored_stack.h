@@ -6,12 +6,14 @@
 // as stacks. Asked to explain (ctx.explain), it records each scorer's weighted contribution per
 // eligible candidate under the scorer's name, and the total.
 //
-// Even shares (optional, precise_cache_aware's): a conversation stays where its cache is, so the
-// engines holding long conversations are given more requests per minute than the others. After
-// the affinity scorer (the entry that says what each candidate holds) has scored, a request that a
+// Even shares (optional; the prefix-aware stacks set it): a conversation stays where its cache is,
+// so the engines holding long conversations are given more requests per minute than the others.
+// The affinity entries are the scorers that say what each candidate holds (its KV blocks, its
+// prefix, its adapter, its session). After the last of them has scored, a request that a
 // candidate below (1 + kEvenShareSlack) x the mean share of the last minute's requests scores as
-// high on as the best (it loses no cache there) is placed only among the candidates below that
-// share (balance/recent_shares.h, clear_above_share()). The scorers after it score that narrower set.
+// high on as the best, on every affinity entry (it loses nothing there), is placed only among the
+// candidates below that share (balance/recent_shares.h, clear_above_share()). The scorers after
+// the last affinity entry score that narrower set.
 //
 // Thread-safety: every method may be called concurrently; the stack's only mutable state is its
 // served counters (relaxed atomics) and its recent shares (their own mutex), and each scorer
@@ -59,12 +61,17 @@ class ScoredStack final : public LoadBalancer {
   // draw lets the engines' shares drift apart window after window; counting keeps them even.
   enum class TieBreak { kRandom, kFewestServed };
 
-  // Even shares (above): `affinity` indexes the entry whose scores say what each candidate holds;
-  // `clock` times the recent shares and must outlive the stack.
+  // Even shares (above): `affinity` marks the affinity entries, bit e for entry e (0 or only bits
+  // past the last entry: off); `clock` times the recent shares and must outlive the stack (null:
+  // default_clock()); `weights` are the candidates' weights, which set their shares (empty: equal
+  // shares; else one finite weight >= 0 per candidate).
   struct EvenShares {
-    size_t affinity = 0;
+    uint32_t affinity = 0;
     const Clock* clock = nullptr;
+    std::vector<double> weights;
   };
+  // The bit of EvenShares::affinity that marks entry e.
+  static constexpr uint32_t entry_bit(size_t e) { return e < 32 ? uint32_t{1} << e : 0; }
 
   // `random` breaks ties and must outlive the stack.
   ScoredStack(std::string name, size_t candidate_count, std::vector<Entry> entries, Random& random,
@@ -83,6 +90,9 @@ class ScoredStack final : public LoadBalancer {
   size_t size() const { return entries_.size(); }
 
  private:
+  // The even shares' reason line: how many were passed over, on which affinity entries.
+  void explain_passed_over(Explain& explain, size_t passed_over) const;
+
   const std::string name_;
   const size_t count_;
   const std::vector<Entry> entries_;
@@ -92,8 +102,11 @@ class ScoredStack final : public LoadBalancer {
   // stacks that rank by latency (SPEC §6.16), whose signal may lag the queue it creates.
   const LoadGuard guard_;
   std::unique_ptr<std::atomic<uint64_t>[]> served_;  // by candidate; kFewestServed only
-  // Even shares: the affinity entry's index, and the counts; null when off.
-  const size_t share_affinity_ = 0;
+  // Even shares: the affinity entries (bit e for entry e, only entries that exist), the last of
+  // them, and the counts; null when off.
+  const uint32_t share_affinity_ = 0;
+  const size_t last_affinity_ = 0;
+  const std::vector<double> share_weights_;
   const std::unique_ptr<RecentShares> shares_;
 };
 

@@ -77,7 +77,7 @@ TEST(ScoredStackTest, EvenSharesPlaceWhatLosesNothingBelowTheShare) {
     entries.push_back({std::make_unique<FixedScorer>(std::vector<double>{1, 0}), 2.0});
     return std::make_unique<ScoredStack>(
         "test", 2, std::move(entries), random, ScoredStack::TieBreak::kRandom, LoadGuard::kNone,
-        ScoredStack::EvenShares{.affinity = 0, .clock = &clock});
+        ScoredStack::EvenShares{.affinity = ScoredStack::entry_bit(0), .clock = &clock});
   };
   auto shared = stack_with({0.5, 0.5});
   auto held_by_0 = stack_with({1, 0});
@@ -97,6 +97,32 @@ TEST(ScoredStackTest, EvenSharesPlaceWhatLosesNothingBelowTheShare) {
   EXPECT_EQ(held_by_0->pick({}, loads.view()), 0u) << "only candidate 0 holds it";
   clock.advance(std::chrono::seconds(61));
   EXPECT_EQ(shared->pick({}, loads.view()), 0u) << "the ten requests left the window";
+}
+
+// Even shares over two affinity entries (0 and 2) around a preference for candidate 0 (weight 3).
+// Candidate 0 was given ten requests in the last minute, 1 and 2 none. A candidate loses nothing
+// only if it scores as high as the best on both: when neither 1 nor 2 does, the preference decides;
+// when 2 does, the request goes below the share, to 2.
+TEST(ScoredStackTest, EvenSharesWeighEveryAffinityEntry) {
+  SeededRandom random(1);
+  ManualClock clock;
+  LoadsFixture loads(3);
+  auto stack_with = [&](std::vector<double> first, std::vector<double> second) {
+    std::vector<ScoredStack::Entry> entries;
+    entries.push_back({std::make_unique<FixedScorer>(std::move(first)), 1.0});
+    entries.push_back({std::make_unique<FixedScorer>(std::vector<double>{1, 0, 0}), 3.0});
+    entries.push_back({std::make_unique<FixedScorer>(std::move(second)), 1.0});
+    auto stack = std::make_unique<ScoredStack>(
+        "test", 3, std::move(entries), random, ScoredStack::TieBreak::kRandom, LoadGuard::kNone,
+        ScoredStack::EvenShares{
+            .affinity = ScoredStack::entry_bit(0) | ScoredStack::entry_bit(2), .clock = &clock});
+    for (int k = 0; k < 10; ++k) stack->observe(0, {});
+    return stack;
+  };
+  // 1 holds the best of the second entry only, 2 of the first only.
+  EXPECT_EQ(stack_with({1, 0.5, 1}, {1, 1, 0})->pick({}, loads.view()), 0u);
+  // 2 holds the best of both.
+  EXPECT_EQ(stack_with({1, 0.5, 1}, {1, 1, 1})->pick({}, loads.view()), 2u);
 }
 
 TEST(ScoredStackTest, ExactTiesAreUniform) {

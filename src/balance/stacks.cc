@@ -56,6 +56,31 @@ constexpr Layer kLmcacheAware[] = {
     {"least_load", kTieBreakLeastLoadWeight},
 };
 
+// The scorers that say what a candidate holds of a request: the affinity entries of even shares
+// (balance/scored_stack.h).
+constexpr std::string_view kAffinityScorers[] = {"session_affinity", "prefix_affinity",
+                                                 "kv_residency", "adapter_residency"};
+
+// Which stacks keep even shares, and by what: every candidate the same, or its weight (only the
+// strategies that read weights, SPEC §4: the pipeline).
+enum class Shares { kNone, kEqual, kWeighted };
+
+ScoredStack::EvenShares even_shares_for(std::span<const Layer> layers,
+                                        std::span<const CandidateSpec> candidates,
+                                        const Clock* clock, Shares kind) {
+  ScoredStack::EvenShares shares{.clock = clock};
+  for (size_t e = 0; e < layers.size(); ++e) {
+    for (std::string_view affinity : kAffinityScorers) {
+      if (layers[e].scorer == affinity) shares.affinity |= ScoredStack::entry_bit(e);
+    }
+  }
+  if (kind == Shares::kWeighted) {
+    shares.weights.reserve(candidates.size());
+    for (const CandidateSpec& c : candidates) shares.weights.push_back(c.weight);
+  }
+  return shares;
+}
+
 // The first problem with a stack's layers, or nullopt when it can be built.
 std::optional<std::string> check_layers(std::span<const Layer> layers) {
   bool any_positive = false;
@@ -81,8 +106,7 @@ std::optional<std::string> check_layers(std::span<const Layer> layers) {
 StackResult build_stack(std::string_view name, std::span<const CandidateSpec> candidates,
                         const BalancerDeps& deps, std::span<const Layer> layers,
                         ScoredStack::TieBreak tie_break = ScoredStack::TieBreak::kRandom,
-                        LoadGuard guard = LoadGuard::kNone,
-                        std::optional<ScoredStack::EvenShares> even_shares = std::nullopt) {
+                        LoadGuard guard = LoadGuard::kNone, Shares kind = Shares::kNone) {
   if (auto problem = check_layers(layers)) return tl::unexpected(std::move(*problem));
   Random& random = deps.random != nullptr ? *deps.random : default_random();
   const std::string shared_tree = shared_tree_name(deps.pool, name);
@@ -101,19 +125,27 @@ StackResult build_stack(std::string_view name, std::span<const CandidateSpec> ca
     }
     entries.push_back({std::move(scorer), layer.weight});
   }
+  std::optional<ScoredStack::EvenShares> shares;
+  if (kind != Shares::kNone) shares = even_shares_for(layers, candidates, deps.clock, kind);
   return std::make_unique<ScoredStack>(std::string(name), candidates.size(), std::move(entries),
-                                       random, tie_break, guard, even_shares);
+                                       random, tie_break, guard, std::move(shares));
 }
 
 }  // namespace
 
 StackResult make_pipeline(std::span<const CandidateSpec> candidates, const BalancerDeps& deps,
                           std::span<const std::pair<std::string, double>> scorers) {
-  if (scorers.empty()) return build_stack(strategy::kPipeline, candidates, deps, kPipelineDefault);
+  // Like every stack that keeps requests where their prefix or session is, the pipeline keeps even
+  // shares (balance/scored_stack.h), weighted as its static_weight scorer is.
+  if (scorers.empty()) {
+    return build_stack(strategy::kPipeline, candidates, deps, kPipelineDefault,
+                       ScoredStack::TieBreak::kRandom, LoadGuard::kNone, Shares::kWeighted);
+  }
   std::vector<Layer> layers;
   layers.reserve(scorers.size());
   for (const auto& [scorer, weight] : scorers) layers.push_back({scorer, weight});
-  return build_stack(strategy::kPipeline, candidates, deps, layers);
+  return build_stack(strategy::kPipeline, candidates, deps, layers, ScoredStack::TieBreak::kRandom,
+                     LoadGuard::kNone, Shares::kWeighted);
 }
 
 StackResult make_predicted_latency(std::span<const CandidateSpec> candidates,
@@ -125,7 +157,8 @@ StackResult make_predicted_latency(std::span<const CandidateSpec> candidates,
 }
 
 StackResult make_lora_aware(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
-  return build_stack(strategy::kLoraAware, candidates, deps, kLoraAware);
+  return build_stack(strategy::kLoraAware, candidates, deps, kLoraAware,
+                     ScoredStack::TieBreak::kRandom, LoadGuard::kNone, Shares::kEqual);
 }
 
 StackResult make_cheapest(std::span<const CandidateSpec> candidates, const BalancerDeps& deps) {
@@ -149,8 +182,7 @@ StackResult make_precise_cache_aware(std::span<const CandidateSpec> candidates,
   // no KV residency by it goes to an engine below its share of the last minute's requests, as in
   // kv_cost (balance/scored_stack.h, "Even shares").
   return build_stack(strategy::kPreciseCacheAware, candidates, deps, kPreciseCacheAware,
-                     ScoredStack::TieBreak::kFewestServed, LoadGuard::kNone,
-                     ScoredStack::EvenShares{.affinity = 0, .clock = deps.clock});
+                     ScoredStack::TieBreak::kFewestServed, LoadGuard::kNone, Shares::kEqual);
 }
 
 StackResult make_lmcache_aware(std::span<const CandidateSpec> candidates,

@@ -73,7 +73,8 @@ const std::array<StrategyInfo, 17> kRegistry = {{
     {.name = strategy::kCacheAware,
      .summary = "Approximate prefix affinity, with a load guard.",
      .make = [](Specs c, const BalancerDeps& d, const RouteSettings&) -> Made {
-       auto balancer = std::make_unique<CacheAwareBalancer>(c.size(), random_of(d));
+       auto balancer = std::make_unique<CacheAwareBalancer>(c.size(), random_of(d),
+                                                           PrefixTree::Options{}, clock_of(d));
        balancer->share(d.sharing, shared_tree_name(d.pool, strategy::kCacheAware), c);
        return balancer;
      }},

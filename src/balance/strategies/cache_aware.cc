@@ -1,6 +1,7 @@
 #include "balance/strategies/cache_aware.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <span>
 #include <string>
@@ -17,13 +18,19 @@ namespace {
 struct Scratch {
   std::vector<uint32_t> matched;
   std::vector<uint32_t> loads;
-  std::vector<char> eligible;  // char, not bool: std::vector<bool> packs bits and is slower here
+  std::vector<uint32_t> recent;  // requests given in the last minute (RecentShares)
+  // The caller's eligible set, then narrowed to the candidates below their share; char, not bool:
+  // std::vector<bool> packs bits and is slower here.
+  std::vector<char> eligible;
+  std::vector<char> asked;  // the caller's eligible set, for the explanation
 
   void ensure(size_t n) {
     if (matched.size() < n) {
       matched.resize(n);
       loads.resize(n);
+      recent.resize(n);
       eligible.resize(n);
+      asked.resize(n);
     }
   }
 };
@@ -43,6 +50,7 @@ struct Decision {
   uint32_t min_load = 0;
   double mean_load = 0;  // over the eligible candidates
   uint32_t best = 0;     // the longest eligible match, in bytes
+  size_t over_share = 0;  // candidates passed over as above their share
 };
 
 // Asks eligible() once per candidate and reads each load once, so every later step sees the same
@@ -82,6 +90,15 @@ size_t least_loaded_match(const Scratch& s, size_t n, uint32_t best, Random& ran
       [&](size_t i) { return uint64_t{s.loads[i]}; }, random);
 }
 
+// The least load over the eligible candidates; REQUIRES: one is eligible.
+uint32_t least_eligible_load(const Scratch& s, size_t n) {
+  uint32_t least = UINT32_MAX;
+  for (size_t i = 0; i < n; ++i) {
+    if (s.eligible[i]) least = std::min(least, s.loads[i]);
+  }
+  return least;
+}
+
 uint32_t longest_eligible_match(const Scratch& s, size_t n) {
   uint32_t best = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -97,7 +114,7 @@ std::string percent(uint32_t matched, size_t prompt_size) {
 
 void explain_rows(Explain& explain, const Scratch& s, size_t n, size_t prompt_size) {
   for (size_t i = 0; i < n; ++i) {
-    explain.eligible(i, s.eligible[i] != 0);
+    explain.eligible(i, s.asked[i] != 0);
     explain.load(i, s.loads[i]);
     const double ratio = prompt_size == 0
                              ? 0.0
@@ -112,7 +129,7 @@ void explain_ineligible_match(Explain& explain, const Scratch& s, size_t n, size
   size_t longest = n;
   uint32_t longest_match = best;
   for (size_t i = 0; i < n; ++i) {
-    if (!s.eligible[i] && s.matched[i] > longest_match) {
+    if (!s.asked[i] && s.matched[i] > longest_match) {
       longest = i;
       longest_match = s.matched[i];
     }
@@ -125,6 +142,13 @@ void explain_ineligible_match(Explain& explain, const Scratch& s, size_t n, size
 
 void explain_decision(Explain& explain, const Decision& d, size_t prompt_size, uint32_t warm_load) {
   const std::string warm = std::to_string(d.warm);
+  if (d.over_share > 0) {
+    explain.reason(std::to_string(d.over_share) +
+                   " candidate(s) above their share of the last minute's requests passed over: " +
+                   (d.path == Path::kAffinity || d.path == Path::kOverloaded
+                        ? "one below matched as much of the prompt"
+                        : "no match keeps the request, and one below is no busier than the mean"));
+  }
   switch (d.path) {
     case Path::kNoneEligible:
       explain.reason("no candidate is eligible");
@@ -153,11 +177,12 @@ void explain_decision(Explain& explain, const Decision& d, size_t prompt_size, u
 }  // namespace
 
 CacheAwareBalancer::CacheAwareBalancer(size_t candidate_count, Random& random,
-                                       PrefixTree::Options options)
+                                       PrefixTree::Options options, const Clock& clock)
     : count_(candidate_count),
       random_(random),
       tree_(candidate_count, options),
-      served_(std::make_unique<std::atomic<uint64_t>[]>(candidate_count)) {}
+      served_(std::make_unique<std::atomic<uint64_t>[]>(candidate_count)),
+      shares_(candidate_count, clock) {}
 
 std::optional<size_t> CacheAwareBalancer::pick(const RouteContext& ctx, const Loads& loads) {
   return pick_eligible(ctx, loads, [](size_t) { return true; });
@@ -171,6 +196,7 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
   s.ensure(count_);
   double mean_load = 0;
   const std::optional<uint32_t> min_load = read_candidates(s, count_, loads, eligible, &mean_load);
+  std::copy_n(s.eligible.begin(), count_, s.asked.begin());
   std::fill_n(s.matched.begin(), count_, 0);
   Decision d;
   if (min_load) {
@@ -178,15 +204,30 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
     d.mean_load = mean_load;
     d.path = ctx.prompt.empty() ? Path::kEmptyPrompt : Path::kColdMatch;
   }
+  bool warm = false;
   if (d.path == Path::kColdMatch) {
     tree_.match(ctx.prompt, std::span<uint32_t>(s.matched.data(), count_));
     d.best = longest_eligible_match(s, count_);
     const double ratio = static_cast<double>(d.best) / static_cast<double>(ctx.prompt.size());
-    if (ratio >= kMinMatchRatio) {
-      d.warm = least_loaded_match(s, count_, d.best, random_);
-      d.path = overloaded_against_mean(s.loads[d.warm], d.mean_load) ? Path::kOverloaded
-                                                                     : Path::kAffinity;
-    }
+    warm = ratio >= kMinMatchRatio;
+  }
+  if (min_load) {
+    // Even shares: what loses nothing by it goes to the candidates below their share. A warm
+    // request loses nothing on a candidate with the longest match; a cold one, which no match
+    // keeps, on a candidate no busier than the mean.
+    shares_.read(std::span<uint32_t>(s.recent.data(), count_));
+    d.over_share = clear_above_share(
+        std::span<char>(s.eligible.data(), count_),
+        std::span<const uint32_t>(s.recent.data(), count_), /*weights=*/{}, [&](size_t i) {
+          return warm ? s.matched[i] >= d.best
+                      : static_cast<double>(s.loads[i]) <= d.mean_load;
+        });
+    if (d.over_share > 0) d.min_load = least_eligible_load(s, count_);
+  }
+  if (warm) {
+    d.warm = least_loaded_match(s, count_, d.best, random_);
+    d.path = overloaded_against_mean(s.loads[d.warm], d.mean_load) ? Path::kOverloaded
+                                                                   : Path::kAffinity;
   }
   if (min_load) {
     d.index = d.path == Path::kAffinity
@@ -204,6 +245,7 @@ std::optional<size_t> CacheAwareBalancer::pick_eligible(const RouteContext& ctx,
 void CacheAwareBalancer::observe(size_t index, const RouteContext& ctx) {
   if (index >= count_) return;
   served_[index].fetch_add(1, std::memory_order_relaxed);
+  shares_.add(index);
   if (ctx.prompt.empty()) return;
   tree_.insert(ctx.prompt, index);
   if (link_) link_->publish(index, ctx.prompt);

@@ -8,6 +8,16 @@
 // says the least load, which a stale or momentary 0 makes spread warm conversations). Otherwise,
 // and for an empty prompt, the least-loaded eligible candidate wins.
 //
+// Even shares: a conversation stays where its prefix is, so the engines holding long conversations
+// are given more requests per minute than the others. Before that choice, a request that loses
+// nothing by it is placed only among the candidates below (1 + kEvenShareSlack) x the mean share
+// of the last minute's requests (balance/recent_shares.h). A warm request loses nothing when a
+// candidate below its share matched as much of the prompt as the best; a cold one (no match of
+// kMinMatchRatio) when a candidate below its share is no busier than the mean load: on the
+// synthetic trace at 4x, sending cold requests below their share whatever their load cost 10
+// points of the bound (docs/benchmarks.md). The load guard's mean stays that of every eligible
+// candidate.
+//
 // SPEC §6.6 leaves ties open; they are broken so that load stays even: among equally long
 // matches the less loaded warm candidate keeps the conversation, and among equally loaded
 // candidates the one that has served the fewest requests takes it; what is still tied goes at
@@ -39,6 +49,8 @@
 #include "balance/load_guard.h"
 #include "balance/prefix/prefix_sharing.h"
 #include "balance/prefix/prefix_tree.h"
+#include "balance/recent_shares.h"
+#include "common/clock.h"
 #include "common/random.h"
 #include "balance/strategy_names.h"
 
@@ -53,8 +65,9 @@ class CacheAwareBalancer final : public LoadBalancer {
   static constexpr uint32_t kOverloadSlack = rolter::kOverloadSlack;
   static constexpr double kOverloadFactor = rolter::kOverloadFactor;
 
-  // `random` breaks ties and must outlive the balancer.
-  CacheAwareBalancer(size_t candidate_count, Random& random, PrefixTree::Options options = {});
+  // `random` breaks ties and `clock` times the recent shares; both must outlive the balancer.
+  CacheAwareBalancer(size_t candidate_count, Random& random, PrefixTree::Options options = {},
+                     const Clock& clock = default_clock());
 
   std::string_view name() const override { return strategy::kCacheAware; }
   // Same as pick_eligible() with every candidate eligible.
@@ -80,6 +93,8 @@ class CacheAwareBalancer final : public LoadBalancer {
   // are at low load: then the random tie-break of SPEC §6.6's "least loaded" would let the
   // engines' shares drift apart, window after window.
   std::unique_ptr<std::atomic<uint64_t>[]> served_;
+  // Each candidate's requests over the last minute, for the even shares.
+  RecentShares shares_;
   // After tree_: detached before the tree goes.
   std::unique_ptr<PrefixShareLink> link_;
 };

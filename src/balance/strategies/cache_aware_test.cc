@@ -7,6 +7,7 @@
 
 #include "balance/explain.h"
 #include "balance/testing/loads_fixture.h"
+#include "common/clock.h"
 
 namespace rolter {
 namespace {
@@ -240,6 +241,42 @@ TEST(CacheAwareTest, SameSeedSameSequenceAndPickIsPickEligible) {
   }
 }
 
+// Even shares. Candidate 0 was given ten requests in the last minute, 1 and 2 none, and 0 and 1
+// both served kStored. A turn both hold goes to 1 (0 would win on load); a turn only 0 holds stays
+// on 0. A new conversation goes below its share when a candidate there is no busier than the mean,
+// else to the least loaded. A minute later the counts are gone and load decides again.
+TEST(CacheAwareTest, RequestsThatLoseNothingGoBelowTheirShare) {
+  SeededRandom random(9);
+  ManualClock clock;
+  CacheAwareBalancer lb(3, random, {}, clock);
+  for (int k = 0; k < 10; ++k) lb.observe(0, context(query(0) + std::to_string(k)));
+  lb.observe(0, context(kStored));
+  CacheAwareBalancer held_by_0(3, random, {}, clock);
+  for (int k = 0; k < 10; ++k) held_by_0.observe(0, context(query(0) + std::to_string(k)));
+  held_by_0.observe(0, context(kStored));
+
+  RouteContext both = context(kStored);
+  lb.observe(1, both);  // 1 holds it too; 0 is still far above its share (11 of 12)
+  LoadsFixture warm_loads({0, 1, 1});
+  Explain explain(3);
+  both.explain = &explain;
+  EXPECT_EQ(lb.pick(both, warm_loads.view()), 1u);
+  ASSERT_EQ(explain.reasons().size(), 2u);
+  EXPECT_EQ(explain.reasons()[0],
+            "1 candidate(s) above their share of the last minute's requests passed over: one "
+            "below matched as much of the prompt");
+  EXPECT_TRUE(explain.rows()[0].eligible) << "passed over, not ineligible";
+  EXPECT_EQ(held_by_0.pick(context(kStored), warm_loads.view()), 0u) << "only 0 holds it";
+
+  LoadsFixture one_at_mean({0, 1, 2});  // mean 1: candidate 1 is no busier
+  LoadsFixture both_above({0, 2, 2});   // mean 1.33: 1 and 2 are busier
+  EXPECT_EQ(lb.pick(context(query(10)), one_at_mean.view()), 1u) << "new: below its share";
+  EXPECT_EQ(lb.pick(context(query(10)), both_above.view()), 0u) << "new: the least loaded";
+  clock.advance(std::chrono::seconds(61));
+  EXPECT_EQ(lb.pick(context(query(10)), one_at_mean.view()), 0u) << "the counts left the window";
+  EXPECT_EQ(lb.pick(context(kStored), warm_loads.view()), 0u) << "the least loaded match wins";
+}
+
 // The explanation: rows for every candidate and one reason per decision path.
 TEST(CacheAwareTest, ExplainsEachDecision) {
   struct Case {
@@ -253,8 +290,18 @@ TEST(CacheAwareTest, ExplainsEachDecision) {
        {9, 3, 4},
        {"warm candidate 0 is overloaded: load 9 > mean 5.33 + 2 and > 1.5 x 5.33; spread to the "
         "least loaded"}},
-      {query(12), {3, 3, 4}, {"best match 12% < 50%: least loaded wins"}},
-      {"", {3, 3, 4}, {"empty prompt: least loaded wins"}},
+      // Candidate 0 served the one request of the last minute, so it is above its share, and a
+      // request no match keeps goes below it: 1 is at the mean load.
+      {query(12),
+       {3, 3, 4},
+       {"1 candidate(s) above their share of the last minute's requests passed over: no match "
+        "keeps the request, and one below is no busier than the mean",
+        "best match 12% < 50%: least loaded wins"}},
+      {"",
+       {3, 3, 4},
+       {"1 candidate(s) above their share of the last minute's requests passed over: no match "
+        "keeps the request, and one below is no busier than the mean",
+        "empty prompt: least loaded wins"}},
   };
   for (const Case& c : cases) {
     SeededRandom random(8);

@@ -88,7 +88,7 @@ std::optional<size_t> KvCostBalancer::pick_eligible(const RouteContext& ctx, con
     if (s.eligible[i]) least_uncached = std::min(least_uncached, s.uncached[i]);
   }
   const size_t over_share =
-      clear_above_share(std::span<char>(s.eligible.data(), n), s.recent,
+      clear_above_share(std::span<char>(s.eligible.data(), n), s.recent, /*weights=*/{},
                         [&](size_t i) { return s.uncached[i] <= least_uncached; });
   if (warm) {
     for (double& w : pooled) w /= static_cast<double>(eligible_count);
