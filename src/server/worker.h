@@ -73,7 +73,7 @@ class Worker {
   ServerState& server_;
   asio::io_context io_{1};  // concurrency hint 1: one thread runs it, so Asio can skip locking
   std::shared_ptr<const Snapshot> snapshot_;
-  asio::ssl::context tls_;
+  asio::ssl::context& tls_;  // the process's (client_tls_context())
   ConnectionPool pool_;
   Forwarder forwarder_;
   RequestInspector inspector_;

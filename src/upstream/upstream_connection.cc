@@ -31,6 +31,11 @@ asio::ssl::context make_client_tls_context() {
   return ctx;
 }
 
+asio::ssl::context& client_tls_context() {
+  static asio::ssl::context context = make_client_tls_context();
+  return context;
+}
+
 Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstream(
     const Endpoint& endpoint, uint32_t instance_id, asio::ssl::context& tls,
     std::chrono::milliseconds timeout) {

@@ -54,4 +54,10 @@ Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstrea
 // A client TLS context that verifies peers against the system's trusted CAs.
 asio::ssl::context make_client_tls_context();
 
+// The process's client TLS context, made by make_client_tls_context() on the first call. The
+// workers and the background services share it: each context holds its own copy of the system's
+// trust store, about 0.7 MB of heap, and an OpenSSL context may make connections on several
+// threads at once. Thread-safe.
+asio::ssl::context& client_tls_context();
+
 }  // namespace rolter

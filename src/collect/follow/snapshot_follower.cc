@@ -48,7 +48,7 @@ struct SnapshotFollower::Impl {
         instruments(metrics != nullptr ? metrics->snapshot_follower()
                                        : Metrics::SnapshotFollowerInstruments{}),
         applier(options.state_dir, std::move(a), instruments.version),
-        tls(make_client_tls_context()) {
+        tls(client_tls_context()) {
     auto parsed = parse_endpoint(options.control_plane);
     if (parsed) {
       endpoint = std::move(*parsed);
@@ -64,7 +64,7 @@ struct SnapshotFollower::Impl {
   const Metrics::SnapshotFollowerInstruments instruments;
   SnapshotApplier applier;
   std::optional<Endpoint> endpoint;
-  asio::ssl::context tls;
+  asio::ssl::context& tls;  // the process's (client_tls_context())
   std::array<std::atomic<uint64_t>, 4> counts{};  // indexed by Fetch
   std::atomic<bool> up{false};
   FailureRun failures;  // the follower thread's

@@ -41,7 +41,7 @@ struct TraceExporter::Impl {
       : store(s),
         options(o),
         batcher(q, std::move(r), default_clock(), o.batching),
-        tls(make_client_tls_context()) {
+        tls(client_tls_context()) {
     if (m != nullptr) metrics = TracingMetrics::registered(*m);
   }
 
@@ -49,7 +49,7 @@ struct TraceExporter::Impl {
   const Options options;
   SpanBatcher batcher;
   TracingMetrics metrics;
-  asio::ssl::context tls;
+  asio::ssl::context& tls;  // the process's (client_tls_context())
   std::optional<Endpoint> endpoint;  // null: no collector configured
   bool failing = false;
   bool started = false;       // the owner's thread

@@ -20,7 +20,7 @@ struct PostState {
   explicit PostState(UsagePostOptions o)
       : options(std::move(o)),
         node{options.node_id, options.node_token, options.node_version},
-        tls(make_client_tls_context()) {
+        tls(client_tls_context()) {
     auto parsed = parse_endpoint(options.control_plane);
     if (parsed) {
       endpoint = std::move(*parsed);
@@ -32,7 +32,7 @@ struct PostState {
 
   const UsagePostOptions options;
   const NodeCredentials node;
-  asio::ssl::context tls;
+  asio::ssl::context& tls;  // the process's (client_tls_context())
   std::optional<Endpoint> endpoint;
   bool failing = false;
 
