@@ -20,7 +20,7 @@ bool wants_decision(ApiKind kind, const PolicyRoute& policy) {
 }
 
 Task<DecisionCall> call_decision_service(const Provider& provider, std::string body,
-                                         asio::ssl::context& tls,
+                                         ClientTls tls,
                                          std::chrono::milliseconds timeout) {
   DecisionCall result;
   if (provider.endpoints.empty()) {
@@ -64,7 +64,7 @@ Task<DecisionCall> call_decision_service(const Provider& provider, std::string b
 Task<std::optional<DecisionVerdict>> ask_decision_service(const PolicyRoute::Decision& decision,
                                                           std::string_view route,
                                                           std::string_view client_body,
-                                                          asio::ssl::context& tls,
+                                                          ClientTls tls,
                                                           std::chrono::milliseconds timeout) {
   using std::chrono::steady_clock;
   const auto started = steady_clock::now();

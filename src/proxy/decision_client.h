@@ -37,6 +37,7 @@
 #include "balance/decision_verdict.h"
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
+#include "upstream/client_tls.h"
 #include "observe/metrics.h"
 #include "proxy/decision_protocol.h"
 #include "snapshot/snapshot.h"
@@ -60,7 +61,7 @@ struct DecisionCall {
 // POST /v1/systemone with `body` to the first instance of `provider`, within `timeout` for
 // everything. Neither logs nor counts.
 Task<DecisionCall> call_decision_service(const Provider& provider, std::string body,
-                                         asio::ssl::context& tls,
+                                         ClientTls tls,
                                          std::chrono::milliseconds timeout);
 
 // The whole step: builds the body, calls, counts the outcome and duration in the decision's
@@ -68,6 +69,6 @@ Task<DecisionCall> call_decision_service(const Provider& provider, std::string b
 // product; tests shorten it.
 Task<std::optional<DecisionVerdict>> ask_decision_service(
     const PolicyRoute::Decision& decision, std::string_view route, std::string_view client_body,
-    asio::ssl::context& tls, std::chrono::milliseconds timeout = kDecisionTimeout);
+    ClientTls tls, std::chrono::milliseconds timeout = kDecisionTimeout);
 
 }  // namespace rolter

@@ -130,7 +130,7 @@ tl::expected<std::vector<uint32_t>, std::string> read_tokenize_reply(std::string
 }
 
 Task<TokenizeResult> call_tokenize(const Candidate& candidate, std::string body,
-                                   asio::ssl::context& tls) {
+                                   ClientTls tls) {
   using std::chrono::steady_clock;
   const Provider& provider = *candidate.provider;
   const Endpoint& endpoint = *candidate.endpoint;
@@ -186,7 +186,7 @@ Task<std::optional<std::vector<uint32_t>>> engine_token_ids(EngineTokenizeReques
   const ResolvedRoute asked{.pool = pool, .requested_model = request.route->requested_model};
   auto body = tokenize_request_body(request.kind, request.body, asked.upstream_model(*index));
   if (!body) co_return std::nullopt;
-  TokenizeResult result = co_await call_tokenize(candidate, std::move(*body), *request.tls);
+  TokenizeResult result = co_await call_tokenize(candidate, std::move(*body), request.tls);
   if (result.outcome != Metrics::TokenizeOutcome::kOk) {
     spdlog::debug("tokenize: {} for route '{}': {}; routing without token ids",
                   candidate.explain_name, route_pool.name, result.error);

@@ -43,6 +43,7 @@
 #include "common/clock.h"
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
+#include "upstream/client_tls.h"
 #include "observe/metrics.h"
 #include "snapshot/snapshot.h"
 
@@ -84,7 +85,7 @@ struct TokenizeResult {
 // tokenize_timeout, on a fresh connection. Observes the call's duration in the provider's
 // tokenize instruments.
 Task<TokenizeResult> call_tokenize(const Candidate& candidate, std::string body,
-                                   asio::ssl::context& tls);
+                                   ClientTls tls);
 
 // What engine_token_ids() needs from the request being served.
 struct EngineTokenizeRequest {
@@ -95,7 +96,7 @@ struct EngineTokenizeRequest {
   std::string_view body;        // the client's body, as received
   const ApiKey* key = nullptr;  // null on an open gateway
   const Clock* clock = nullptr;
-  asio::ssl::context* tls = nullptr;
+  ClientTls tls;
 };
 
 // The whole step: when wants_engine_tokens(), choose a candidate, build the body, call it.

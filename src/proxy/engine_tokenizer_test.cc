@@ -281,7 +281,7 @@ TEST(EngineTokenIds, AsksOneEngineWithTheClientsMessagesAndUsesItsIds) {
       .kind = ApiKind::kChatCompletions,
       .body = kChat,
       .clock = &default_clock(),
-      .tls = &tls,
+      .tls = tls,
   };
 
   using Ids = std::optional<std::vector<uint32_t>>;
@@ -309,7 +309,7 @@ TEST(EngineTokenIds, AsksOneEngineWithTheClientsMessagesAndUsesItsIds) {
       .kind = ApiKind::kCompletions,
       .body = R"({"model":"r","prompt":"you are terse\nsay hi"})",
       .clock = &default_clock(),
-      .tls = &tls,
+      .tls = tls,
   };
   const Ids again =
       engine.run<Ids>([&]() -> Task<Ids> { co_return co_await engine_token_ids(prompt); });

@@ -31,6 +31,7 @@
 #include "http/fields.h"
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
+#include "upstream/client_tls.h"
 #include "proxy/attempt_log.h"
 #include "proxy/client_watch.h"
 #include "proxy/error_response.h"
@@ -139,7 +140,7 @@ struct RouteEnd;
 class Forwarder {
  public:
   // `clock` times parking and breakers; it must outlive the forwarder.
-  Forwarder(ConnectionPool& pool, asio::ssl::context& tls, const Clock& clock)
+  Forwarder(ConnectionPool& pool, ClientTls tls, const Clock& clock)
       : pool_(pool), tls_(tls), clock_(clock) {}
 
   // Serves `request` on `client`: either relays an upstream response or writes an error
@@ -192,7 +193,7 @@ class Forwarder {
                               ClientWatch& watch);
 
   ConnectionPool& pool_;
-  asio::ssl::context& tls_;
+  ClientTls tls_;
   const Clock& clock_;
 };
 

@@ -9,7 +9,7 @@
 namespace rolter {
 namespace http = beast::http;
 
-Task<PrefillCall> call_prefill(PrefillCallParams params, asio::ssl::context& tls) {
+Task<PrefillCall> call_prefill(PrefillCallParams params, ClientTls tls) {
   const Candidate& candidate = *params.candidate;
   const Provider& provider = *candidate.provider;
   OneShotRequest request =

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "net/asio_fwd.h"
+#include "upstream/client_tls.h"
 #include "snapshot/snapshot.h"
 
 namespace rolter {
@@ -44,6 +45,6 @@ struct PrefillCallParams {
   std::chrono::milliseconds timeout{1000};
 };
 
-Task<PrefillCall> call_prefill(PrefillCallParams params, asio::ssl::context& tls);
+Task<PrefillCall> call_prefill(PrefillCallParams params, ClientTls tls);
 
 }  // namespace rolter

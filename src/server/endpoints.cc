@@ -364,7 +364,7 @@ Task<void> attach_engine_tokens(Worker& worker, const Snapshot& snapshot, Dispat
       .body = body,
       .key = d.key,
       .clock = &default_clock(),
-      .tls = &worker.tls(),
+      .tls = worker.tls(),
   };
   std::optional<std::vector<uint32_t>> ids = co_await engine_token_ids(tokenize);
   if (ids) {

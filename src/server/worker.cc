@@ -10,7 +10,6 @@ namespace rolter {
 Worker::Worker(unsigned index, ServerState& server)
     : index_(index),
       server_(server),
-      tls_(client_tls_context()),
       forwarder_(pool_, tls_, default_clock()),
       tenancy_(io_, index) {}
 

@@ -40,7 +40,7 @@ class Worker {
   Forwarder& forwarder() { return forwarder_; }
   ConnectionPool& pool() { return pool_; }
   // The client TLS context of this worker's upstream connections.
-  asio::ssl::context& tls() { return tls_; }
+  ClientTls tls() const { return tls_; }
   // Policy mode's decision-service verdicts of this worker's sessions (proxy/decision_cache.h).
   DecisionCache& decision_cache() { return decision_cache_; }
   // The limiter and request ids of this worker's accounted requests (SPEC §15).
@@ -73,7 +73,7 @@ class Worker {
   ServerState& server_;
   asio::io_context io_{1};  // concurrency hint 1: one thread runs it, so Asio can skip locking
   std::shared_ptr<const Snapshot> snapshot_;
-  asio::ssl::context& tls_;  // the process's (client_tls_context())
+  ClientTls tls_;  // the process's, made at the first https:// connection
   ConnectionPool pool_;
   Forwarder forwarder_;
   RequestInspector inspector_;

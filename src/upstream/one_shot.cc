@@ -46,7 +46,7 @@ OneShotRequest one_shot_request(http::verb verb, const Endpoint& endpoint, std::
 }
 
 Task<OneShotResult> one_shot(const Endpoint& endpoint, uint32_t instance_id,
-                             asio::ssl::context& tls, OneShotRequest request, OneShotLimits limits,
+                             ClientTls tls, OneShotRequest request, OneShotLimits limits,
                              FunctionRef<void()> connected) {
   const auto deadline = steady_clock::now() + limits.timeout;
   const auto connect_timeout = limits.connect_timeout.count() > 0
@@ -75,7 +75,7 @@ Task<OneShotResult> one_shot(const Endpoint& endpoint, uint32_t instance_id,
 }
 
 Task<OneShotResult> one_shot(const Endpoint& endpoint, uint32_t instance_id,
-                             asio::ssl::context& tls, OneShotRequest request,
+                             ClientTls tls, OneShotRequest request,
                              OneShotLimits limits) {
   return one_shot(endpoint, instance_id, tls, std::move(request), limits, kNothing);
 }

@@ -28,6 +28,7 @@
 
 #include "common/function_ref.h"
 #include "net/asio_fwd.h"
+#include "upstream/client_tls.h"
 #include "upstream/endpoint.h"
 
 namespace rolter {
@@ -62,10 +63,10 @@ OneShotRequest one_shot_request(beast::http::verb verb, const Endpoint& endpoint
 // serves no instance). `connected` runs once connected, just before the request is written; it
 // must outlive the call.
 Task<OneShotResult> one_shot(const Endpoint& endpoint, uint32_t instance_id,
-                             asio::ssl::context& tls, OneShotRequest request, OneShotLimits limits,
+                             ClientTls tls, OneShotRequest request, OneShotLimits limits,
                              FunctionRef<void()> connected);
 Task<OneShotResult> one_shot(const Endpoint& endpoint, uint32_t instance_id,
-                             asio::ssl::context& tls, OneShotRequest request,
+                             ClientTls tls, OneShotRequest request,
                              OneShotLimits limits);
 
 // "status 503", for a log line about an answer that is not the one wanted.

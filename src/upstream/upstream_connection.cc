@@ -24,20 +24,8 @@ bool UpstreamConnection::quiet() {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-asio::ssl::context make_client_tls_context() {
-  asio::ssl::context ctx(asio::ssl::context::tls_client);
-  ctx.set_default_verify_paths();
-  ctx.set_verify_mode(asio::ssl::verify_peer);
-  return ctx;
-}
-
-asio::ssl::context& client_tls_context() {
-  static asio::ssl::context context = make_client_tls_context();
-  return context;
-}
-
 Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstream(
-    const Endpoint& endpoint, uint32_t instance_id, asio::ssl::context& tls,
+    const Endpoint& endpoint, uint32_t instance_id, ClientTls tls,
     std::chrono::milliseconds timeout) {
   auto executor = co_await asio::this_coro::executor;
   asio::ip::tcp::resolver resolver(executor);
@@ -58,7 +46,7 @@ Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstrea
                         std::make_unique<UpstreamConnection>(std::move(tcp), instance_id)};
   }
 
-  UpstreamConnection::Tls stream(std::move(tcp), tls);
+  UpstreamConnection::Tls stream(std::move(tcp), tls.get());
   if (!SSL_set_tlsext_host_name(stream.native_handle(), endpoint.host.c_str())) {
     co_return std::pair{
         error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category()), nullptr};

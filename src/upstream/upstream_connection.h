@@ -15,6 +15,7 @@
 
 #include "net/asio_fwd.h"
 #include "net/timed_stream.h"
+#include "upstream/client_tls.h"
 #include "upstream/endpoint.h"
 
 namespace rolter {
@@ -48,16 +49,7 @@ class UpstreamConnection {
 // Resolves, connects and (for https://) performs the TLS handshake with SNI and host-name
 // verification, all within `timeout`. Returns the error of the step that failed.
 Task<std::pair<error_code, std::unique_ptr<UpstreamConnection>>> connect_upstream(
-    const Endpoint& endpoint, uint32_t instance_id, asio::ssl::context& tls,
+    const Endpoint& endpoint, uint32_t instance_id, ClientTls tls,
     std::chrono::milliseconds timeout);
-
-// A client TLS context that verifies peers against the system's trusted CAs.
-asio::ssl::context make_client_tls_context();
-
-// The process's client TLS context, made by make_client_tls_context() on the first call. The
-// workers and the background services share it: each context holds its own copy of the system's
-// trust store, about 0.7 MB of heap, and an OpenSSL context may make connections on several
-// threads at once. Thread-safe.
-asio::ssl::context& client_tls_context();
 
 }  // namespace rolter

@@ -29,7 +29,7 @@ constexpr const char* kPath = "/internal/adaptive-telemetry";
 
 struct AdaptiveTelemetry::Impl {
   Impl(SnapshotStore& s, Options o, const Clock& c)
-      : store(s), options(std::move(o)), clock(c), tls(client_tls_context()) {
+      : store(s), options(std::move(o)), clock(c) {
     if (!options.control_plane.empty()) {
       auto parsed = parse_endpoint(options.control_plane);
       if (parsed) {
@@ -44,7 +44,7 @@ struct AdaptiveTelemetry::Impl {
   SnapshotStore& store;
   const Options options;
   const Clock& clock;
-  asio::ssl::context& tls;  // the process's (client_tls_context())
+  ClientTls tls;  // the process's, made at the first https:// connection
   std::optional<Endpoint> endpoint;
   bool failing = false;
   BackgroundLoop background;  // last: its pending work goes before what it uses

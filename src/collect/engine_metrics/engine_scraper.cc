@@ -57,7 +57,7 @@ struct EngineScraper::Impl {
   };
 
   Impl(SnapshotStore& store, const Clock& c)
-      : clock(c), tls(client_tls_context()), loop(store, *this, kMaxTick) {}
+      : clock(c), loop(store, *this, kMaxTick) {}
 
   std::map<std::string, Wanted> wanted(const Snapshot& snapshot) const;
   std::shared_ptr<Target> make(const std::string& url, const Wanted& w) const;
@@ -67,7 +67,7 @@ struct EngineScraper::Impl {
   Task<void> poll(std::shared_ptr<Target> target);
 
   const Clock& clock;
-  asio::ssl::context& tls;  // the process's (client_tls_context())
+  ClientTls tls;  // the process's, made at the first https:// connection
   PollLoop<Impl> loop;
   BackgroundLoop background;  // last: its pending scrapes go before what they use
 };

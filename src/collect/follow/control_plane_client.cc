@@ -23,7 +23,7 @@ ControlPlaneRequest control_plane_request(http::verb verb, const Endpoint& endpo
 }
 
 Task<tl::expected<ControlPlaneReply, std::string>> exchange_with_control_plane(
-    const Endpoint& endpoint, asio::ssl::context& tls, ControlPlaneRequest request,
+    const Endpoint& endpoint, ClientTls tls, ControlPlaneRequest request,
     ExchangeLimits limits) {
   const OneShotLimits one_shot_limits{.timeout = limits.connect_timeout + limits.deadline,
                                       .connect_timeout = limits.connect_timeout,

@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "net/asio_fwd.h"
+#include "upstream/client_tls.h"
 #include "snapshot/snapshot.h"
 
 namespace rolter {
@@ -59,7 +60,7 @@ struct ExchangeLimits {
 
 // Connects, sends `request`, reads the answer. The error says which step failed and why.
 Task<tl::expected<ControlPlaneReply, std::string>> exchange_with_control_plane(
-    const Endpoint& endpoint, asio::ssl::context& tls, ControlPlaneRequest request,
+    const Endpoint& endpoint, ClientTls tls, ControlPlaneRequest request,
     ExchangeLimits limits);
 
 // The first line of a body, cut to `max` bytes, for a log line.

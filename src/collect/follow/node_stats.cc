@@ -33,8 +33,7 @@ struct NodeStatsReporter::Impl {
       : metrics(m),
         options(std::move(o)),
         snapshot_version(std::move(v)),
-        node{options.node_id, options.node_token, options.node_version},
-        tls(client_tls_context()) {
+        node{options.node_id, options.node_token, options.node_version} {
     auto parsed = parse_endpoint(options.control_plane);
     if (parsed) {
       endpoint = std::move(*parsed);
@@ -51,7 +50,7 @@ struct NodeStatsReporter::Impl {
   const std::function<uint64_t()> snapshot_version;
   const NodeCredentials node;
   std::optional<Endpoint> endpoint;
-  asio::ssl::context& tls;  // the process's (client_tls_context())
+  ClientTls tls;  // the process's, made at the first https:// connection
   // The counters it reports start with the process, as the reporter does.
   const int64_t started_at_ms = unix_ms(std::chrono::system_clock::now());
   std::atomic<uint64_t> ok{0};

@@ -47,8 +47,7 @@ struct SnapshotFollower::Impl {
         node{options.node_id, options.node_token, options.node_version},
         instruments(metrics != nullptr ? metrics->snapshot_follower()
                                        : Metrics::SnapshotFollowerInstruments{}),
-        applier(options.state_dir, std::move(a), instruments.version),
-        tls(client_tls_context()) {
+        applier(options.state_dir, std::move(a), instruments.version) {
     auto parsed = parse_endpoint(options.control_plane);
     if (parsed) {
       endpoint = std::move(*parsed);
@@ -64,7 +63,7 @@ struct SnapshotFollower::Impl {
   const Metrics::SnapshotFollowerInstruments instruments;
   SnapshotApplier applier;
   std::optional<Endpoint> endpoint;
-  asio::ssl::context& tls;  // the process's (client_tls_context())
+  ClientTls tls;  // the process's, made at the first https:// connection
   std::array<std::atomic<uint64_t>, 4> counts{};  // indexed by Fetch
   std::atomic<bool> up{false};
   FailureRun failures;  // the follower thread's

@@ -48,7 +48,7 @@ struct HealthChecker::Impl {
   };
 
   Impl(SnapshotStore& store, const Clock& c)
-      : clock(c), tls(client_tls_context()), loop(store, *this, kMaxTick) {}
+      : clock(c), loop(store, *this, kMaxTick) {}
 
   static std::map<std::string, Wanted> wanted(const Snapshot& snapshot);
   std::shared_ptr<Target> make(const std::string& identity, const Wanted& w) const;
@@ -58,7 +58,7 @@ struct HealthChecker::Impl {
   Task<void> poll(std::shared_ptr<Target> target);
 
   const Clock& clock;
-  asio::ssl::context& tls;  // the process's (client_tls_context())
+  ClientTls tls;  // the process's, made at the first https:// connection
   PollLoop<Impl> loop;
   BackgroundLoop background;  // last: its pending checks go before what they use
 };

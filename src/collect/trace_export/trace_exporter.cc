@@ -40,8 +40,7 @@ struct TraceExporter::Impl {
   Impl(const SnapshotStore& s, SpanQueue& q, Metrics* m, TraceResource r, Options o)
       : store(s),
         options(o),
-        batcher(q, std::move(r), default_clock(), o.batching),
-        tls(client_tls_context()) {
+        batcher(q, std::move(r), default_clock(), o.batching) {
     if (m != nullptr) metrics = TracingMetrics::registered(*m);
   }
 
@@ -49,7 +48,7 @@ struct TraceExporter::Impl {
   const Options options;
   SpanBatcher batcher;
   TracingMetrics metrics;
-  asio::ssl::context& tls;  // the process's (client_tls_context())
+  ClientTls tls;  // the process's, made at the first https:// connection
   std::optional<Endpoint> endpoint;  // null: no collector configured
   bool failing = false;
   bool started = false;       // the owner's thread

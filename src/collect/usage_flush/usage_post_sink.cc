@@ -19,8 +19,7 @@ constexpr const char* kUsagePath = "/internal/v1/usage";
 struct PostState {
   explicit PostState(UsagePostOptions o)
       : options(std::move(o)),
-        node{options.node_id, options.node_token, options.node_version},
-        tls(client_tls_context()) {
+        node{options.node_id, options.node_token, options.node_version} {
     auto parsed = parse_endpoint(options.control_plane);
     if (parsed) {
       endpoint = std::move(*parsed);
@@ -32,7 +31,7 @@ struct PostState {
 
   const UsagePostOptions options;
   const NodeCredentials node;
-  asio::ssl::context& tls;  // the process's (client_tls_context())
+  ClientTls tls;  // the process's, made at the first https:// connection
   std::optional<Endpoint> endpoint;
   bool failing = false;
 
