@@ -10,10 +10,10 @@
 // so the engines holding long conversations are given more requests per minute than the others.
 // The affinity entries are the scorers that say what each candidate holds (its KV blocks, its
 // prefix, its adapter, its session). After the last of them has scored, a request that a
-// candidate below (1 + kEvenShareSlack) x the mean share of the last minute's requests scores as
-// high on as the best, on every affinity entry (it loses nothing there), is placed only among the
-// candidates below that share (balance/recent_shares.h, clear_above_share()). The scorers after
-// the last affinity entry score that narrower set.
+// candidate below (1 + kEvenShareSlack) x its share of the last minute's requests (equal shares,
+// or by weight) scores as high on as the best, on every affinity entry (it loses nothing there),
+// is placed only among the candidates below their share (balance/recent_shares.h,
+// clear_above_share()). The scorers after the last affinity entry score that narrower set.
 //
 // Thread-safety: every method may be called concurrently; the stack's only mutable state is its
 // served counters (relaxed atomics) and its recent shares (their own mutex), and each scorer
