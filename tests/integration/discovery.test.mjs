@@ -214,8 +214,11 @@ test('an instance that leaves DNS and returns keeps its KV index', async (t) => 
     assert.equal(r.status, 200, r.text);
   };
   const kept = tokens(1, 6);
-  // The holder caches `kept`; rolter reads the blocks from its stream.
-  await waitUntil(async () => (await kvEvents(rolter, identity(holder))) > 0 || (await direct(tokens(9, 1)), false),
+  // The holder caches `kept`; rolter reads the blocks from its stream. Rolter subscribes on its
+  // next tick after it serves the instance, and a batch published before the subscription
+  // connects is lost; a prompt the engine has cached publishes nothing, so each try is new.
+  let fresh = 100;
+  await waitUntil(async () => (await kvEvents(rolter, identity(holder))) > 0 || (await direct(tokens(fresh++, 1)), false),
     { timeoutMs: 5000, intervalMs: 200, what: 'the holder\'s KV stream to reach rolter' });
   const seen = await kvEvents(rolter, identity(holder));
   await direct(kept);
