@@ -17,9 +17,9 @@
 //
 // Thread-safety: every method may be called concurrently; the stack's only mutable state is its
 // served counters (relaxed atomics) and its recent shares (their own mutex), and each scorer
-// guards its own. Per-pick scratch (scores and
-// eligibility) lives in thread_local buffers that only grow, so after a thread's first pick at a
-// given candidate count a pick makes no allocation of its own.
+// guards its own. Per-pick scratch (scores and eligibility) lives in thread_local buffers that
+// only grow, so after a thread's first pick at a given candidate count a pick makes no allocation
+// of its own.
 // REQUIRES: a scorer must not call back into a ScoredStack on the same thread (the scratch buffers
 // are per thread, not per call).
 //

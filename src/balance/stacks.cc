@@ -135,15 +135,13 @@ StackResult build_stack(std::string_view name, std::span<const CandidateSpec> ca
 
 StackResult make_pipeline(std::span<const CandidateSpec> candidates, const BalancerDeps& deps,
                           std::span<const std::pair<std::string, double>> scorers) {
+  std::vector<Layer> custom;
+  custom.reserve(scorers.size());
+  for (const auto& [scorer, weight] : scorers) custom.push_back({scorer, weight});
+  const std::span<const Layer> layers = scorers.empty() ? std::span<const Layer>(kPipelineDefault)
+                                                        : std::span<const Layer>(custom);
   // Like every stack that keeps requests where their prefix or session is, the pipeline keeps even
   // shares (balance/scored_stack.h), weighted as its static_weight scorer is.
-  if (scorers.empty()) {
-    return build_stack(strategy::kPipeline, candidates, deps, kPipelineDefault,
-                       ScoredStack::TieBreak::kRandom, LoadGuard::kNone, Shares::kWeighted);
-  }
-  std::vector<Layer> layers;
-  layers.reserve(scorers.size());
-  for (const auto& [scorer, weight] : scorers) layers.push_back({scorer, weight});
   return build_stack(strategy::kPipeline, candidates, deps, layers, ScoredStack::TieBreak::kRandom,
                      LoadGuard::kNone, Shares::kWeighted);
 }

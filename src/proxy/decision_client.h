@@ -37,10 +37,10 @@
 #include "balance/decision_verdict.h"
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
-#include "upstream/client_tls.h"
 #include "observe/metrics.h"
 #include "proxy/decision_protocol.h"
 #include "snapshot/snapshot.h"
+#include "upstream/client_tls.h"
 
 namespace rolter {
 

@@ -43,9 +43,9 @@
 #include "common/clock.h"
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
-#include "upstream/client_tls.h"
 #include "observe/metrics.h"
 #include "snapshot/snapshot.h"
+#include "upstream/client_tls.h"
 
 namespace rolter {
 

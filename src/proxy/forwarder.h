@@ -31,12 +31,12 @@
 #include "http/fields.h"
 #include "inspect/request_facts.h"
 #include "net/asio_fwd.h"
-#include "upstream/client_tls.h"
 #include "proxy/attempt_log.h"
 #include "proxy/client_watch.h"
 #include "proxy/error_response.h"
 #include "snapshot/snapshot.h"
 #include "trace/request_trace.h"
+#include "upstream/client_tls.h"
 #include "upstream/connection_pool.h"
 
 namespace rolter {

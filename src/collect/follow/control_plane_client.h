@@ -24,8 +24,8 @@
 #include <string_view>
 
 #include "net/asio_fwd.h"
-#include "upstream/client_tls.h"
 #include "snapshot/snapshot.h"
+#include "upstream/client_tls.h"
 
 namespace rolter {
 
