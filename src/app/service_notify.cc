@@ -4,12 +4,49 @@
 #include <time.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+
+#include "common/mutex.h"
+#include "common/shared_library.h"
 
 namespace rolter {
 namespace {
 
-void send(const std::string& state) { ::sd_notify(/*unset_environment=*/0, state.c_str()); }
+// libsystemd's two functions, from libsystemd.so.0 opened at the first message sent under a
+// service manager (common/shared_library.h): a gateway started any other way never maps it, nor
+// the compression and crypto libraries it pulls in.
+struct SdDaemon {
+  decltype(&::sd_notify) notify = nullptr;
+  decltype(&::sd_watchdog_enabled) watchdog_enabled = nullptr;
+};
+
+// The functions, or nullptr when NOTIFY_SOCKET is unset (nothing to tell) or libsystemd cannot be
+// loaded (then nothing is told, as when a message is lost; tried once).
+const SdDaemon* sd_daemon() {
+  struct Loaded {
+    Mutex mutex;
+    SdDaemon functions GUARDED_BY(mutex);
+    bool tried GUARDED_BY(mutex) = false;
+  };
+  static Loaded loaded;
+  if (std::getenv("NOTIFY_SOCKET") == nullptr) return nullptr;
+  MutexLock lock(loaded.mutex);
+  if (!loaded.tried) {
+    loaded.tried = true;
+    if (auto lib = SharedLibrary::open("libsystemd.so.0")) {
+      SdDaemon d;
+      d.notify = lib->symbol<int(int, const char*)>("sd_notify");
+      d.watchdog_enabled = lib->symbol<int(int, uint64_t*)>("sd_watchdog_enabled");
+      if (d.notify != nullptr && d.watchdog_enabled != nullptr) loaded.functions = d;
+    }
+  }
+  return loaded.functions.notify != nullptr ? &loaded.functions : nullptr;
+}
+
+void send(const std::string& state) {
+  if (const SdDaemon* sd = sd_daemon()) sd->notify(/*unset_environment=*/0, state.c_str());
+}
 
 uint64_t monotonic_usec() {
   timespec now{};
@@ -40,7 +77,10 @@ void notify_status(std::string_view text) { send(status_line(text)); }
 
 void notify_watchdog() {
   // sd_watchdog_enabled reads WATCHDOG_USEC (and WATCHDOG_PID): > 0 only when a watchdog is on.
-  if (::sd_watchdog_enabled(/*unset_environment=*/0, nullptr) > 0) send("WATCHDOG=1");
+  const SdDaemon* sd = sd_daemon();
+  if (sd != nullptr && sd->watchdog_enabled(/*unset_environment=*/0, nullptr) > 0) {
+    sd->notify(/*unset_environment=*/0, "WATCHDOG=1");
+  }
 }
 
 }  // namespace rolter

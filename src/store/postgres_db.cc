@@ -1,11 +1,10 @@
 #include "store/postgres_db.h"
 
-#include <libpq-fe.h>
-
 #include <charconv>
 #include <memory>
 #include <vector>
 
+#include "store/libpq.h"
 #include "store/store_url.h"
 
 namespace rolter {
@@ -39,28 +38,30 @@ std::string one_line(std::string_view text) {
 }
 
 // The primary message and its detail (which names the conflicting key of a unique violation).
-std::string result_error(const PGresult* res, PGconn* conn) {
-  if (!res) return one_line(PQerrorMessage(conn));
-  const char* primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-  if (!primary) return one_line(PQresultErrorMessage(res));
+std::string result_error(const LibPq& pq, const PGresult* res, PGconn* conn) {
+  if (!res) return one_line(pq.error_message(conn));
+  const char* primary = pq.result_error_field(res, PG_DIAG_MESSAGE_PRIMARY);
+  if (!primary) return one_line(pq.result_error_message(res));
   std::string message = primary;
-  if (const char* detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL)) {
+  if (const char* detail = pq.result_error_field(res, PG_DIAG_MESSAGE_DETAIL)) {
     message += std::string(" (") + detail + ")";
   }
   return message;
 }
 
 struct ResultDeleter {
-  void operator()(PGresult* res) const { PQclear(res); }
+  const LibPq* pq;
+  void operator()(PGresult* res) const { pq->clear(res); }
 };
 using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
 
 class PostgresDb final : public SqlDb {
  public:
-  PostgresDb(PGconn* conn, std::string url) : conn_(conn), url_(std::move(url)) {
-    PQsetNoticeProcessor(conn_, ignore_notice, nullptr);
+  PostgresDb(const LibPq& pq, PGconn* conn, std::string url)
+      : pq_(pq), conn_(conn), url_(std::move(url)) {
+    pq_.set_notice_processor(conn_, ignore_notice, nullptr);
   }
-  ~PostgresDb() override { PQfinish(conn_); }
+  ~PostgresDb() override { pq_.finish(conn_); }
 
   using SqlDb::run;
 
@@ -72,15 +73,15 @@ class PostgresDb final : public SqlDb {
   StoreResult<SqlResult> run(std::string_view sql, std::span<const SqlValue> params) override {
     if (auto error = nul_byte_error(params)) return fail(sql, *error);
     bool reset_done = false;
-    if (PQstatus(conn_) != CONNECTION_OK) {
+    if (pq_.status(conn_) != CONNECTION_OK) {
       // A transaction that was open on the broken connection has already been reported failed.
-      PQreset(conn_);
+      pq_.reset(conn_);
       reset_done = true;
     }
-    const bool idle = PQtransactionStatus(conn_) == PQTRANS_IDLE;
+    const bool idle = pq_.transaction_status(conn_) == PQTRANS_IDLE;
     auto result = execute(sql, params);
-    if (!result && !reset_done && idle && PQstatus(conn_) != CONNECTION_OK) {
-      PQreset(conn_);
+    if (!result && !reset_done && idle && pq_.status(conn_) != CONNECTION_OK) {
+      pq_.reset(conn_);
       result = execute(sql, params);
     }
     return result;
@@ -116,28 +117,30 @@ class PostgresDb final : public SqlDb {
       values[i] = texts[i].c_str();
     }
     const std::string statement(sql);
-    ResultPtr res(PQexecParams(conn_, statement.c_str(), static_cast<int>(params.size()),
-                               types.data(), values.data(), nullptr, nullptr, 0));
-    const ExecStatusType status = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
+    ResultPtr res(pq_.exec_params(conn_, statement.c_str(), static_cast<int>(params.size()),
+                                  types.data(), values.data(), nullptr, nullptr, 0),
+                  ResultDeleter{&pq_});
+    const ExecStatusType status = res ? pq_.result_status(res.get()) : PGRES_FATAL_ERROR;
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-      return fail(sql, result_error(res.get(), conn_));
+      return fail(sql, result_error(pq_, res.get(), conn_));
     }
     SqlResult result;
-    const int rows = PQntuples(res.get());
-    const int columns = PQnfields(res.get());
+    const int rows = pq_.ntuples(res.get());
+    const int columns = pq_.nfields(res.get());
     result.rows.reserve(rows);
     for (int r = 0; r < rows; ++r) {
       auto& row = result.rows.emplace_back();
       row.reserve(columns);
       for (int c = 0; c < columns; ++c) {
-        row.emplace_back(PQgetvalue(res.get(), r, c), PQgetlength(res.get(), r, c));
+        row.emplace_back(pq_.getvalue(res.get(), r, c), pq_.getlength(res.get(), r, c));
       }
     }
-    const std::string_view changed = PQcmdTuples(res.get());
+    const std::string_view changed = pq_.cmd_tuples(res.get());
     std::from_chars(changed.data(), changed.data() + changed.size(), result.changes);
     return result;
   }
 
+  const LibPq& pq_;
   PGconn* const conn_;
   const std::string url_;  // to keep its password out of messages
 };
@@ -148,15 +151,18 @@ StoreResult<std::unique_ptr<SqlDb>> open_postgres(const std::string& url) {
   // The URL comes last so that what it says (its own connect_timeout) wins.
   const char* keywords[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
   const char* values[] = {kConnectTimeoutSeconds, "rolter", url.c_str(), nullptr};
-  PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  std::string load_error;
+  const LibPq* pq = libpq(load_error);
+  if (pq == nullptr) return tl::unexpected("postgres: " + load_error);
+  PGconn* conn = pq->connectdb_params(keywords, values, /*expand_dbname=*/1);
   if (!conn) return tl::unexpected(std::string("postgres: out of memory"));
-  if (PQstatus(conn) != CONNECTION_OK) {
+  if (pq->status(conn) != CONNECTION_OK) {
     std::string message = "postgres: cannot connect to \"" + redact_password(url) +
-                          "\": " + one_line(PQerrorMessage(conn));
-    PQfinish(conn);
+                          "\": " + one_line(pq->error_message(conn));
+    pq->finish(conn);
     return tl::unexpected(hide_password(std::move(message), url));
   }
-  return std::unique_ptr<SqlDb>(std::make_unique<PostgresDb>(conn, url));
+  return std::unique_ptr<SqlDb>(std::make_unique<PostgresDb>(*pq, conn, url));
 }
 
 }  // namespace rolter

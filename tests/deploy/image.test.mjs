@@ -90,6 +90,7 @@ check store test -s "$root/var/lib/rolter/rolter.db"
 check version chroot --userspec="$user:$user" "$root" /usr/local/bin/rolter --version
 check check chroot --userspec="$user:$user" "$root" /usr/local/bin/rolter check --config /etc/rolter/rolter.toml
 check ldd chroot "$root" ldd /usr/local/bin/rolter /usr/local/bin/rolter-sim /usr/local/bin/rolter-bench
+check opened chroot "$root" sh -c 'for l in libpq.so.5 libsystemd.so.0; do ls /usr/lib/*/$l || exit 1; ldd /usr/lib/*/$l; done'
 check compilers sh -c 'for c in gcc g++ cc c++ cpp ld as make cmake ninja clang; do for d in usr/bin bin usr/local/bin; do if [ -e "$1/$d/$c" ] || [ -L "$1/$d/$c" ]; then echo "$d/$c"; fi; done; done; ls -d "$1"/usr/lib/gcc/*/*/cc1* 2>/dev/null; true' sh "$root"
 check apt_lists sh -c 'find "$1/var/lib/apt/lists" -mindepth 1 -not -name lock -not -name partial -not -path "*/partial/*" -print' sh "$root"
 check apt_debs sh -c 'find "$1/var/cache/apt" -name "*.deb" -print' sh "$root"
@@ -146,6 +147,9 @@ test('the image: rolter runs from it as a non-root user; no compiler, no package
   const checkRun = result('check');
   assert.equal(checkRun.code, 0, `rolter check --config /etc/rolter/rolter.toml in the image:\n${checkRun.output}`);
   assert.doesNotMatch(result('ldd').output, /not found/, 'every shared library is in the image');
+  const opened = result('opened');
+  assert.equal(opened.code, 0, `the libraries rolter opens when first needed:\n${opened.output}`);
+  assert.doesNotMatch(opened.output, /not found/, 'and what they link');
   assert.equal(result('compilers').output.trim(), '', 'no compiler or build tool in the runtime image');
   assert.equal(result('apt_lists').output.trim(), '', 'no package lists in /var/lib/apt/lists');
   assert.equal(result('apt_debs').output.trim(), '', 'no downloaded packages in /var/cache/apt');

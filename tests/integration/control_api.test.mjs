@@ -58,6 +58,17 @@ for (const backend of ['sqlite', 'postgres']) {
       assert.equal(del.status, 403, del.text);
     });
 
+    test('libpq is mapped only by a process that speaks to PostgreSQL; libsystemd by none here', () => {
+      const mapped = (proc) => readFileSync(`/proc/${proc.child.pid}/maps`, 'utf8');
+      const cpMaps = mapped(cp);
+      assert.equal(/\/libpq\.so\.5/.test(cpMaps), backend === 'postgres', `control plane on ${backend}`);
+      assert.equal(/\/libgnutls\.so/.test(cpMaps), backend === 'postgres', 'GnuTLS comes only with libpq');
+      assert.doesNotMatch(cpMaps, /libsystemd\.so/, 'no NOTIFY_SOCKET');
+      const gwMaps = mapped(gw);
+      assert.doesNotMatch(gwMaps, /\/libpq\.so|libsystemd\.so|libgnutls/, 'a gateway node has no store');
+      assert.match(gwMaps, /\/libc\.so\.6/, 'the maps were read');
+    });
+
     test('CRUD round trips mirror rolter.toml key for key', async () => {
       const provider = {
         name: 'api-engine', kind: 'openai', base_url: sim.engines[1].url, max_loras: 4,
