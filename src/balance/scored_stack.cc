@@ -112,7 +112,7 @@ std::optional<size_t> ScoredStack::pick_eligible(const RouteContext& ctx, const 
         if (s.eligible(i)) best = std::max(best, clamp_score(scores[i]));
       }
       for (size_t i = 0; i < count_; ++i) {
-        if (clamp_score(scores[i]) < best) holds_best[i] = 0;
+        if (clamp_score(scores[i]) < best - kEvenShareTolerance) holds_best[i] = 0;
       }
     }
     if (affinity_here && e == last_affinity_) {

@@ -11,9 +11,10 @@
 // The affinity entries are the scorers that say what each candidate holds (its KV blocks, its
 // prefix, its adapter, its session). After the last of them has scored, a request that a
 // candidate below (1 + kEvenShareSlack) x its share of the last minute's requests (equal shares,
-// or by weight) scores as high on as the best, on every affinity entry (it loses nothing there),
-// is placed only among the candidates below their share (balance/recent_shares.h,
-// clear_above_share()). The scorers after the last affinity entry score that narrower set.
+// or by weight) scores within kEvenShareTolerance of the best, on every affinity entry (it loses
+// nothing there that matters), is placed only among the candidates below their share
+// (balance/recent_shares.h, clear_above_share()). The scorers after the last affinity entry score
+// that narrower set.
 //
 // Thread-safety: every method may be called concurrently; the stack's only mutable state is its
 // served counters (relaxed atomics) and its recent shares (their own mutex), and each scorer
@@ -49,6 +50,14 @@ namespace rolter {
 
 class ScoredStack final : public LoadBalancer {
  public:
+  // How far below the best an affinity score may be and still count as losing nothing: 0.02, on
+  // scores that are fractions of the request (prefix_affinity's match ratio, kv_residency's share
+  // of blocks), is 2% of the prompt. Engines cache in blocks of tens of tokens, and two engines
+  // that both hold a shared system prompt differ in a few bytes of the turn that follows it; held
+  // to exact equality, one of them always wins and takes every new conversation above its share.
+  // Measured on the public traces (docs/benchmarks.md, "Even shares").
+  static constexpr double kEvenShareTolerance = 0.02;
+
   struct Entry {
     std::unique_ptr<Scorer> scorer;
     // Multiplies the scorer's [0, 1] values; finite and >= 0.

@@ -125,6 +125,27 @@ TEST(ScoredStackTest, EvenSharesWeighEveryAffinityEntry) {
   EXPECT_EQ(stack_with({1, 0.5, 1}, {1, 1, 1})->pick({}, loads.view()), 2u);
 }
 
+// A score within kEvenShareTolerance of the best loses nothing that matters: the request leaves a
+// candidate above its share for it; a little further below, it stays.
+TEST(ScoredStackTest, EvenSharesTolerateANearlyEqualScore) {
+  static_assert(ScoredStack::kEvenShareTolerance == 0.02);
+  SeededRandom random(1);
+  ManualClock clock;
+  LoadsFixture loads(3);
+  auto pick_with = [&](double second_best) {
+    std::vector<ScoredStack::Entry> entries;
+    entries.push_back({std::make_unique<FixedScorer>(std::vector<double>{1, second_best, 0.5}), 1.0});
+    entries.push_back({std::make_unique<FixedScorer>(std::vector<double>{1, 0, 0}), 3.0});
+    ScoredStack stack("test", 3, std::move(entries), random, ScoredStack::TieBreak::kRandom,
+                      LoadGuard::kNone,
+                      ScoredStack::EvenShares{.affinity = ScoredStack::entry_bit(0), .clock = &clock});
+    for (int k = 0; k < 10; ++k) stack.observe(0, {});
+    return stack.pick({}, loads.view());
+  };
+  EXPECT_EQ(pick_with(0.985), 1u);
+  EXPECT_EQ(pick_with(0.97), 0u);
+}
+
 TEST(ScoredStackTest, ExactTiesAreUniform) {
   constexpr size_t kCandidates = 5;
   constexpr int kPicks = 50000;
