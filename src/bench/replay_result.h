@@ -109,6 +109,8 @@ struct StrategyResult {
   double imbalance_peak = 0;  // the highest, over samples with >= 1 request per engine
   // Median over 60 s windows of max/mean requests assigned per engine; 0 when not measured.
   double window_imbalance = 0;
+  // Each window's max/mean, in time order (the last one may be shorter than 60 s).
+  std::vector<double> window_imbalances;
   double duration_s = 0;
   double wall_s = 0;
   std::vector<uint64_t> served_per_gateway;  // HTTP mode
@@ -165,6 +167,7 @@ inline StrategyResult summarize(std::string strategy, RunSamples& s, double pool
   r.imbalance_mean = s.imbalance_samples ? s.imbalance_sum / s.imbalance_samples : 0;
   r.imbalance_peak = s.imbalance_peak;
   r.window_imbalance = s.assigned.median();
+  r.window_imbalances = s.assigned.per_window();
   r.duration_s = s.duration_s;
   r.wall_s = s.wall_s;
   r.served_per_gateway = s.served_per_gateway;

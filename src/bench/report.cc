@@ -166,6 +166,7 @@ std::string render_json(const ReplayReport& r) {
                    {"imbalance_mean", s.imbalance_mean},
                    {"imbalance_peak", s.imbalance_peak},
                    {"window_imbalance_median", s.window_imbalance},
+                   {"window_imbalances", s.window_imbalances},
                    {"duration_s", s.duration_s},
                    {"wall_s", s.wall_s},
                    {"served_per_gateway", s.served_per_gateway}});

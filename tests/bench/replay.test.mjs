@@ -36,6 +36,12 @@ test('replay --spawn: a few hundred requests per strategy, no errors, a full rep
       // Which engine served each request comes from the sim's x-sim-engine header, relayed.
       assert.ok(s.window_imbalance_median >= 1 && s.window_imbalance_median <= 4,
         `${s.strategy}: window imbalance ${s.window_imbalance_median}`);
+      // The median is of the per-window values listed beside it.
+      const windows = [...s.window_imbalances].sort((a, b) => a - b);
+      assert.ok(windows.length >= 1, `${s.strategy}: ${s.window_imbalances}`);
+      const mid = Math.floor(windows.length / 2);
+      const median = windows.length % 2 ? windows[mid] : (windows[mid - 1] + windows[mid]) / 2;
+      assert.ok(Math.abs(median - s.window_imbalance_median) < 1e-9, `${s.strategy}: ${s.window_imbalances}`);
     }
     // Plain chat requests, tokenised by the engines (tokenize = "engine"), matched against the
     // engines' KV events: conversations stay where their blocks are.
