@@ -396,11 +396,28 @@ test('cache-aware fairness: the tenant whose prompt the cache holds is dispatche
   const unique = (n) => { seq += 1; return Array.from({ length: n }, (_, i) => 10_000_000 + seq * 10_000 + i); };
   const complete = async (key, prompt) => settle(await postJson(`${url}/v1/completions`,
     { model: 'm', prompt, max_tokens: 8 }, { headers: { authorization: `Bearer ${key}` }, timeoutMs: 30000 }));
+  const direct = (prompt) => Promise.all(sim.engines.map(async (e) => settle(await postJson(`${e.url}/v1/completions`,
+    { model: 'sim-model', prompt, max_tokens: 1 }))));
+  // KV batches applied so far, per engine.
+  const applied = async () => {
+    const counts = new Map();
+    for (const [, labels, value] of (await scrapeMetrics(rolter, 'key-shared')).matchAll(/^rolter_kv_events_total\{([^}]*)\} (\S+)/gm)) {
+      counts.set(labels, Number(value));
+    }
+    return counts;
+  };
+  // rolter subscribes to each engine's events on its first tick, and a batch sent before that is
+  // lost to it: throwaway prompts, each new to the engines, until every stream has delivered one.
+  await waitUntil(async () => [...(await applied()).values()].filter((n) => n > 0).length === kEngines ||
+    (await direct(unique(2 * kBlock)), false),
+  { timeoutMs: 10000, intervalMs: 200, what: 'every engine\'s KV stream delivering' });
   // Every engine holds the system prompt (one request each, straight to it), and rolter knows.
-  await Promise.all(sim.engines.map(async (e) => settle(await postJson(`${e.url}/v1/completions`,
-    { model: 'sim-model', prompt: [...system, 1, 2, 3], max_tokens: 1 }))));
-  await waitUntil(async () => (await scrapeMetrics(rolter, 'key-shared')).match(/^rolter_kv_events_total\{[^}]*\} [1-9]/gm)?.length === kEngines,
-    { what: 'every engine\'s KV events applied' });
+  const before = await applied();
+  await direct([...system, 1, 2, 3]);
+  await waitUntil(async () => {
+    const now = await applied();
+    return now.size === kEngines && [...now].every(([engine, n]) => n > (before.get(engine) ?? 0));
+  }, { what: 'every engine\'s system-prompt batch applied' });
   // Both tenants send the same number of requests at once.
   const n = 150;
   const sent = performance.now();
