@@ -36,8 +36,8 @@ const SdDaemon* sd_daemon() {
     loaded.tried = true;
     if (auto lib = SharedLibrary::open("libsystemd.so.0")) {
       SdDaemon d;
-      d.notify = lib->symbol<int(int, const char*)>("sd_notify");
-      d.watchdog_enabled = lib->symbol<int(int, uint64_t*)>("sd_watchdog_enabled");
+      d.notify = lib->symbol<decltype(::sd_notify)>("sd_notify");
+      d.watchdog_enabled = lib->symbol<decltype(::sd_watchdog_enabled)>("sd_watchdog_enabled");
       if (d.notify != nullptr && d.watchdog_enabled != nullptr) loaded.functions = d;
     }
   }

@@ -2,7 +2,7 @@
 //
 // A library that only some deployments use (libpq for a PostgreSQL store, libsystemd under a
 // service manager) costs every process that links it: the loader maps it and everything it
-// pulls in, and relocates them, before main(). libpq brings GnuTLS, Kerberos and LDAP with it,
+// pulls in, and relocates them, before main(). libpq brings GnuTLS, LDAP and SASL with it,
 // about 3 MB of resident memory in a gateway that never speaks to PostgreSQL. Opened here, it is
 // mapped by the processes that use it, at their first use.
 //

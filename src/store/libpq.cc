@@ -8,11 +8,11 @@ namespace {
 
 constexpr const char* kSoname = "libpq.so.5";
 
+// Sets `out` to the function `name`; the first one missing is named in `error`.
 template <class F>
-bool resolve(const SharedLibrary& lib, const char* name, F*& out, std::string& error) {
+void resolve(const SharedLibrary& lib, const char* name, F*& out, std::string& error) {
   out = lib.symbol<F>(name);
   if (out == nullptr && error.empty()) error = lib.soname() + " has no " + name;
-  return out != nullptr;
 }
 
 // Fills `pq` from a freshly opened libpq; an empty string when every function was found.
