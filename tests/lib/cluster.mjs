@@ -75,6 +75,15 @@ export function adminClient(baseUrl, token) {
   };
 }
 
+// A fresh folder under the system's temporary directory, removed when the test file's process
+// exits (ROLTER_KEEP_TEST_DIRS=1 keeps it for a look after a failure).
+const madeDirs = [];
+process.on('exit', () => {
+  if (process.env.ROLTER_KEEP_TEST_DIRS === '1') return;
+  for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true });
+});
 export function tempDir(prefix = 'rolter-state-') {
-  return mkdtempSync(path.join(tmpdir(), prefix));
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  madeDirs.push(dir);
+  return dir;
 }

@@ -48,27 +48,55 @@ const char* dnsmasq_path() {
   return nullptr;
 }
 
-// dnsmasq for the test's names (rolter.test), answering from a hosts file.
+// True when something accepts TCP connections on 127.0.0.1:port.
+bool tcp_listening(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  const bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return connected;
+}
+
+// A port on 127.0.0.1 free for both UDP and TCP a moment ago (dnsmasq binds both).
+uint16_t udp_and_tcp_port() {
+  for (;;) {
+    const uint16_t port = udp_port();
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(port);
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    ::close(fd);
+    if (free) return port;
+  }
+}
+
+// dnsmasq for the test's names (rolter.test), answering from a hosts file. The constructor returns
+// once dnsmasq listens; when another process took the port first, dnsmasq exits and is started
+// again on another.
 class Dnsmasq {
  public:
   explicit Dnsmasq(const std::string& hosts) {
     hosts_path_ = ::testing::TempDir() + "rolter-dns-hosts-" + std::to_string(::getpid());
     write_hosts(hosts);
-    port_ = udp_port();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const std::string port = "--port=" + std::to_string(port_);
-      const std::string addn = "--addn-hosts=" + hosts_path_;
-      ::execl(dnsmasq_path(), "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null",
-              "--no-resolv", "--no-hosts", "--listen-address=127.0.0.1", "--bind-interfaces",
-              "--pid-file=", "--local=/rolter.test/", "--log-facility=-", "--quiet-dhcp",
-              port.c_str(), addn.c_str(),
-              "--srv-host=_http._tcp.srv.rolter.test,engine-a.rolter.test,8001",
-              "--srv-host=_http._tcp.srv.rolter.test,engine-b.rolter.test,8002",
-              "--srv-host=_http._tcp.dangling.rolter.test,nowhere.rolter.test,8003",
-              static_cast<char*>(nullptr));
-      ::_exit(127);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      port_ = udp_and_tcp_port();
+      pid_ = start(port_);
+      while (!tcp_listening(port_) && ::waitpid(pid_, nullptr, WNOHANG) == 0 &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(10));
+      }
+      if (tcp_listening(port_)) return;
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
     }
+    ADD_FAILURE() << "dnsmasq did not start listening within 10 s";
   }
   ~Dnsmasq() {
     if (pid_ > 0) {
@@ -88,6 +116,24 @@ class Dnsmasq {
 
  private:
   void write_hosts(const std::string& hosts) { std::ofstream(hosts_path_) << hosts; }
+
+  pid_t start(uint16_t port) const {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const std::string port_flag = "--port=" + std::to_string(port);
+      const std::string addn = "--addn-hosts=" + hosts_path_;
+      ::execl(dnsmasq_path(), "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null",
+              "--no-resolv", "--no-hosts", "--listen-address=127.0.0.1", "--bind-interfaces",
+              "--pid-file=", "--local=/rolter.test/", "--log-facility=-", "--quiet-dhcp",
+              port_flag.c_str(), addn.c_str(),
+              "--srv-host=_http._tcp.srv.rolter.test,engine-a.rolter.test,8001",
+              "--srv-host=_http._tcp.srv.rolter.test,engine-b.rolter.test,8002",
+              "--srv-host=_http._tcp.dangling.rolter.test,nowhere.rolter.test,8003",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    return pid;
+  }
 
   std::string hosts_path_;
   uint16_t port_ = 0;
