@@ -63,7 +63,9 @@ TEST(TenantsTest, TenantsHaveBandsNamesAndDistinctKeys) {
   EXPECT_EQ(tenants[0].priority, kBatchBand);
   std::set<std::string> secrets, envs;
   for (size_t i = 0; i < tenants.size(); ++i) {
-    if (i > 0) EXPECT_EQ(tenants[i].priority, kInteractiveBand);
+    if (i > 0) {
+      EXPECT_EQ(tenants[i].priority, kInteractiveBand);
+    }
     EXPECT_EQ(tenants[i].name, "tenant-" + std::to_string(i));
     secrets.insert(tenants[i].secret);
     envs.insert(tenants[i].key_env);
