@@ -87,13 +87,19 @@ class Dnsmasq {
     while (std::chrono::steady_clock::now() < deadline) {
       port_ = udp_and_tcp_port();
       pid_ = start(port_);
-      while (!tcp_listening(port_) && ::waitpid(pid_, nullptr, WNOHANG) == 0 &&
-             std::chrono::steady_clock::now() < deadline) {
+      bool exited = false;
+      while (!tcp_listening(port_) && std::chrono::steady_clock::now() < deadline) {
+        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+          exited = true;  // reaped: its pid is not ours to signal any more
+          break;
+        }
         std::this_thread::sleep_for(milliseconds(10));
       }
-      if (tcp_listening(port_)) return;
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
+      if (!exited && tcp_listening(port_)) return;
+      if (!exited) {
+        ::kill(pid_, SIGTERM);
+        ::waitpid(pid_, nullptr, 0);
+      }
       pid_ = -1;
     }
     ADD_FAILURE() << "dnsmasq did not start listening within 10 s";
