@@ -17,7 +17,7 @@ import { fetchWithin } from './http.mjs';
 
 // `listen` defaults to 127.0.0.1:0.
 export async function startControlPlane({ config, store, env = {}, args = [], listen = '127.0.0.1:0' } = {}) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'rolter-cp-'));
+  const dir = tempDir('rolter-cp-');  // removed by stop(), or at exit after stop({ keepDir })
   const cmd = ['control-plane', '--listen', listen, '--workers', '2'];
   if (config !== undefined) {
     const configPath = path.join(dir, 'rolter.toml');
