@@ -88,20 +88,7 @@ class Dnsmasq {
     while (std::chrono::steady_clock::now() < deadline) {
       port_ = udp_and_tcp_port();
       pid_ = start(port_);
-      bool exited = false;
-      while (!tcp_listening(port_) && std::chrono::steady_clock::now() < deadline) {
-        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-          exited = true;  // reaped: its pid is not ours to signal any more
-          break;
-        }
-        std::this_thread::sleep_for(milliseconds(10));
-      }
-      if (!exited && tcp_listening(port_)) return;
-      if (!exited) {
-        ::kill(pid_, SIGTERM);
-        ::waitpid(pid_, nullptr, 0);
-      }
-      pid_ = -1;
+      if (listening_by(deadline)) return;
     }
     ADD_FAILURE() << "dnsmasq did not start listening within 10 s";
   }
@@ -123,6 +110,25 @@ class Dnsmasq {
 
  private:
   void write_hosts(const std::string& hosts) { std::ofstream(hosts_path_) << hosts; }
+
+  // Waits until dnsmasq accepts on port_. False when it exited first (another process took the
+  // port) or the deadline passed; either way it is gone and pid_ is -1.
+  bool listening_by(std::chrono::steady_clock::time_point deadline) {
+    while (!tcp_listening(port_)) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {  // reaped: not ours to signal any more
+        pid_ = -1;
+        return false;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::kill(pid_, SIGTERM);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+        return false;
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return true;
+  }
 
   pid_t start(uint16_t port) const {
     const pid_t pid = ::fork();
