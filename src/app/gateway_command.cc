@@ -36,7 +36,7 @@ int run_gateway(const GatewayOptions& options) {
   const std::string node_id = options.node_id.empty() ? host_name() : options.node_id;
   SnapshotStore snapshots;
   LoadTracker tracker;
-  Metrics metrics;
+  Metrics metrics(options.workers);  // 0: cells for one worker per core; more workers share
   metrics.set_build_info(build_info().version, build_info().commit, build_info().build_type);
   DiscoveredInstances discovered;
   SnapshotPublisher publisher(snapshots, tracker, &metrics, "control plane snapshot", &discovered);

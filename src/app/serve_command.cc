@@ -135,7 +135,8 @@ int run_serve(const ServeOptions& options) {
   }
   SnapshotStore snapshots;
   LoadTracker tracker;
-  Metrics metrics;
+  // One set of counter cells per worker (observe/worker_cells.h), as many as will start.
+  Metrics metrics(options.workers > 0 ? options.workers : loaded->config.server.workers);
   metrics.set_build_info(build_info().version, build_info().commit, build_info().build_type);
   DiscoveredInstances discovered;
   SnapshotPublisher publisher(snapshots, tracker, &metrics, options.config_path, &discovered);

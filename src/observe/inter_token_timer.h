@@ -10,7 +10,7 @@
 //   InterTokenTimer itl(pool.instruments.inter_token);
 //   itl.arrived(std::chrono::steady_clock::now(), progress.content_pieces() - before);
 //
-// Thread-safety: a value type used by one stream; the histogram takes its own lock.
+// Thread-safety: a value type used by one stream; the histogram is sharded per worker.
 #pragma once
 
 #include <chrono>
@@ -26,7 +26,7 @@ class InterTokenTimer {
   using TimePoint = std::chrono::steady_clock::time_point;
 
   // `histogram` may be null (no metrics): then nothing is observed.
-  explicit InterTokenTimer(prometheus::Histogram* histogram) : histogram_(histogram) {}
+  explicit InterTokenTimer(ShardedHistogram* histogram) : histogram_(histogram) {}
 
   // `pieces` content pieces were read at `now` (0: none, and nothing changes).
   void arrived(TimePoint now, uint64_t pieces) {
@@ -40,7 +40,7 @@ class InterTokenTimer {
   }
 
  private:
-  prometheus::Histogram* histogram_;
+  ShardedHistogram* histogram_;
   std::optional<TimePoint> last_;
 };
 

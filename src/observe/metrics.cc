@@ -6,7 +6,9 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <limits>
+#include <thread>
 #include <utility>
 
 #include "common/mutex.h"
@@ -402,9 +404,10 @@ struct Metrics::Families {
   prometheus::Family<prometheus::Gauge>& discovery_endpoints;
 };
 
-Metrics::Metrics()
+Metrics::Metrics(unsigned workers)
     : registry_(std::make_shared<prometheus::Registry>()),
-      table_(std::make_shared<SeriesTable>(registry_)),
+      table_(std::make_shared<SeriesTable>(
+          registry_, workers != 0 ? workers : std::max(1u, std::thread::hardware_concurrency()))),
       families_(std::make_unique<Families>(*registry_)) {}
 
 Metrics::~Metrics() = default;
@@ -417,13 +420,14 @@ Metrics::RouteInstruments Metrics::route(std::string_view route, SeriesLease& le
   t.lease(f.route_endpoints, labels, lease);
   t.lease(f.route_available, labels, lease);
   return RouteInstruments{
-      .duration = &t.lease(f.duration, labels, lease, latency_buckets()),
-      .ttft = &t.lease(f.ttft, labels, lease, latency_buckets()),
-      .inter_token = &t.lease(f.inter_token, labels, lease, inter_token_buckets()),
-      .retries = &t.lease(f.retries, labels, lease),
-      .tokens_in = &t.lease(f.tokens, {{"route", std::string(route)}, {"direction", "in"}}, lease),
+      .duration = &t.lease_sharded(f.duration, labels, lease, latency_buckets()),
+      .ttft = &t.lease_sharded(f.ttft, labels, lease, latency_buckets()),
+      .inter_token = &t.lease_sharded(f.inter_token, labels, lease, inter_token_buckets()),
+      .retries = &t.lease_sharded(f.retries, labels, lease),
+      .tokens_in =
+          &t.lease_sharded(f.tokens, {{"route", std::string(route)}, {"direction", "in"}}, lease),
       .tokens_out =
-          &t.lease(f.tokens, {{"route", std::string(route)}, {"direction", "out"}}, lease),
+          &t.lease_sharded(f.tokens, {{"route", std::string(route)}, {"direction", "out"}}, lease),
   };
 }
 
@@ -432,27 +436,27 @@ Metrics::CandidateInstruments Metrics::candidate(std::string_view route, std::st
   Families& f = *families_;
   SeriesTable& t = *table_;
   CandidateInstruments c;
-  c.picks = &t.lease(f.picks,
-                     {{"route", std::string(route)},
-                      {"strategy", std::string(strategy)},
-                      {"target", std::string(target)}},
-                     lease);
+  c.picks = &t.lease_sharded(f.picks,
+                             {{"route", std::string(route)},
+                              {"strategy", std::string(strategy)},
+                              {"target", std::string(target)}},
+                             lease);
   for (size_t i = 0; i < kCodeClasses.size(); ++i) {
-    c.responses[i] = &t.lease(f.requests,
-                              {{"route", std::string(route)},
-                               {"target", std::string(target)},
-                               {"code_class", kCodeClasses[i]}},
-                              lease);
+    c.responses[i] = &t.lease_sharded(f.requests,
+                                      {{"route", std::string(route)},
+                                       {"target", std::string(target)},
+                                       {"code_class", kCodeClasses[i]}},
+                                      lease);
   }
   for (size_t i = 0; i < c.codes.size(); ++i) {
     const std::string code = i < kCountedCodes.size() ? std::to_string(kCountedCodes[i]) : "other";
-    c.codes[i] =
-        &t.lease(f.requests_by_code, {{"route", std::string(route)}, {"code", code}}, lease);
+    c.codes[i] = &t.lease_sharded(f.requests_by_code,
+                                  {{"route", std::string(route)}, {"code", code}}, lease);
   }
   const prometheus::Labels labels = {{"route", std::string(route)},
                                      {"target", std::string(target)}};
-  c.duration = &t.lease(f.target_duration, labels, lease, latency_buckets());
-  c.ttft = &t.lease(f.target_ttft, labels, lease, latency_buckets());
+  c.duration = &t.lease_sharded(f.target_duration, labels, lease, latency_buckets());
+  c.ttft = &t.lease_sharded(f.target_ttft, labels, lease, latency_buckets());
   return c;
 }
 
@@ -544,9 +548,10 @@ Metrics::LmcacheInstruments Metrics::lmcache(std::string_view endpoint, SeriesLe
 Metrics::TokenizeInstruments Metrics::tokenize(std::string_view provider, SeriesLease& lease) {
   TokenizeInstruments t{};
   for (size_t i = 0; i < kTokenizeOutcomes.size(); ++i) {
-    t[i] = &table_->lease(families_->tokenize,
-                          {{"provider", std::string(provider)}, {"outcome", kTokenizeOutcomes[i]}},
-                          lease, tokenize_buckets());
+    t[i] = &table_->lease_sharded(
+        families_->tokenize,
+        {{"provider", std::string(provider)}, {"outcome", kTokenizeOutcomes[i]}}, lease,
+        tokenize_buckets());
   }
   return t;
 }
@@ -554,12 +559,12 @@ Metrics::TokenizeInstruments Metrics::tokenize(std::string_view provider, Series
 Metrics::DecisionInstruments Metrics::decision(std::string_view route, SeriesLease& lease) {
   DecisionInstruments d;
   for (size_t i = 0; i < kDecisionOutcomes.size(); ++i) {
-    d.requests[i] =
-        &table_->lease(families_->decision_requests,
-                       {{"route", std::string(route)}, {"outcome", kDecisionOutcomes[i]}}, lease);
+    d.requests[i] = &table_->lease_sharded(
+        families_->decision_requests,
+        {{"route", std::string(route)}, {"outcome", kDecisionOutcomes[i]}}, lease);
   }
-  d.seconds = &table_->lease(families_->decision_seconds, {{"route", std::string(route)}}, lease,
-                             decision_buckets());
+  d.seconds = &table_->lease_sharded(families_->decision_seconds, {{"route", std::string(route)}},
+                                     lease, decision_buckets());
   return d;
 }
 
@@ -568,7 +573,7 @@ Metrics::DisaggregationInstruments Metrics::disaggregation(std::string_view rout
   DisaggregationInstruments d{};
   for (size_t p = 0; p < kSplitPaths.size(); ++p) {
     for (size_t c = 0; c < kSplitCounts.size(); ++c) {
-      d[p][c] = &table_->lease(
+      d[p][c] = &table_->lease_sharded(
           families_->disaggregation,
           {{"route", std::string(route)}, {"path", kSplitPaths[p]}, {"count", kSplitCounts[c]}},
           lease);
@@ -645,8 +650,8 @@ void Metrics::count_retry(const RouteInstruments& r) { count(r.retries); }
 
 void Metrics::count_tokens(const RouteInstruments& r, std::optional<uint64_t> in,
                            std::optional<uint64_t> out) {
-  if (in && r.tokens_in != nullptr) r.tokens_in->Increment(static_cast<double>(*in));
-  if (out && r.tokens_out != nullptr) r.tokens_out->Increment(static_cast<double>(*out));
+  if (in && r.tokens_in != nullptr) r.tokens_in->add(*in);
+  if (out && r.tokens_out != nullptr) r.tokens_out->add(*out);
 }
 
 void Metrics::count_park(const EndpointInstruments& e, ParkReason reason) {
@@ -657,8 +662,12 @@ void Metrics::count(prometheus::Counter* counter) {
   if (counter != nullptr) counter->Increment();
 }
 
-void Metrics::observe_seconds(prometheus::Histogram* h, double seconds) {
-  if (h != nullptr) h->Observe(seconds);
+void Metrics::count(ShardedCounter* counter) {
+  if (counter != nullptr) counter->add();
+}
+
+void Metrics::observe_seconds(ShardedHistogram* h, double seconds) {
+  if (h != nullptr) h->observe(seconds);
 }
 
 void Metrics::observe_tokenize(const TokenizeInstruments& t, TokenizeOutcome outcome,
@@ -760,6 +769,11 @@ void Metrics::count_adaptive_telemetry_post(bool ok) {
   families_->adaptive_posts.Add({{"result", ok ? "ok" : "error"}}).Increment();
 }
 
+std::vector<prometheus::MetricFamily> Metrics::collect() {
+  table_->fold();
+  return registry_->Collect();
+}
+
 std::string Metrics::render(const FleetView& fleet) {
   refresh(fleet);
   std::vector<prometheus::MetricFamily> families = registry_->Collect();
@@ -784,6 +798,7 @@ struct EndpointRow {
 }  // namespace
 
 void Metrics::refresh(const FleetView& fleet) {
+  table_->fold();
   std::vector<AdaptiveRow> adaptive;
   fleet.for_each_adaptive_picks([&](const AdaptivePicksReading& r) {
     AdaptiveRow row{.route_total = r.target.empty(), .total = static_cast<double>(r.total)};

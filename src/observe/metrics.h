@@ -71,8 +71,13 @@
 // and process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,
 // process_open_fds, process_max_fds, process_start_time_seconds (observe/process_metrics.h).
 //
-// Thread-safety: all methods may be called from any thread. Histogram observations take the
-// histogram's own short lock (prometheus-cpp); counters are atomic.
+// The request path's counters and histograms (the route's, a candidate's, the tokenize, decision
+// and disaggregation ones) are sharded per worker (observe/sharded_series.h): a worker adds to
+// cells of its own, with no lock and no cache line shared with another worker, and render() and
+// refresh() fold what they gained into the Prometheus series first.
+//
+// Thread-safety: all methods may be called from any thread. Sharded updates are relaxed adds on
+// the calling worker's cells; the other counters are atomic.
 #pragma once
 
 #include <array>
@@ -81,6 +86,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <prometheus/metric_family.h>
 
 #include "observe/fleet_view.h"
 #include "observe/series_lease.h"
@@ -95,6 +103,8 @@ class Registry;
 namespace rolter {
 
 class SeriesTable;
+class ShardedCounter;
+class ShardedHistogram;
 
 // The `state` label values of breaker_state and kv_events_state, by the numbers FleetView and
 // KvEventCounts carry (InstanceReading::breaker, KvStreamState).
@@ -106,30 +116,30 @@ inline constexpr std::array<std::string_view, 4> kKvStateNames = {"disconnected"
 class Metrics {
  public:
   // Status classes 1xx..5xx; index 0 counts anything else (e.g. a response never sent).
-  using StatusCounters = std::array<prometheus::Counter*, 6>;
+  using StatusCounters = std::array<ShardedCounter*, 6>;
   // The statuses requests_by_code_total counts one by one: what clients of an LLM gateway meet
   // (and 499, a client that left). Any other is counted as "other", so a route has at most
   // kCountedCodes.size() + 1 of these series whatever its upstreams answer.
   static constexpr std::array<unsigned, 14> kCountedCodes = {200, 400, 401, 403, 404, 408, 413,
                                                              422, 429, 499, 500, 502, 503, 504};
   // Indexed like kCountedCodes; the last one is "other".
-  using CodeCounters = std::array<prometheus::Counter*, kCountedCodes.size() + 1>;
+  using CodeCounters = std::array<ShardedCounter*, kCountedCodes.size() + 1>;
 
   struct RouteInstruments {
-    prometheus::Histogram* duration = nullptr;
-    prometheus::Histogram* ttft = nullptr;
-    prometheus::Histogram* inter_token = nullptr;
-    prometheus::Counter* retries = nullptr;
-    prometheus::Counter* tokens_in = nullptr;
-    prometheus::Counter* tokens_out = nullptr;
+    ShardedHistogram* duration = nullptr;
+    ShardedHistogram* ttft = nullptr;
+    ShardedHistogram* inter_token = nullptr;
+    ShardedCounter* retries = nullptr;
+    ShardedCounter* tokens_in = nullptr;
+    ShardedCounter* tokens_out = nullptr;
   };
   struct CandidateInstruments {
-    prometheus::Counter* picks = nullptr;
+    ShardedCounter* picks = nullptr;
     StatusCounters responses{};
     CodeCounters codes{};  // the route's, shared by its candidates
     // Per target, for the dashboard's per-target percentiles; a target's instances share them.
-    prometheus::Histogram* duration = nullptr;
-    prometheus::Histogram* ttft = nullptr;
+    ShardedHistogram* duration = nullptr;
+    ShardedHistogram* ttft = nullptr;
   };
   enum class ParkReason { kRefused, kRateLimited };
   struct EndpointInstruments {
@@ -167,16 +177,16 @@ class Metrics {
   };
   enum class TokenizeOutcome { kOk, kTimeout, kError };
   // One histogram per outcome, indexed by TokenizeOutcome.
-  using TokenizeInstruments = std::array<prometheus::Histogram*, 3>;
+  using TokenizeInstruments = std::array<ShardedHistogram*, 3>;
   enum class DecisionOutcome { kOk, kTimeout, kError, kStatus, kInvalid };
   struct DecisionInstruments {
-    std::array<prometheus::Counter*, 5> requests{};  // indexed by DecisionOutcome
-    prometheus::Histogram* seconds = nullptr;
+    std::array<ShardedCounter*, 5> requests{};  // indexed by DecisionOutcome
+    ShardedHistogram* seconds = nullptr;
   };
   // SPEC §18: the path a disaggregated route's request took, and where its uncached count came
   // from (balance/split_decider.h's PromptCount, in its order).
   enum class SplitPath { kDisaggregated, kAggregated, kPrefillFailed };
-  using DisaggregationInstruments = std::array<std::array<prometheus::Counter*, 3>, 3>;
+  using DisaggregationInstruments = std::array<std::array<ShardedCounter*, 3>, 3>;
   enum class SnapshotFetch { kUpdated, kNotModified, kRejected, kError };
   struct SnapshotFollowerInstruments {
     std::array<prometheus::Counter*, 4> fetches{};  // indexed by SnapshotFetch
@@ -184,7 +194,9 @@ class Metrics {
     prometheus::Gauge* up = nullptr;
   };
 
-  Metrics();
+  // `workers`: the worker threads that will update the request path's instruments, each in cells
+  // of its own; 0 means one per core, as [server] workers = 0 does.
+  explicit Metrics(unsigned workers = 0);
   ~Metrics();
 
   // The instruments of a route, candidate, endpoint... are leased into `lease`: they stay valid,
@@ -245,7 +257,8 @@ class Metrics {
                            std::optional<uint64_t> out);
   static void count_park(const EndpointInstruments& e, ParkReason reason);
   static void count(prometheus::Counter* counter);
-  static void observe_seconds(prometheus::Histogram* h, double seconds);
+  static void count(ShardedCounter* counter);
+  static void observe_seconds(ShardedHistogram* h, double seconds);
   // One /tokenize call and how it ended.
   static void observe_tokenize(const TokenizeInstruments& t, TokenizeOutcome outcome,
                                double seconds);
@@ -279,9 +292,14 @@ class Metrics {
   // The Prometheus text exposition of every metric, with endpoint gauges read from `fleet`, and
   // the process_* metrics.
   std::string render(const FleetView& fleet);
-  // Sets the gauges render() reads from `fleet` (in-flight, breaker, health, parking, adaptive
-  // counters), for a reader of registry() that does not render (the node stats reporter).
+  // Folds what the workers counted into its series (as collect() does) and sets the gauges
+  // render() reads from `fleet` (in-flight, breaker, health, parking, adaptive counters), for a
+  // reader of registry() that does not render (the node stats reporter).
   void refresh(const FleetView& fleet);
+
+  // Every family of registry(), with what the workers counted folded in first. Read the registry
+  // through this, render() or after refresh(): a sharded series shows nothing until folded.
+  std::vector<prometheus::MetricFamily> collect();
 
   // The registry behind render(), for modules that keep families of their own (the control
   // plane's, a gateway node's). Families added here are rendered with the rest.

@@ -14,7 +14,7 @@ namespace {
 // there is none.
 std::string sample(Metrics& metrics, const std::string& family,
                    const std::map<std::string, std::string>& labels) {
-  for (const auto& f : metrics.registry().Collect()) {
+  for (const auto& f : metrics.collect()) {
     if (f.name != family) continue;
     for (const auto& m : f.metric) {
       size_t matched = 0;
@@ -71,7 +71,7 @@ TEST(QueueSeries, AdoptedAcrossAReloadAndGoneWithTheLastSnapshot) {
   after.reset();
   for (const char* family : {"rolter_shed_total", "rolter_queue_dispatches_total",
                              "rolter_queue_wait_seconds", "rolter_queue_depth"}) {
-    for (const auto& f : metrics.registry().Collect()) {
+    for (const auto& f : metrics.collect()) {
       if (f.name != family) continue;
       for (const auto& m : f.metric) {
         for (const auto& l : m.label) EXPECT_FALSE(l.name == "route" && l.value == "chat") << family;

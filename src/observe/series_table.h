@@ -13,6 +13,11 @@
 // (Metrics::refresh) do so inside with_lock(), testing Has() first, so a series being removed is
 // never created again.
 //
+// The request path's counters and histograms are leased with lease_sharded(): the table keeps,
+// beside each such series, an instrument that each worker writes into cells of its own
+// (observe/sharded_series.h), and fold() adds what they gained to the series. Whoever reads the
+// registry calls fold() first (Metrics::refresh() does).
+//
 // The table keeps the registry (the owner of every family) alive while a lease holds the table.
 //
 // Thread-safety: all methods may be called from any thread. The table's lock is taken before a
@@ -30,13 +35,22 @@
 
 #include "common/mutex.h"
 #include "observe/series_lease.h"
+#include "observe/sharded_series.h"
+#include "observe/worker_cells.h"
+
+namespace prometheus {
+class Counter;
+class Histogram;
+}  // namespace prometheus
 
 namespace rolter {
 
 class SeriesTable : public std::enable_shared_from_this<SeriesTable> {
  public:
-  explicit SeriesTable(std::shared_ptr<prometheus::Registry> registry)
-      : registry_(std::move(registry)) {}
+  // `workers`: how many worker threads write sharded instruments, each with its own cells
+  // (WorkerCells::set_thread_slot(index + 1)); others share one more.
+  explicit SeriesTable(std::shared_ptr<prometheus::Registry> registry, unsigned workers = 0)
+      : registry_(std::move(registry)), cells_(workers) {}
   SeriesTable(const SeriesTable&) = delete;
   SeriesTable& operator=(const SeriesTable&) = delete;
 
@@ -50,16 +64,21 @@ class SeriesTable : public std::enable_shared_from_this<SeriesTable> {
     assert(into.table_.get() == this);
     MutexLock lock(mu_);
     T& series = family.Add(labels, std::forward<Args>(args)...);
-    Entry& entry = entries_[&series];
-    if (entry.leases++ == 0) {
-      entry.family = &family;
-      entry.remove = [](void* f, void* s) {
-        static_cast<prometheus::Family<T>*>(f)->Remove(static_cast<T*>(s));
-      };
-    }
-    into.series_.push_back(&series);
+    hold(family, series, into);
     return series;
   }
+
+  // A counter or a histogram of the request path: the series of `family` labelled `labels`, held
+  // by `into`, and the instrument that writes it through per-worker cells. The same series leased
+  // again gets the same instrument. `bounds` are the histogram's buckets.
+  ShardedCounter& lease_sharded(prometheus::Family<prometheus::Counter>& family,
+                                const prometheus::Labels& labels, SeriesLease& into) EXCLUDES(mu_);
+  ShardedHistogram& lease_sharded(prometheus::Family<prometheus::Histogram>& family,
+                                  const prometheus::Labels& labels, SeriesLease& into,
+                                  const std::vector<double>& bounds) EXCLUDES(mu_);
+
+  // Adds to every sharded series what its instrument gained since the last fold.
+  void fold() EXCLUDES(mu_);
 
   // Runs fn() with the table locked: no leased series is removed while it runs. fn may read and
   // set series it finds with Family::Has(), and must not lease or release.
@@ -79,12 +98,28 @@ class SeriesTable : public std::enable_shared_from_this<SeriesTable> {
     size_t leases = 0;
     void* family = nullptr;
     void (*remove)(void* family, void* series) = nullptr;
+    std::unique_ptr<ShardedSeries> sharded;  // for a series leased with lease_sharded()
   };
+
+  // The entry of a series just added or found in `family`, with one more lease held by `into`.
+  template <typename T>
+  Entry& hold(prometheus::Family<T>& family, T& series, SeriesLease& into) REQUIRES(mu_) {
+    Entry& entry = entries_[&series];
+    if (entry.leases++ == 0) {
+      entry.family = &family;
+      entry.remove = [](void* f, void* s) {
+        static_cast<prometheus::Family<T>*>(f)->Remove(static_cast<T*>(s));
+      };
+    }
+    into.series_.push_back(&series);
+    return entry;
+  }
 
   // One lease's series, each let go once; those left with none are removed from their families.
   void release(const std::vector<void*>& series) EXCLUDES(mu_);
 
   const std::shared_ptr<prometheus::Registry> registry_;
+  WorkerCells cells_;
   mutable Mutex mu_;
   std::unordered_map<void*, Entry> entries_ GUARDED_BY(mu_);
 };

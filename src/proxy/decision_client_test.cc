@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "observe/sharded_series.h"
 
 namespace rolter {
 namespace {
@@ -163,7 +164,8 @@ class DecisionCallTest : public ::testing::Test {
   }
 
   double count(Outcome outcome) const {
-    return decision_.instruments.requests[static_cast<size_t>(outcome)]->Value();
+    return static_cast<double>(
+        decision_.instruments.requests[static_cast<size_t>(outcome)]->value());
   }
 
   asio::io_context io_{1};

@@ -16,6 +16,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include "config/loader.h"
 #include "fleet/load_tracker.h"
 #include "observe/metrics.h"
+#include "observe/sharded_series.h"
 #include "proxy/request_log.h"
 #include "server/server.h"
 #include "snapshot/snapshot_store.h"
@@ -406,6 +408,39 @@ TEST_F(RequestAllocationTest, NotSampledRequestWithTracingOn) {
   RecordProperty("allocations_per_unsampled_request", std::to_string(per_request));
   EXPECT_LE(per_request, kMaxAllocationsPerRequest);
   set_access_log(true);
+}
+
+// The request path's counters and histograms are the worker's own: every request the one worker
+// served is counted in its cells (slot 1), none in the cells other threads share (slot 0), and
+// /metrics shows them all once folded.
+TEST_F(RequestAllocationTest, TheWorkerCountsIntoItsOwnCells) {
+  start("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+        std::to_string(kCompletion.size()) + "\r\n\r\n" + std::string(kCompletion));
+  constexpr int kRequests = 20;
+  for (int i = 0; i < kRequests; ++i) ASSERT_EQ(client_->exchange(chat_request(false)), 200);
+  const auto snapshot = store_.current();
+  const RoutePool* route = nullptr;
+  for (const auto& pool : snapshot->pools()) {
+    if (pool->name == "m") route = pool.get();
+  }
+  ASSERT_NE(route, nullptr);
+  const ShardedHistogram& duration = *route->instruments.duration;
+  // The worker counts a request once its answer is written: the last may come after the client
+  // read it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (duration.count() < kRequests && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(duration.count_in(1), static_cast<uint64_t>(kRequests));
+  EXPECT_EQ(duration.count_in(0), 0u);
+  const ShardedCounter& ok = *route->candidates.front().instruments.responses[2];  // 2xx
+  EXPECT_EQ(ok.value_in(1), static_cast<uint64_t>(kRequests));
+  EXPECT_EQ(ok.value_in(0), 0u);
+  const std::string text = metrics_.render(tracker_);
+  EXPECT_NE(
+      text.find("rolter_request_duration_seconds_count{route=\"m\"} " + std::to_string(kRequests)),
+      std::string::npos)
+      << text;
 }
 
 // SPEC §19: on a route with flow control that is not saturated, a request pays the queue's one

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "observe/metrics.h"
+#include "observe/worker_cells.h"
 #include "server/http_session.h"
 #include "server/tls_connection.h"
 #include "server/worker.h"
@@ -215,6 +216,8 @@ void Server::start() {
       // Named for top -H, perf and strace -p: "rolter-wN" (a name holds 15 characters).
       const std::string name = "rolter-w" + std::to_string(w->index());
       ::pthread_setname_np(::pthread_self(), name.c_str());
+      // The request path's counters and histograms go to this worker's own cells.
+      WorkerCells::set_thread_slot(w->index() + 1);
       w->io().run();
     });
   }

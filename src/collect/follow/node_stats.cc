@@ -72,7 +72,7 @@ Task<void> NodeStatsReporter::Impl::report() {
       .started_at_ms = started_at_ms,
   };
   if (options.tracker != nullptr) metrics.refresh(*options.tracker);
-  std::string body = node_stats_json(header, metrics.registry().Collect());
+  std::string body = node_stats_json(header, metrics.collect());
   if (options.deliver) {
     ++(options.deliver(options.node_id, body) ? ok : failed);
     co_return;

@@ -2,7 +2,7 @@
 // seconds, for the fleet dashboard. The document, built from the node's metrics; the reporter
 // that posts it is node_stats.h.
 //
-// node_stats_json() turns the node's Prometheus families (Metrics::registry().Collect()) into
+// node_stats_json() turns the node's Prometheus families (Metrics::collect()) into
 //   {"node_id": "n1", "version": "0.9.0", "snapshot_version": 42, "at_ms": 1738324800000,
 //    "started_at_ms": 1738320000000,
 //    "routes": [{"route": "qwen3",
@@ -23,14 +23,15 @@
 //            "buckets": [{"le": 5, "count": 3}, ..., {"le": null, "count": 11}]} (ms, cumulative).
 // Every count is cumulative since the node started; the dashboard takes differences for rates
 // and for percentiles over a window. A reload that removes a route, target or endpoint removes its
-// series (observe/series_lease.h), so a route's totals may then be lower than in the last report. "other" holds 1xx, 3xx and responses never sent. A route's
-// requests include those answered before any target was picked (the "none" series), which are
-// not listed as a target. Percentiles interpolate linearly within the histogram bucket that holds
-// them (null without samples). Instance states are the state their state set marks (breaker:
-// closed, open, half_open; kv_events: disconnected, live, stale, gap; null where the series are
-// absent). "endpoint" is the value of the metrics' endpoint label. "queue" is there only for a
-// route whose gateway queue (flow control) has queued or shed since the node started: the
-// requests waiting now per band 0..7, and those shed per reason (cumulative, over bands).
+// series (observe/series_lease.h), so a route's totals may then be lower than in the last report.
+// "other" holds 1xx, 3xx and responses never sent. A route's requests include those answered before
+// any target was picked (the "none" series), which are not listed as a target. Percentiles
+// interpolate linearly within the histogram bucket that holds them (null without samples). Instance
+// states are the state their state set marks (breaker: closed, open, half_open; kv_events:
+// disconnected, live, stale, gap; null where the series are absent). "endpoint" is the value of the
+// metrics' endpoint label. "queue" is there only for a route whose gateway queue (flow control) has
+// queued or shed since the node started: the requests waiting now per band 0..7, and those shed per
+// reason (cumulative, over bands).
 //
 //
 // Thread-safety: pure functions.

@@ -75,7 +75,7 @@ TEST(NodeStatsJsonTest, ReportsWhatMetricsCounted) {
       .snapshot_version = 42,
       .at_ms = 1700000000123,
       .started_at_ms = 1700000000000};
-  const Json doc = Json::parse(node_stats_json(header, metrics.registry().Collect()));
+  const Json doc = Json::parse(node_stats_json(header, metrics.collect()));
   EXPECT_EQ(doc["node_id"], "node-1");
   EXPECT_EQ(doc["version"], "1.2.3");
   EXPECT_EQ(doc["snapshot_version"], 42);
@@ -145,7 +145,7 @@ TEST(NodeStatsJsonTest, QueueDepthPerBandAndShedPerReason) {
   queue->count_shed(1, "full");
   queue->count_shed(4, "full");
   queue->count_shed(1, "expired");
-  const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.registry().Collect()));
+  const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.collect()));
   ASSERT_EQ(doc["routes"].size(), 2u);
   EXPECT_FALSE(doc["routes"][0].contains("queue")) << doc["routes"][0].dump();
   const Json& q = doc["routes"][1]["queue"];
@@ -164,7 +164,7 @@ TEST(NodeStatsJsonTest, PercentilesPerTarget) {
   for (int i = 0; i < 4; ++i) Metrics::observe_seconds(a_again.duration, 0.003);
   for (int i = 0; i < 2; ++i) Metrics::observe_seconds(b.duration, 0.020);
   Metrics::observe_seconds(b.ttft, 0.004);
-  const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.registry().Collect()));
+  const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.collect()));
   const Json& targets = doc["routes"][0]["targets"];
   ASSERT_EQ(targets.size(), 2u);
   EXPECT_EQ(targets[0]["duration_ms"]["count"], 8);
@@ -192,7 +192,7 @@ TEST(NodeStatsJsonTest, InstanceStates) {
   metrics.endpoint(b.identity, lease);
   Metrics::sync_kv_events(metrics.kv_events(a.identity, lease), {.state = 1});
   metrics.refresh(tracker);
-  const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.registry().Collect()));
+  const Json doc = Json::parse(node_stats_json({.node_id = "n"}, metrics.collect()));
   ASSERT_EQ(doc["instances"].size(), 2u);
   EXPECT_EQ(doc["instances"][0], (Json{{"endpoint", "qwen-a@http://10.0.0.1:8000"},
                                        {"provider", "qwen-a"},

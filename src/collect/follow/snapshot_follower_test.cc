@@ -127,9 +127,7 @@ class SnapshotFollowerTest : public ::testing::Test {
     o.backoff_min = o.backoff_max = seconds(60);
     return o;
   }
-  std::string exposition() {
-    return prometheus::TextSerializer().Serialize(metrics_.registry().Collect());
-  }
+  std::string exposition() { return prometheus::TextSerializer().Serialize(metrics_.collect()); }
   size_t log_lines_with(spdlog::level::level_enum level, const std::string& text) {
     size_t n = 0;
     for (const auto& [l, line] : sink_->lines()) n += l == level && line.find(text) != line.npos;
