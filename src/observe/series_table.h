@@ -38,11 +38,6 @@
 #include "observe/sharded_series.h"
 #include "observe/worker_cells.h"
 
-namespace prometheus {
-class Counter;
-class Histogram;
-}  // namespace prometheus
-
 namespace rolter {
 
 class SeriesTable : public std::enable_shared_from_this<SeriesTable> {
