@@ -19,6 +19,7 @@
 #include "proxy/request_log.h"
 #include "proxy/tenancy.h"
 #include "server/control_handler.h"
+#include "server/refusal_log.h"
 #include "server/server_state.h"
 #include "server/worker.h"
 #include "snapshot/snapshot_fleet_view.h"
@@ -321,10 +322,21 @@ Task<bool> write_json(TimedStream& stream, const Dispatch& d, bool keep_alive,
   co_return !ec && keep_alive;
 }
 
-// An error of the gateway's own, decided before any upstream was asked.
+// An error of the gateway's own, decided before any upstream was asked, and its log line.
 Task<bool> write_dispatch_error(TimedStream& stream, const Dispatch& d, bool keep_alive,
-                                const RequestTrace& trace) {
-  const error_code ec = co_await write_error(stream, d.style, d.error, trace.request_id(), keep_alive);
+                                const RequestTrace& trace, const ClientPeer& peer,
+                                const ClientRequest& request, const HeadVerdict& head,
+                                const RequestFacts& facts) {
+  uint64_t sent = 0;
+  const error_code ec = co_await write_error(stream, d.style, d.error, trace.request_id(),
+                                             keep_alive, 0, {}, {}, &sent);
+  log_refusal({.trace = trace,
+               .client = peer.ip,
+               .request = &request,
+               .key = head.key,
+               .model = facts.model,
+               .status = d.error.status,
+               .bytes_out = sent});
   co_return !ec && keep_alive;
 }
 
@@ -435,9 +447,9 @@ std::string_view endpoint_route(const EndpointSpec* endpoint) {
 }
 
 Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, TimedStream& stream,
-                          ClientWatch& watch, ClientRequest& request,
-                          RequestFacts& facts, const HeadVerdict& head, const ClientPeer& peer,
-                          bool keep_alive, RequestTrace& trace) {
+                          ClientWatch& watch, ClientRequest& request, RequestFacts& facts,
+                          const HeadVerdict& head, const ClientPeer& peer, bool keep_alive,
+                          RequestTrace& trace) {
   if (head.endpoint == &kControlEndpoint) {
     co_return co_await serve_control(worker, stream, request, keep_alive, trace);
   }
@@ -448,7 +460,8 @@ Task<bool> handle_request(Worker& worker, const Snapshot& snapshot, TimedStream&
       co_return co_await write_json(stream, d, keep_alive, trace);
     case Dispatch::Kind::kError:
       trace.set_status(d.error.status);
-      co_return co_await write_dispatch_error(stream, d, keep_alive, trace);
+      co_return co_await write_dispatch_error(stream, d, keep_alive, trace, peer, request, head,
+                                              facts);
     case Dispatch::Kind::kForward:
       break;
   }

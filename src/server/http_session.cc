@@ -15,6 +15,7 @@
 #include "http/request_framing.h"
 #include "proxy/forwarder.h"
 #include "server/endpoints.h"
+#include "server/refusal_log.h"
 #include "server/server_state.h"
 #include "server/worker.h"
 #include "trace/request_trace.h"
@@ -165,7 +166,17 @@ Task<void> serve_connection(Worker& worker, TimedStream stream, ClientPeer peer)
     if (ec) {
       if (auto error = read_error(ec, *snapshot)) {
         trace.begin_unread(trace_deps);
-        co_await write_error(stream, ErrorStyle::kOpenAi, *error, trace.request_id(), false);
+        uint64_t sent = 0;
+        co_await write_error(stream, ErrorStyle::kOpenAi, *error, trace.request_id(), false, 0, {},
+                             {}, &sent);
+        // The request line was read when a field failed (a Content-Length over the body limit);
+        // not when the head as a whole was too large or malformed.
+        const auto& partial = parser.get();
+        log_refusal({.trace = trace,
+                     .client = peer.ip,
+                     .request = partial.target().empty() ? nullptr : &partial,
+                     .status = error->status,
+                     .bytes_out = sent});
         linger = true;
       }
       break;
@@ -178,7 +189,14 @@ Task<void> serve_connection(Worker& worker, TimedStream stream, ClientPeer peer)
       const ApiError error{.status = 400,
                            .message = "malformed HTTP request: " + std::string(*problem)};
       trace.set_status(error.status);
-      co_await write_error(stream, ErrorStyle::kOpenAi, error, trace.request_id(), false);
+      uint64_t sent = 0;
+      co_await write_error(stream, ErrorStyle::kOpenAi, error, trace.request_id(), false, 0, {}, {},
+                           &sent);
+      log_refusal({.trace = trace,
+                   .client = peer.ip,
+                   .request = &request,
+                   .status = error.status,
+                   .bytes_out = sent});
       trace.end();
       linger = true;
       break;
@@ -192,8 +210,15 @@ Task<void> serve_connection(Worker& worker, TimedStream stream, ClientPeer peer)
       // Refused on its head alone: the body is never read, so the connection cannot go on.
       const bool keep = !body_pending(parser) && request.keep_alive() && !server.draining();
       trace.set_status(head.error->status);
-      const error_code write_ec =
-          co_await write_error(stream, head.style, *head.error, trace.request_id(), keep);
+      uint64_t sent = 0;
+      const error_code write_ec = co_await write_error(stream, head.style, *head.error,
+                                                       trace.request_id(), keep, 0, {}, {}, &sent);
+      log_refusal({.trace = trace,
+                   .client = peer.ip,
+                   .request = &request,
+                   .key = head.key,
+                   .status = head.error->status,
+                   .bytes_out = sent});
       trace.end();
       if (write_ec || !keep) {
         linger = !write_ec;
@@ -224,7 +249,15 @@ Task<void> serve_connection(Worker& worker, TimedStream stream, ClientPeer peer)
     if (body_ec) {
       if (auto error = read_error(body_ec, *snapshot)) {
         trace.set_status(error->status);
-        co_await write_error(stream, ErrorStyle::kOpenAi, *error, trace.request_id(), false);
+        uint64_t sent = 0;
+        co_await write_error(stream, ErrorStyle::kOpenAi, *error, trace.request_id(), false, 0, {},
+                             {}, &sent);
+        log_refusal({.trace = trace,
+                     .client = peer.ip,
+                     .request = &request,
+                     .key = head.key,
+                     .status = error->status,
+                     .bytes_out = sent});
         linger = true;
       }
       trace.end();

@@ -65,6 +65,7 @@ void RequestTrace::begin(const TraceDeps& deps, const TracingSettings& settings,
   record_.reset();
   attempts_ = 0;
   const uint64_t now = deps.clock->unix_nanos();
+  began_ns_ = now;
   request_id_.assign(in.request_id, now / kNanosPerMilli, *deps.random);
   std::optional<TraceParent> parent;
   if (!in.several_traceparents && !in.traceparent.empty()) {
@@ -92,6 +93,11 @@ void RequestTrace::begin(const TraceDeps& deps, const TracingSettings& settings,
   span.trace_flags = kSampledFlag;
   span.start_unix_nano = now;
   span.attributes.reserve(kAttributesPerSpan);
+}
+
+double RequestTrace::seconds_since_begin() const {
+  const uint64_t now = deps_.clock->unix_nanos();
+  return now > began_ns_ ? static_cast<double>(now - began_ns_) / 1e9 : 0.0;
 }
 
 void RequestTrace::begin_unread(const TraceDeps& deps) {

@@ -99,6 +99,8 @@ class RequestTrace {
   std::string_view request_id() const { return request_id_.view(); }
   // The trace id as 32 lowercase hex digits.
   std::string_view trace_id() const { return {trace_id_hex_, sizeof trace_id_hex_}; }
+  // Seconds since begin(), on the trace's clock.
+  double seconds_since_begin() const;
   bool sampled() const { return sampled_; }
   bool recording() const { return record_ != nullptr; }
   // The client's tracestate belongs to this trace (its traceparent was valid): forward it.
@@ -127,6 +129,7 @@ class RequestTrace {
   void push(Span&& span);
 
   TraceDeps deps_;
+  uint64_t began_ns_ = 0;  // when begin() ran, on deps_.clock
   RequestId request_id_;
   TraceId trace_id_;
   SpanId request_span_;

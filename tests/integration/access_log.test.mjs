@@ -242,6 +242,113 @@ test('the fields of a plain, a streamed, a retried, a rate-limited and an odd re
   assert.equal(oddLine.target, 'engine-0/*');
 });
 
+test('requests the gateway refuses itself, before any route: one line each, with the id their answer carried', { timeout: 60000 }, async (t) => {
+  const dir = logDir(t);
+  const file = path.join(dir, 'access.log');
+  const { rolter } = await startFleet(t, {
+    engines: 1,
+    config: (engines) => configFor({
+      engines,
+      routes: [{ name: 'plain', targets: [{ engine: 0, model: 'up' }] }],
+      server: { access_log: file, max_body_bytes: 1024 },
+      keys: [{ name: 'open', key_env: 'K_OPEN' }],
+    }),
+    env: { K_OPEN: 'sk-open-secret' },
+  });
+  const key = 'sk-open-secret';
+  const asked = {
+    noKey: await ask(rolter, chatBody('plain')),
+    badJson: await ask(rolter, '{"model":"plain","messages":[', { key }),
+    unknownModel: await ask(rolter, chatBody('nowhere'), { key }),
+    tooLarge: await ask(rolter, chatBody('plain', { content: 'x'.repeat(2000) }), { key }),
+  };
+  const wrongPath = await settle(await postJson(`${rolter.url}/v1/nowhere`, chatBody('plain'), {
+    headers: { authorization: `Bearer ${key}` },
+  }));
+  // A head too large to take: its request line is logged as read. A head that is not HTTP: no
+  // method or path to log, the status and the id still are.
+  const tooBig = await rawExchange(rolter.port,
+    `GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\n\r\n`);
+  const unread = await rawExchange(rolter.port, 'HELLO\x01 there\r\n\r\n');
+  // A head HTTP/1.1 forbids (two Host fields: RFC 9112 §3.2), and a chunked body that outgrows
+  // the limit once its key was accepted.
+  const auth = `Authorization: Bearer ${key}\r\n`;
+  const unframed = await rawExchange(rolter.port,
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nHost: y\r\n${auth}Content-Length: 2\r\n` +
+    '\r\n{}');
+  const chunk = 'y'.repeat(1500);
+  const overgrown = await rawExchange(rolter.port,
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\n` +
+    `Transfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n${chunk}\r\n0\r\n\r\n`);
+  const expected = {
+    noKey: 401, badJson: 400, unknownModel: 404, tooLarge: 413,
+  };
+  for (const [what, status] of Object.entries(expected)) {
+    assert.equal(asked[what].status, status, `${what}: ${asked[what].text}`);
+  }
+  assert.equal(wrongPath.status, 404, wrongPath.text);
+  assert.match(tooBig.head, /^HTTP\/1\.1 431 /);
+  assert.match(unread.head, /^HTTP\/1\.1 400 /);
+  assert.match(unframed.head, /^HTTP\/1\.1 400 /);
+  assert.match(overgrown.head, /^HTTP\/1\.1 413 /);
+
+  await stopGracefully(rolter);
+  const text = readFileSync(file, 'utf8');
+  assert.ok(!text.includes(key), 'the key is never logged');
+  const lines = linesIn(dir);
+  assert.equal(lines.length, 9, text);
+  const byId = (answer) => {
+    const id = answer.headers.get('x-request-id');
+    const found = lines.filter((l) => l.request_id === id);
+    assert.equal(found.length, 1, `one line for request ${id}:\n${text}`);
+    return found[0];
+  };
+  const common = { event: 'request', client: '127.0.0.1', method: 'POST', path: '/v1/chat/completions', route: '', target: 'none', attempts: 0 };
+  const fields = [...Object.keys(common), 'status', 'key', 'model', 'bytes_out'];
+  assert.deepEqual(pick(byId(asked.noKey), fields),
+    { ...common, status: 401, bytes_out: asked.noKey.bytes });
+  assert.deepEqual(pick(byId(asked.badJson), fields),
+    { ...common, status: 400, key: 'open', bytes_out: asked.badJson.bytes });
+  assert.deepEqual(pick(byId(asked.unknownModel), fields),
+    { ...common, status: 404, key: 'open', model: 'nowhere', bytes_out: asked.unknownModel.bytes });
+  // Its Content-Length alone refused it, with the head, before the key was looked at.
+  assert.deepEqual(pick(byId(asked.tooLarge), fields),
+    { ...common, status: 413, bytes_out: asked.tooLarge.bytes });
+  assert.deepEqual(pick(byId(wrongPath), ['path', 'status', 'target']),
+    { path: '/v1/nowhere', status: 404, target: 'none' });
+  const rawLine = (answer) => {
+    const found = lines.find((l) => l.request_id === answer.requestId);
+    assert.ok(found, `a line for request ${answer.requestId}:\n${text}`);
+    return found;
+  };
+  assert.deepEqual(pick(rawLine(tooBig), ['method', 'path', 'status', 'target', 'client']),
+    { method: 'GET', path: '/v1/models', status: 431, target: 'none', client: '127.0.0.1' });
+  assert.deepEqual(pick(rawLine(unframed), ['method', 'path', 'status', 'target', 'key']),
+    { method: 'POST', path: '/v1/chat/completions', status: 400, target: 'none' });
+  assert.deepEqual(pick(rawLine(overgrown), ['method', 'path', 'status', 'target', 'key']),
+    { method: 'POST', path: '/v1/chat/completions', status: 413, target: 'none', key: 'open' });
+  const unreadLine = rawLine(unread);
+  assert.deepEqual(pick(unreadLine, ['status', 'target', 'client']), { status: 400, target: 'none', client: '127.0.0.1' });
+  assert.ok(!('method' in unreadLine) && !('path' in unreadLine), JSON.stringify(unreadLine));
+  for (const line of lines) assert.ok(line.duration_ms >= 0, JSON.stringify(line));
+});
+
+// Sends `request` as it is on a new connection and reads until the gateway closes it (within 10 s).
+function rawExchange(port, request) {
+  return withDeadline(new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks = [];
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const answer = Buffer.concat(chunks).toString('latin1');
+      const head = answer.slice(0, answer.indexOf('\r\n\r\n'));
+      resolve({ head, requestId: /\r\nx-request-id: *([^\r]*)/i.exec(head)?.[1] });
+    });
+    socket.write(request);
+  }), 10000, 'the raw exchange');
+}
+
 const pick = (object, keys) => Object.fromEntries(keys.filter((k) => k in object).map((k) => [k, object[k]]));
 
 // ---- 3. Destinations -----------------------------------------------------------------------------
