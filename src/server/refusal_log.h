@@ -7,16 +7,20 @@
 // refused by a key's limits, shed by a queue) write their own lines.
 //
 //   ... write the error answer, learning its body's size ...
-//   log_refusal({.trace = &trace, .client = peer.ip, .request = &request, .status = 401,
+//   log_refusal({.trace = trace, .client = peer.ip, .request = &request, .status = 401,
 //                .bytes_out = n});   // its duration: since trace.begin()
 //
 // Thread-safety: any thread; the line goes through the access log's writer.
 #pragma once
 
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
 #include <cstdint>
 #include <string_view>
 
-#include "proxy/forwarder.h"
+#include "http/fields.h"
+#include "net/asio_fwd.h"
 
 namespace rolter {
 
@@ -26,7 +30,8 @@ struct ApiKey;
 struct RefusedRequest {
   const RequestTrace& trace;               // its id, trace id, and when it began
   std::string_view client;                 // the peer's address
-  const ClientRequest* request = nullptr;  // null when not even the head could be read
+  // Null when not even its request line could be read.
+  const beast::http::request<beast::http::string_body, HttpFields>* request = nullptr;
   const ApiKey* key = nullptr;             // the caller's key, once it was checked
   std::string_view model;                  // `model` from the body, once it was read
   unsigned status = 0;

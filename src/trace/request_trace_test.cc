@@ -105,6 +105,18 @@ TEST(RequestTrace, InvalidOrSeveralTraceparentsStartANewTrace) {
   EXPECT_FALSE(f.trace.sampled());
 }
 
+TEST(RequestTrace, SecondsSinceBeginCountFromTheLatestBegin) {
+  Fixture f;
+  f.trace.begin(f.deps, {}, {});
+  f.clock.advance(5'000'000);
+  EXPECT_DOUBLE_EQ(f.trace.seconds_since_begin(), 0.005);
+  f.trace.begin_unread(f.deps);  // the next request, unread: its own clock
+  f.clock.advance(1'000'000);
+  EXPECT_DOUBLE_EQ(f.trace.seconds_since_begin(), 0.001);
+  f.clock.set(0);  // a wall clock set back reads 0, never negative
+  EXPECT_EQ(f.trace.seconds_since_begin(), 0.0);
+}
+
 TEST(RequestTrace, RequestIds) {
   Fixture f;
   f.trace.begin(f.deps, {}, {.request_id = "client-id-1"});
