@@ -1,9 +1,10 @@
-// The access log (SPEC §9, §17): one JSON object per line per proxied request, at info level, with
+// The access log (SPEC §9, §17): one JSON object per line per request, at info level, with
 // who asked (key, team, client address), what (method, path, model, stream), where it went (route,
 // fallbacks, target, the endpoint that answered, every attempt and why it failed), and how it went
 // (status, upstream status, bytes, duration, TTFT, tokens). It never carries a key's secret, a
 // header value, a query string or prompt text; every value a client chose is JSON-escaped, and
-// bytes that are not UTF-8 become U+FFFD.
+// bytes that are not UTF-8 become U+FFFD. Requests refused before routing have their lines built
+// by server/refusal_log.h.
 //
 // The lines go to server.access_log: "stderr" (the default, beside the application log), "off",
 // or a file opened for appending that SIGUSR1 reopens (proxy/access_log_writer.h). The other
