@@ -7,11 +7,7 @@ RequestLogLine request_log_line(const ForwardRequest& request) {
   line.request_id = request_id_of(request);
   line.trace_id = trace_id_of(request);
   line.client = request.client_ip;
-  if (request.request != nullptr) {
-    const std::string_view target = request.request->target();
-    line.method = request.request->method_string();
-    line.path = target.substr(0, target.find('?'));  // a query may carry what is not ours to log
-  }
+  if (request.request != nullptr) describe_request(*request.request, line);
   if (request.facts != nullptr) {
     line.model = request.facts->model;
     line.stream = request.facts->stream;
@@ -24,6 +20,13 @@ RequestLogLine request_log_line(const ForwardRequest& request) {
   line.fallbacks = request.fallbacks;
   line.bytes_in = request.body.size();
   return line;
+}
+
+void describe_request(const ClientRequest& request, RequestLogLine& line) {
+  const std::string_view target = request.target();
+  line.method = request.method_string();
+  line.path = target.substr(0, target.find('?'));
+  line.bytes_in = request.body().size();
 }
 
 }  // namespace rolter

@@ -13,4 +13,9 @@ namespace rolter {
 
 RequestLogLine request_log_line(const ForwardRequest& request);
 
+// Sets the line's method, path (without its query: a query may carry what is not ours to log)
+// and body size from the client's request. Also used for requests refused before routing
+// (server/refusal_log.h).
+void describe_request(const ClientRequest& request, RequestLogLine& line);
+
 }  // namespace rolter

@@ -1,5 +1,6 @@
 #include "server/refusal_log.h"
 
+#include "proxy/request_line.h"
 #include "proxy/request_log.h"
 #include "snapshot/snapshot.h"
 #include "trace/request_trace.h"
@@ -11,12 +12,7 @@ void log_refusal(const RefusedRequest& r) {
   line.request_id = r.trace.request_id();
   line.trace_id = r.trace.trace_id();
   line.client = r.client;
-  if (r.request != nullptr) {
-    const std::string_view target = r.request->target();
-    line.method = r.request->method_string();
-    line.path = target.substr(0, target.find('?'));  // a query may carry what is not ours to log
-    line.bytes_in = r.request->body().size();
-  }
+  if (r.request != nullptr) describe_request(*r.request, line);
   if (r.key != nullptr) {
     line.key = r.key->name;
     line.team = r.key->team;
