@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFleet, configFor } from '../lib/rolter.mjs';
-import { chat, fetchWithin, settle } from '../lib/http.mjs';
+import { chat, fetchWithin, settle, waitUntil } from '../lib/http.mjs';
 import { promtool } from '../lib/metrics.mjs';
 
 // Two engines behind route `m` (round robin).
@@ -38,6 +38,15 @@ async function scrape(rolter) {
   return r.text;
 }
 
+// The exposition once route m's `n` answers are all counted. A response is counted once its last
+// byte is written, so a scrape right after the client read it may come first. Its duration is
+// observed after its status and tokens, so once a scrape shows n durations, the next shows all.
+async function scrapeCounted(rolter, n) {
+  await waitUntil(async () => value(await scrape(rolter), 'rolter_request_duration_seconds_count{route="m"}') === n,
+    { timeoutMs: 5000, what: `${n} answers counted` });
+  return scrape(rolter);
+}
+
 function value(text, series) {
   const line = text.split('\n').find((l) => l.startsWith(series + ' '));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
@@ -54,7 +63,7 @@ test('request, pick, latency, retry, park, instance and reload series', async (t
   assert.equal(retriesSeen, 1, `x-rolter-attempts: ${answers.map((r) => r.attempts).join(', ')}`);
   assert.equal(answers.slice(4).every((r) => r.engine === 0), true);
 
-  const text = await scrape(rolter);
+  const text = await scrapeCounted(rolter, 6);
   assert.equal(value(text, 'rolter_requests_total{code_class="2xx",route="m",target="engine-0/up"}'), 4);
   assert.equal(value(text, 'rolter_requests_total{code_class="2xx",route="m",target="engine-1/up"}'), 2);
   assert.equal(value(text, 'rolter_requests_by_code_total{code="200",route="m"}'), 6);
@@ -80,7 +89,7 @@ test('request, pick, latency, retry, park, instance and reload series', async (t
 test('the exposition passes promtool check metrics', async (t) => {
   const { sim, rolter } = await fleet(t);
   await trafficWithARetry(sim, rolter); // so the histograms, retries and parks have samples
-  const text = await scrape(rolter);
+  const text = await scrapeCounted(rolter, 6);
   assert.match(text, /^rolter_retries_total\{route="m"\} 1$/m);
   const result = await promtool(t, text);
   // promtool exits 0 when the text parses; lint findings (e.g. naming advice) exit non-zero.

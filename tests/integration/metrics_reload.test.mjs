@@ -38,6 +38,11 @@ function value(text, series) {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
+// A response is counted once its last byte is written: a scrape right after the client read it
+// may come first. Its duration is observed after its status is counted, so once a scrape shows a
+// route's durations, the next one shows all of their statuses.
+const finished = (route) => `rolter_request_duration_seconds_count{route="${route}"}`;
+
 // The sample lines that name `what` (a label pair such as 'route="drop"', or an endpoint).
 const linesWith = (text, what) => text.split('\n').filter((l) => !l.startsWith('#') && l.includes(what));
 
@@ -63,8 +68,10 @@ test('a reload removes the series of the routes and endpoints it removes, after 
   let text = '';
   await waitUntil(async () => {
     text = await scrapeMetrics(rolter);
-    return linesWith(text, 'rolter_engine_load_fresh{endpoint="engine-1@').length > 0;
-  }, { timeoutMs: 5000, what: 'engine-1 scraped' });
+    return linesWith(text, 'rolter_engine_load_fresh{endpoint="engine-1@').length > 0 &&
+      value(text, finished('keep')) === 4 && value(text, finished('drop')) === 1;
+  }, { timeoutMs: 5000, what: 'engine-1 scraped and the five responses counted' });
+  text = await scrapeMetrics(rolter);
   assert.equal(value(text, keptSeries), 2, text);
   assert.equal(value(text, 'rolter_requests_total{code_class="2xx",route="drop",target="held/up"}'), 1, text);
   assert.ok(linesWith(text, 'endpoint="engine-1@').length >= 8, 'engine-1 has its endpoint and engine series');
@@ -93,6 +100,8 @@ test('a reload removes the series of the routes and endpoints it removes, after 
   // What stays kept its counts across the reload, and goes on counting.
   assert.equal(value(text, keptSeries), 2, text);
   for (let i = 0; i < 3; i++) assert.equal((await chat(rolter.url, 'keep')).status, 200);
+  await waitUntil(async () => value(await scrapeMetrics(rolter), finished('keep')) === 7,
+    { timeoutMs: 5000, what: 'the three responses counted' });
   text = await scrapeMetrics(rolter);
   assert.equal(value(text, keptSeries), 5, text);
   assert.equal(value(text, 'rolter_route_endpoints{route="keep"}'), 1, text);
