@@ -3,7 +3,9 @@
 namespace rolter {
 
 TimedStream::TimedStream(TimedStream&& other) noexcept
-    : socket_(std::move(other.socket_)), deadlines_(other.deadlines_) {
+    : socket_(std::move(other.socket_)),
+      deadlines_(other.deadlines_),
+      watch_(std::move(other.watch_)) {
   init();
   if (other.entry_.in_heap()) {
     deadlines_->replace(other.entry_, entry_);

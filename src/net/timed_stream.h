@@ -26,11 +26,13 @@
 #include <boost/beast/core/error.hpp>
 
 #include <chrono>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
 #include "net/asio_fwd.h"
 #include "net/deadlines.h"
+#include "net/reactor_read.h"
 
 namespace rolter {
 
@@ -64,6 +66,7 @@ class TimedStream {
   TimedStream& operator=(TimedStream&&) = delete;
   ~TimedStream() {
     if (entry_.in_heap()) deadlines_->remove(entry_);
+    if (watch_) watch_->forget_sink();
   }
 
   executor_type get_executor() noexcept { return socket_.get_executor(); }
@@ -81,21 +84,48 @@ class TimedStream {
   void cancel() {
     error_code ignored;
     socket_.cancel(ignored);
+    if (watch_) watch_->ended();
   }
   void close() {
     error_code ignored;
     socket_.close(ignored);
+    if (watch_) watch_->ended();
   }
 
+  // Reads what is there into the first non-empty buffer. A read that returns less than its
+  // buffer leaves the socket known drained, and the next read waits for the kernel's event
+  // without trying first (net/reactor_read.h). A read started while the input watch is queued
+  // takes it over.
   template <typename MutableBuffers, typename Token>
   auto async_read_some(const MutableBuffers& buffers, Token&& token) {
     return asio::async_initiate<Token, void(error_code, size_t)>(
         [this](auto handler, const MutableBuffers& b) {
           begin();
-          socket_.async_read_some(b, wrap(std::move(handler)));
+          const asio::mutable_buffer first = first_buffer(b);
+          if (watch_ && watch_->live() && first.size() != 0) {
+            watch_->take_over(first, wrap(std::move(handler)));
+          } else {
+            reactor_read::start(socket_, first, wrap(std::move(handler)));
+          }
         },
         token, buffers);
   }
+
+  // Input watch: while no read is pending, `sink` hears of input on the socket (bytes, which
+  // stay for the next read; the end of the peer's stream; an error) once, when it arrives. The
+  // look stays queued on the socket after that sink is forgotten, and the next read takes it over:
+  // starting and ending a watch around each request costs no system call on a drained socket.
+  // Calling it again with a watch queued changes only the sink. Its end is not an operation of
+  // the stream's: no deadline applies to it.
+  void watch_input(reactor_read::InputSink* sink) {
+    reactor_read::InputWatch::watch(watch_, socket_, sink);
+  }
+  // The sink hears nothing more.
+  void forget_input_sink() {
+    if (watch_) watch_->forget_sink();
+  }
+  // False when the socket is known drained since its last read and no event came since.
+  bool may_have_input() { return reactor_read::may_have_input(socket_); }
 
   template <typename ConstBuffers, typename Token>
   auto async_write_some(const ConstBuffers& buffers, Token&& token) {
@@ -150,10 +180,20 @@ class TimedStream {
   timed_detail::Completion<Handler> wrap(Handler handler) {
     return {std::move(handler), this};
   }
+  template <typename MutableBuffers>
+  static asio::mutable_buffer first_buffer(const MutableBuffers& buffers) {
+    for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers);
+         ++it) {
+      const asio::mutable_buffer buffer(*it);
+      if (buffer.size() != 0) return buffer;
+    }
+    return {};
+  }
 
   socket_type socket_;
   Deadlines* deadlines_ = nullptr;  // looked up at the first deadline
   Deadlines::Entry entry_;
+  std::shared_ptr<reactor_read::InputWatch> watch_;  // created by the first watch_input()
   unsigned pending_ = 0;    // operations started and not yet completed
   bool timed_out_ = false;  // the deadline passed while operations were pending
 };

@@ -1,9 +1,5 @@
 #include "proxy/client_watch.h"
 
-#include <sys/socket.h>
-
-#include <cerrno>
-
 #include <boost/asio/post.hpp>
 
 #include "flow/preemption.h"
@@ -15,6 +11,11 @@ ClientWatch::ClientWatch(TimedStream& client) : state_(std::make_shared<State>()
   state_->client = &client;
 }
 
+ClientWatch::~ClientWatch() {
+  state_->armed = false;
+  state_->client->forget_input_sink();
+}
+
 void ClientWatch::arm() {
   state_->armed = true;
   state_->gone = false;
@@ -23,7 +24,7 @@ void ClientWatch::arm() {
   state_->waiting = nullptr;
   state_->target = nullptr;
   ++state_->generation;
-  wait(state_);
+  state_->client->watch_input(state_.get());
 }
 
 void ClientWatch::disarm() {
@@ -32,10 +33,9 @@ void ClientWatch::disarm() {
   state_->in_flight = nullptr;
   state_->waiting = nullptr;
   state_->target = nullptr;
-  // Only the wait is pending on the client socket now (the response is written): cancelling the
-  // socket's operations ends it. Its handler still runs, and finds itself outdated.
-  error_code ignored;
-  state_->client->socket().cancel(ignored);
+  // The look stays queued: the connection's next read takes it over (net/timed_stream.h), where
+  // cancelling it would cost the loop a turn. What it sees before then, nobody hears.
+  state_->client->forget_input_sink();
 }
 
 void ClientWatch::set_in_flight(UpstreamConnection* connection) { state_->in_flight = connection; }
@@ -63,26 +63,16 @@ void ClientWatch::Stopper::operator()() const {
   });
 }
 
-void ClientWatch::wait(const std::shared_ptr<State>& state) {
-  state->client->socket().async_wait(
-      asio::socket_base::wait_read, [state, generation = state->generation](error_code ec) {
-        if (!state->armed || generation != state->generation || ec) return;
-        char byte;
-        const ssize_t n =
-            ::recv(state->client->socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n > 0) return;  // a pipelined request: it waits in the socket for the next read
-        if (n == 0) {
-          state->half_closed = true;  // answer, then close
-          return;
-        }
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-          wait(state);  // nothing after all: keep watching
-          return;
-        }
-        state->gone = true;
-        if (state->in_flight != nullptr) state->in_flight->tcp().cancel();
-        if (state->waiting != nullptr) state->waiting->cancel();
-      });
+void ClientWatch::State::on_input(Input input, const error_code& ec) {
+  if (!armed || input == Input::kBytes) return;  // bytes: a pipelined request, for the next read
+  if (input == Input::kEnd) {
+    half_closed = true;  // answer, then close
+    return;
+  }
+  if (ec == asio::error::operation_aborted) return;
+  gone = true;
+  if (in_flight != nullptr) in_flight->tcp().cancel();
+  if (waiting != nullptr) waiting->cancel();
 }
 
 }  // namespace rolter

@@ -1,17 +1,17 @@
 // ClientWatch: notices, while a request is in flight, that its client went away, and cancels the
 // upstream exchange at once, so the engine frees its batch slot and KV cache (SPEC §8).
 //
-// It waits for the client socket to become readable (no read, no coroutine of its own) and then
-// peeks at it: an error (a reset) means the client is gone; an end of stream means the client only
-// shut down its sending side after a complete request (a half-close), and still gets its answer;
-// bytes mean a pipelined request, left in the socket for the next read. Once bytes or a
-// half-close are seen, the watch stops: like a reverse proxy's, it cannot see past them. A
-// client that leaves while the upstream connection is still being made is noticed once it is
-// made (connect_timeout_ms at most): only an exchange in flight is cancelled.
+// It is the client stream's input watch (net/timed_stream.h): a look at the socket once it turns
+// readable (no read, no coroutine of its own): an error (a reset) means the client is gone; an end
+// of stream means the client only shut down its sending side after a complete request (a
+// half-close), and still gets its answer; bytes mean a pipelined request, left in the socket for
+// the next read. Once bytes or a half-close are seen, the watch stops: like a reverse proxy's, it
+// cannot see past them. A client that leaves while the upstream connection is still being made is
+// noticed once it is made (connect_timeout_ms at most): only an exchange in flight is cancelled.
 //
-// One ClientWatch serves a connection for its life; its state is shared with the pending wait,
-// so a wait that completes after the connection ended touches nothing freed. arm() and disarm()
-// bracket each request.
+// One ClientWatch serves a connection for its life. arm() and disarm() bracket each request; the
+// look stays queued after disarm(), and the connection's next read takes it over, so watching
+// costs no system call of its own.
 //
 // Thread-safety: use on the connection's worker thread only.
 #pragma once
@@ -19,6 +19,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "net/asio_fwd.h"
+#include "net/reactor_read.h"
 
 #include <memory>
 
@@ -30,15 +31,14 @@ class UpstreamConnection;
 class ClientWatch {
  public:
   explicit ClientWatch(TimedStream& client);
-  // A wait still pending (its connection ended on shutdown) finds the watch disarmed and touches
-  // nothing of the connection.
-  ~ClientWatch() { state_->armed = false; }
+  // The stream's watch reports to no one after this. REQUIRES: the stream outlives the watch.
+  ~ClientWatch();
   ClientWatch(const ClientWatch&) = delete;
   ClientWatch& operator=(const ClientWatch&) = delete;
 
   // Starts watching for the request that begins now. REQUIRES: not armed.
   void arm();
-  // Stops watching (the request is done). The pending wait is cancelled.
+  // Stops watching (the request is done). The look stays queued for the next read.
   void disarm();
 
   // The upstream connection the request is using now, cancelled if the client goes; null between
@@ -82,7 +82,8 @@ class ClientWatch {
   Stopper stopper() const;
 
  private:
-  struct State {
+  struct State final : reactor_read::InputSink {
+    void on_input(Input input, const error_code& ec) override;
     TimedStream* client = nullptr;
     UpstreamConnection* in_flight = nullptr;
     asio::steady_timer* waiting = nullptr;
@@ -92,8 +93,6 @@ class ClientWatch {
     bool gone = false;
     bool half_closed = false;
   };
-  static void wait(const std::shared_ptr<State>& state);
-
   std::shared_ptr<State> state_;
 };
 

@@ -19,6 +19,10 @@ bool UpstreamConnection::quiet() {
   }
   auto& socket = tcp().socket();
   if (!socket.is_open()) return false;
+  // Drained by the last read of its response, and no event since: nothing to look at. (What
+  // arrived after the loop last polled is not seen, as in a loop that closes idle connections on
+  // their read events.)
+  if (!tcp().may_have_input()) return true;
   char byte;
   const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);

@@ -36,7 +36,8 @@ class UpstreamConnection {
   }
 
   // True when nothing arrived on the connection since its last response was read (no data, no
-  // EOF, no unsolicited 408), in the socket or in OpenSSL's buffer. A non-blocking peek; no I/O is
+  // EOF, no unsolicited 408), in the socket or in OpenSSL's buffer: known from the event loop when
+  // that read drained the socket and no event came since, else by a non-blocking peek; no I/O is
   // consumed. (Bytes read past the response, in `buffer`, are the pool's to check.)
   bool quiet();
 
