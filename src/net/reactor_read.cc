@@ -87,7 +87,7 @@ bool may_have_input(asio::ip::tcp::socket& socket) {
   return (data->*member(SpeculativeTag{}))[Reactor::read_op];
 }
 
-void watch_peer_close(asio::ip::tcp::socket& socket) {
+void watch_peer_close(Reactor& reactor, asio::ip::tcp::socket& socket) {
   Reactor::per_descriptor_data data = registration(socket);
   if (data == nullptr) return;
   uint32_t& registered = data->*member(RegisteredTag{});
@@ -95,7 +95,7 @@ void watch_peer_close(asio::ip::tcp::socket& socket) {
   epoll_event event{};
   event.events = registered | EPOLLRDHUP;
   event.data.ptr = data;  // as the reactor registers it
-  if (::epoll_ctl(reactor_of(socket).*member(EpollTag{}), EPOLL_CTL_MOD, descriptor(socket),
+  if (::epoll_ctl(reactor.*member(EpollTag{}), EPOLL_CTL_MOD, descriptor(socket),
                   &event) == 0) {
     // The reactor adds EPOLLOUT to what it has registered when it first waits to write: it keeps
     // this too.
@@ -159,8 +159,8 @@ struct WatchDone {
 
 }  // namespace
 
-void InputWatch::watch(std::shared_ptr<InputWatch>& self, asio::ip::tcp::socket& socket,
-                       InputSink* sink) {
+void InputWatch::watch(std::shared_ptr<InputWatch>& self, Reactor& reactor,
+                       asio::ip::tcp::socket& socket, InputSink* sink) {
   if (self && self->live_) {
     self->sink_ = sink;
     return;
@@ -177,8 +177,8 @@ void InputWatch::watch(std::shared_ptr<InputWatch>& self, asio::ip::tcp::socket&
   self->reading_ = false;
   self->live_ = true;
   self->operation_ = true;
-  watch_peer_close(socket);
-  detail::start_op(socket, asio::mutable_buffer(), self.get(), WatchDone{self});
+  watch_peer_close(reactor, socket);
+  detail::start_op(reactor, socket, asio::mutable_buffer(), self.get(), WatchDone{self});
 }
 
 void InputWatch::take_over(asio::mutable_buffer buffer,

@@ -13,7 +13,8 @@
 // edge-triggered). So the socket is registered for the peer's close too (EPOLLRDHUP, one
 // epoll_ctl per connection), and a short read after a wake-up that said so leaves the flag set.
 //
-//   reactor_read::start(socket, buffer, handler);   // handler(error_code, size_t)
+//   Reactor& reactor = reactor_read::reactor_of(socket);  // once per socket: a lookup
+//   reactor_read::start(reactor, socket, buffer, handler);  // handler(error_code, size_t)
 //   reactor_read::may_have_input(socket);           // false: drained, no event since
 //
 // InputWatch (below) is the other operation: a look at the socket for input while no read is
@@ -54,7 +55,7 @@ namespace rolter::reactor_read {
 using Reactor = asio::detail::epoll_reactor;
 using ReactorOp = asio::detail::reactor_op;
 
-// The reactor of the socket's context.
+// The reactor of the socket's context (a lookup under the context's lock: callers keep it).
 Reactor& reactor_of(asio::ip::tcp::socket& socket);
 // The descriptor and its registration with the reactor.
 int descriptor(asio::ip::tcp::socket& socket);
@@ -69,7 +70,7 @@ bool may_have_input(asio::ip::tcp::socket& socket);
 
 // Registers the socket for the peer's close (EPOLLRDHUP) as well, once: a read can then tell a
 // drained socket from one whose end of stream came with its last bytes.
-void watch_peer_close(asio::ip::tcp::socket& socket);
+void watch_peer_close(Reactor& reactor, asio::ip::tcp::socket& socket);
 
 // One non-blocking receive into `buffer`: done (bytes, or the end of stream as asio::error::eof,
 // or an error), done_and_exhausted when fewer bytes came than the buffer holds and the socket's
@@ -144,13 +145,12 @@ struct Cancellation {
 };
 
 template <typename Handler>
-void start_op(asio::ip::tcp::socket& socket, asio::mutable_buffer buffer, InputWatch* watch,
-              Handler&& handler) {
+void start_op(Reactor& reactor, asio::ip::tcp::socket& socket, asio::mutable_buffer buffer,
+              InputWatch* watch, Handler&& handler) {
   using Executor = asio::ip::tcp::socket::executor_type;
   using Operation = Op<std::decay_t<Handler>, Executor>;
   const bool is_continuation = ::boost_asio_handler_cont_helpers::is_continuation(handler);
   auto slot = asio::get_associated_cancellation_slot(handler);
-  Reactor& reactor = reactor_of(socket);
   typename Operation::ptr p = {std::addressof(handler), Operation::ptr::allocate(handler), nullptr};
   p.p = new (p.v) Operation(descriptor(socket), registration(socket), buffer, watch, handler,
                             socket.get_executor());
@@ -173,9 +173,10 @@ void start_op(asio::ip::tcp::socket& socket, asio::mutable_buffer buffer, InputW
 // Starts a read of `socket` into `buffer`; handler(error_code, size_t) as Asio's
 // async_read_some. Tried at once unless the socket is known drained.
 template <typename Handler>
-void start(asio::ip::tcp::socket& socket, asio::mutable_buffer buffer, Handler&& handler) {
-  watch_peer_close(socket);
-  detail::start_op(socket, buffer, nullptr, std::forward<Handler>(handler));
+void start(Reactor& reactor, asio::ip::tcp::socket& socket, asio::mutable_buffer buffer,
+           Handler&& handler) {
+  watch_peer_close(reactor, socket);
+  detail::start_op(reactor, socket, buffer, nullptr, std::forward<Handler>(handler));
 }
 
 // What an InputWatch's owner hears when input arrives while no read took the watch over: bytes
@@ -199,8 +200,8 @@ class InputSink {
 class InputWatch {
  public:
   // Starts watching `socket`, reporting to `sink` (replaced if it is already watching).
-  static void watch(std::shared_ptr<InputWatch>& self, asio::ip::tcp::socket& socket,
-                    InputSink* sink);
+  static void watch(std::shared_ptr<InputWatch>& self, Reactor& reactor,
+                    asio::ip::tcp::socket& socket, InputSink* sink);
 
   // Whether its operation is queued on the reactor and not yet performed: a read may take over.
   bool live() const { return live_; }

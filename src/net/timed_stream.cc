@@ -5,6 +5,7 @@ namespace rolter {
 TimedStream::TimedStream(TimedStream&& other) noexcept
     : socket_(std::move(other.socket_)),
       deadlines_(other.deadlines_),
+      reactor_(other.reactor_),
       watch_(std::move(other.watch_)) {
   init();
   if (other.entry_.in_heap()) {

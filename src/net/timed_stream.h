@@ -105,7 +105,7 @@ class TimedStream {
           if (watch_ && watch_->live() && first.size() != 0) {
             watch_->take_over(first, wrap(std::move(handler)));
           } else {
-            reactor_read::start(socket_, first, wrap(std::move(handler)));
+            reactor_read::start(reactor(), socket_, first, wrap(std::move(handler)));
           }
         },
         token, buffers);
@@ -118,7 +118,7 @@ class TimedStream {
   // Calling it again with a watch queued changes only the sink. Its end is not an operation of
   // the stream's: no deadline applies to it.
   void watch_input(reactor_read::InputSink* sink) {
-    reactor_read::InputWatch::watch(watch_, socket_, sink);
+    reactor_read::InputWatch::watch(watch_, reactor(), socket_, sink);
   }
   // The sink hears nothing more.
   void forget_input_sink() {
@@ -180,6 +180,10 @@ class TimedStream {
   timed_detail::Completion<Handler> wrap(Handler handler) {
     return {std::move(handler), this};
   }
+  reactor_read::Reactor& reactor() {
+    if (reactor_ == nullptr) reactor_ = &reactor_read::reactor_of(socket_);
+    return *reactor_;
+  }
   template <typename MutableBuffers>
   static asio::mutable_buffer first_buffer(const MutableBuffers& buffers) {
     for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers);
@@ -193,6 +197,7 @@ class TimedStream {
   socket_type socket_;
   Deadlines* deadlines_ = nullptr;  // looked up at the first deadline
   Deadlines::Entry entry_;
+  reactor_read::Reactor* reactor_ = nullptr;        // looked up at the first read
   std::shared_ptr<reactor_read::InputWatch> watch_;  // created by the first watch_input()
   unsigned pending_ = 0;    // operations started and not yet completed
   bool timed_out_ = false;  // the deadline passed while operations were pending
