@@ -133,6 +133,8 @@ class Op : public ReactorOp {
 
 // Per-operation cancellation through the handler's slot (a coroutine's), as Asio's reads have.
 struct Cancellation {
+  Cancellation(Reactor* r, Reactor::per_descriptor_data* data, int descriptor)
+      : reactor(r), registration(data), fd(descriptor) {}
   Reactor* reactor;
   Reactor::per_descriptor_data* registration;
   int fd;
