@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/testing/connected_pair.h"
 #include "net/timed_stream.h"
 
 namespace rolter {
@@ -28,14 +29,6 @@ namespace {
 using namespace std::chrono_literals;
 using asio::ip::tcp;
 using Input = reactor_read::InputSink::Input;
-
-std::pair<TimedStream, tcp::socket> connected_pair(asio::io_context& io) {
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
-  tcp::socket client(io);
-  client.connect(acceptor.local_endpoint());
-  tcp::socket server = acceptor.accept();
-  return {TimedStream(std::move(client)), std::move(server)};
-}
 
 struct ReadResult {
   error_code ec;

@@ -12,21 +12,14 @@
 #include <optional>
 #include <utility>
 
+#include "net/testing/connected_pair.h"
+
 namespace rolter {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = TimedStream::Clock;
 using asio::ip::tcp;
-
-// A connected pair of loopback sockets on `io`: the first is the stream under test.
-std::pair<TimedStream, tcp::socket> connected_pair(asio::io_context& io) {
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
-  tcp::socket client(io);
-  client.connect(acceptor.local_endpoint());
-  tcp::socket server = acceptor.accept();
-  return {TimedStream(std::move(client)), std::move(server)};
-}
 
 struct ReadResult {
   error_code ec;
