@@ -13,14 +13,15 @@
 // edge-triggered). So the socket is registered for the peer's close too (EPOLLRDHUP, one
 // epoll_ctl per connection), and a short read after a wake-up that said so leaves the flag set.
 //
-//   Reactor& reactor = reactor_read::reactor_of(socket);  // once per socket: a lookup
+//   Reactor& reactor = reactor_read::reactor_of(socket);    // once per socket: a lookup
 //   reactor_read::start(reactor, socket, buffer, handler);  // handler(error_code, size_t)
-//   reactor_read::may_have_input(socket);           // false: drained, no event since
+//   reactor_read::may_have_input(socket);                   // false: drained, no event since
 //
 // InputWatch (below) is the other operation: a look at the socket for input while no read is
 // pending, which a read started later takes over.
 //
-// Written for Boost 1.81's epoll reactor (Debian 12); the build stops on any other.
+// Written for Boost 1.81's epoll reactor (Debian 12), four of whose private members it reads or
+// sets (reactor_read.cc names them); the build stops on any other Boost.
 //
 // Thread-safety: as the socket's; its context must be run by one thread.
 #pragma once
