@@ -103,50 +103,54 @@ void watch_peer_close(Reactor& reactor, asio::ip::tcp::socket& socket) {
   }
 }
 
+namespace {
+
+// recv(2), again when a signal interrupted it: the bytes, 0 at the end of stream, or -1 (errno).
+ssize_t recv_once(int fd, void* data, size_t size, int flags) {
+  ssize_t n;
+  do {
+    n = ::recv(fd, data, size, flags);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
+// A receive that returned -1: not_done when nothing was there, else done with the error.
+ReactorOp::status failed(error_code& ec, size_t& bytes) {
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return ReactorOp::not_done;
+  ec = error_code(errno, asio::error::get_system_category());
+  bytes = 0;
+  return ReactorOp::done;
+}
+
+}  // namespace
+
 ReactorOp::status receive(int fd, Reactor::per_descriptor_data data, asio::mutable_buffer buffer,
                           error_code& ec, size_t& bytes) {
-  for (;;) {
-    const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
-    if (n > 0) {
-      ec = {};
-      bytes = static_cast<size_t>(n);
-      if (bytes == buffer.size()) return ReactorOp::done;
-      // Fewer bytes than asked: drained, unless the wake-up also said the peer closed or failed.
-      // Then the end of stream (or the error) waits behind these bytes with no event to come
-      // (edge-triggered: it came with theirs), and the next read must try.
-      if (data != nullptr && (last_events(data) & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
-        return ReactorOp::done;
-      }
-      return ReactorOp::done_and_exhausted;
-    }
-    if (n == 0) {
-      ec = asio::error::eof;
-      bytes = 0;
-      return ReactorOp::done_and_exhausted;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return ReactorOp::not_done;
-    ec = error_code(errno, asio::error::get_system_category());
-    bytes = 0;
+  const ssize_t n = recv_once(fd, buffer.data(), buffer.size(), 0);
+  if (n < 0) return failed(ec, bytes);
+  bytes = static_cast<size_t>(n);
+  if (n == 0) {
+    ec = asio::error::eof;
+    return ReactorOp::done_and_exhausted;
+  }
+  ec = {};
+  if (bytes == buffer.size()) return ReactorOp::done;
+  // Fewer bytes than asked: drained, unless the wake-up also said the peer closed or failed.
+  // Then the end of stream (or the error) waits behind these bytes with no event to come
+  // (edge-triggered: it came with theirs), and the next read must try.
+  if (data != nullptr && (last_events(data) & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
     return ReactorOp::done;
   }
+  return ReactorOp::done_and_exhausted;
 }
 
 ReactorOp::status peek(int fd, error_code& ec, size_t& bytes) {
-  for (;;) {
-    char byte;
-    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK);
-    if (n >= 0) {
-      ec = {};
-      bytes = static_cast<size_t>(n);
-      return ReactorOp::done;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return ReactorOp::not_done;
-    ec = error_code(errno, asio::error::get_system_category());
-    bytes = 0;
-    return ReactorOp::done;
-  }
+  char byte;
+  const ssize_t n = recv_once(fd, &byte, 1, MSG_PEEK);
+  if (n < 0) return failed(ec, bytes);
+  ec = {};
+  bytes = static_cast<size_t>(n);
+  return ReactorOp::done;
 }
 
 namespace {
