@@ -151,14 +151,15 @@ Settlement settlement_of(const ServedUsage& usage, const Demand& demand) {
   return Settlement{.tokens = usage.input_tokens + usage.output_tokens, .usd = usage.usd};
 }
 
-Task<ForwardResult> forward_accounted(Forwarder& forwarder, TimedStream& client,
-                                      ClientWatch& watch, ForwardRequest request,
-                                      const TenancyScope& scope) {
+namespace {
+
+// A key with rules: admitted (or refused), forwarded, settled and recorded. Its own frame holds
+// the rules, the admission and the rate-limit fields, so that the frame of the common case (usage
+// recorded, no limit) stays within Asio's recycled size.
+Task<ForwardResult> forward_limited(Forwarder& forwarder, TimedStream& client, ClientWatch& watch,
+                                    ForwardRequest request, const TenancyScope& scope) {
   std::array<const LimitRule*, Limiter::kMaxRules> rules{};
-  size_t count = 0;
-  if (scope.limiter != nullptr && scope.key != nullptr) {
-    count = applicable_rules(*scope.key, request.facts->model, rules);
-  }
+  const size_t count = applicable_rules(*scope.key, request.facts->model, rules);
   const std::span<const LimitRule* const> active(rules.data(), count);
   const uint64_t prompt = prompt_tokens_of(request);
   Demand demand = request_demand(request, scope.default_output_tokens, prompt);
@@ -187,6 +188,28 @@ Task<ForwardResult> forward_accounted(Forwarder& forwarder, TimedStream& client,
   }
   record_usage(scope, usage, demand, prompt);
   co_return result;
+}
+
+// No limit applies: forwarded, and what it used recorded.
+Task<ForwardResult> forward_recorded(Forwarder& forwarder, TimedStream& client, ClientWatch& watch,
+                                     ForwardRequest request, const TenancyScope& scope) {
+  ServedUsage usage;
+  request.usage = &usage;
+  const ForwardResult result = co_await forwarder.forward(client, watch, request);
+  const uint64_t prompt = prompt_tokens_of(request);
+  record_usage(scope, usage, request_demand(request, scope.default_output_tokens, prompt), prompt);
+  co_return result;
+}
+
+}  // namespace
+
+Task<ForwardResult> forward_accounted(Forwarder& forwarder, TimedStream& client, ClientWatch& watch,
+                                      const ForwardRequest& request, const TenancyScope& scope) {
+  // Not a coroutine itself: the one it picks is the request's only frame here.
+  if (scope.limiter != nullptr && scope.key != nullptr) {
+    return forward_limited(forwarder, client, watch, request, scope);
+  }
+  return forward_recorded(forwarder, client, watch, request, scope);
 }
 
 }  // namespace rolter

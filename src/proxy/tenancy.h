@@ -55,8 +55,7 @@ Demand request_demand(const ForwardRequest& request, uint64_t default_output_tok
 Settlement settlement_of(const ServedUsage& usage, const Demand& demand);
 
 // Admits, forwards and settles `request`, and records what it used.
-Task<ForwardResult> forward_accounted(Forwarder& forwarder, TimedStream& client,
-                                      ClientWatch& watch, ForwardRequest request,
-                                      const TenancyScope& scope);
+Task<ForwardResult> forward_accounted(Forwarder& forwarder, TimedStream& client, ClientWatch& watch,
+                                      const ForwardRequest& request, const TenancyScope& scope);
 
 }  // namespace rolter

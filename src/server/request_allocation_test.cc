@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "config/loader.h"
 #include "fleet/load_tracker.h"
@@ -32,8 +33,10 @@
 #include "observe/sharded_series.h"
 #include "proxy/request_log.h"
 #include "server/server.h"
+#include "server/worker_tenancy.h"
 #include "snapshot/snapshot_store.h"
 #include "trace/span_queue.h"
+#include "usage/usage_ledger.h"
 
 // Counting happens at malloc's level, not operator new's: Asio allocates its coroutine frames and
 // handlers with aligned_alloc() and malloc() directly (recycling what it can), and those count
@@ -309,6 +312,7 @@ class RequestAllocationTest : public ::testing::Test {
     server_->state().metrics = &metrics_;
     server_->state().tracker = &tracker_;
     server_->state().spans = &spans_;
+    server_->state().tenancy = tenancy_;
     auto port = server_->listen("127.0.0.1", 0);
     ASSERT_TRUE(port) << port.error();
     server_->start();
@@ -344,6 +348,8 @@ class RequestAllocationTest : public ::testing::Test {
   LoadTracker tracker_;
   Metrics metrics_;
   SpanQueue spans_{64};  // a recorded request's spans would go here
+  // Set before start() to record usage, as `rolter serve` does when usage has somewhere to go.
+  const TenancyServices* tenancy_ = nullptr;
   std::unique_ptr<CannedUpstream> upstream_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<Client> client_;
@@ -458,6 +464,43 @@ TEST_F(RequestAllocationTest, FlowControlledRouteNotSaturated) {
               per_request);
   RecordProperty("allocations_per_flow_controlled_request", std::to_string(per_request));
   EXPECT_LE(per_request, kMaxAllocationsPerRequest);
+  set_access_log(true);
+}
+
+// `rolter serve` records every answered request's usage when it has a store or a control plane
+// (SPEC §15): the default. Recording adds no allocation once the request's ledger line exists.
+TEST_F(RequestAllocationTest, UsageRecordedRequest) {
+  set_access_log(false);
+  UsageLedger ledger;
+  const TenancyServices services{.ledger = &ledger};
+  tenancy_ = &services;
+  start("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+        std::to_string(kCompletion.size()) + "\r\n\r\n" + std::string(kCompletion));
+  const double per_request = allocations_per_request(chat_request(false));
+  ASSERT_GE(per_request, 0);
+  EXPECT_NE(client_->last().find(R"("content":"hello")"), std::string_view::npos);
+  std::printf("allocations per proxied request (usage recorded): %.2f\n", per_request);
+  RecordProperty("allocations_per_recorded_request", std::to_string(per_request));
+  EXPECT_LE(per_request, kMaxAllocationsPerRequest);
+  // Every request was recorded, on one line: the route and target that answered.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::vector<UsageRow> rows;
+  uint64_t recorded = 0;
+  while (recorded < kWarmup + kMeasured && std::chrono::steady_clock::now() < deadline) {
+    for (const UsageRow& row : ledger.drain()) {
+      recorded += row.counts.requests;
+      rows.push_back(row);
+    }
+    if (recorded < kWarmup + kMeasured) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(recorded, static_cast<uint64_t>(kWarmup + kMeasured));
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.front().key.route, "m");
+  EXPECT_EQ(rows.front().key.model, "up/upstream-m");
+  EXPECT_EQ(rows.front().counts.input_tokens, 3u * rows.front().counts.requests);
+  server_->stop();
+  server_.reset();
+  tenancy_ = nullptr;
   set_access_log(true);
 }
 
