@@ -165,11 +165,13 @@ void note_usage(ServedUsage& usage, const RoutePool& pool, const Candidate& cand
       candidate.prices.usd(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens);
 }
 
-// Metrics and the log line of a relayed response. A client that left before the end is logged and
-// counted as 499, never as the relayed status: it did not get it (nginx's "client closed request").
+// Metrics and the log line of a relayed response, which ended at `ended`. A client that left before
+// the end is logged and counted as 499, never as the relayed status: it did not get it (nginx's
+// "client closed request").
 void log_relayed(const ForwardRequest& request, const Candidate& candidate,
                  const AttemptReport& report, unsigned attempts, const AttemptLog& tries,
-                 std::chrono::steady_clock::time_point started) {
+                 std::chrono::steady_clock::time_point started,
+                 std::chrono::steady_clock::time_point ended) {
   const RoutePool& pool = *request.route.pool;
   auto since_start = [&](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(t - started).count();
@@ -182,7 +184,7 @@ void log_relayed(const ForwardRequest& request, const Candidate& candidate,
     Metrics::observe_seconds(pool.instruments.ttft, *ttft);
     Metrics::observe_seconds(candidate.instruments.ttft, *ttft);
   }
-  const double duration = since_start(std::chrono::steady_clock::now());
+  const double duration = since_start(ended);
   Metrics::observe_seconds(pool.instruments.duration, duration);
   Metrics::observe_seconds(candidate.instruments.duration, duration);
   Metrics::count_tokens(pool.instruments, report.usage.input_tokens(),
@@ -219,14 +221,13 @@ AttemptReason reason_of(const AttemptReport& report) {
 
 // Records an attempt for the access log.
 void note_attempt(AttemptLog& tries, const Candidate& candidate, const AttemptReport& report,
-                  std::chrono::steady_clock::time_point started, AttemptStep step) {
-  tries.add(AttemptEntry{
-      .endpoint = candidate.endpoint->base_url,
-      .ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - started)
-                .count(),
-      .status = static_cast<uint16_t>(report.status),
-      .reason = reason_of(report),
-      .step = step});
+                  std::chrono::steady_clock::time_point started,
+                  std::chrono::steady_clock::time_point ended, AttemptStep step) {
+  tries.add(AttemptEntry{.endpoint = candidate.endpoint->base_url,
+                         .ms = std::chrono::duration<float, std::milli>(ended - started).count(),
+                         .status = static_cast<uint16_t>(report.status),
+                         .reason = reason_of(report),
+                         .step = step});
 }
 
 }  // namespace
@@ -560,7 +561,7 @@ Task<ForwardResult> Forwarder::forward_logged(TimedStream& client, ClientWatch& 
     request.trace->set_gen_ai_request(gen_ai_operation(request.kind), request.facts->model);
   }
   // A client that stops reading cannot hold a worker's stream beyond the request's own deadline.
-  client.expires_after(milliseconds(request.snapshot->config().server.upstream_timeout_ms));
+  client.expires_at(started + milliseconds(request.snapshot->config().server.upstream_timeout_ms));
   watch.arm();
   // Flow control (SPEC §19): on a saturated route the request may wait its turn, or be shed.
   // Every other request pays one check (its frame holds nothing of the queue's); on a route with
@@ -651,9 +652,12 @@ Task<ForwardResult> Forwarder::run_attempts(TimedStream& client,
   ForwardResult result;
   result.attempts = earlier;
 
-  // No new attempt once the request's own deadline has passed: it could only time out at once,
-  // and would count against an instance that never saw the request.
-  while (result.attempts - earlier < max_attempts && std::chrono::steady_clock::now() < deadline) {
+  for (;;) {
+    // An attempt's time runs from here: its pick, its exchange.
+    const auto attempt_started = std::chrono::steady_clock::now();
+    // No new attempt once the request's own deadline has passed: it could only time out at once,
+    // and would count against an instance that never saw the request.
+    if (result.attempts - earlier >= max_attempts || attempt_started >= deadline) break;
     if (watch.gone()) co_return gone(result);
     now = clock_.now();
     if (request.trace != nullptr) request.trace->start_route();
@@ -673,7 +677,6 @@ Task<ForwardResult> Forwarder::run_attempts(TimedStream& client,
     PrefillTicket prefill(
         *candidate.state,
         static_cast<uint64_t>(std::llround(selection->sample.uncached_ktokens * 1000)));
-    const auto attempt_started = std::chrono::steady_clock::now();
     // This attempt's span id, named by the traceparent its request carries upstream.
     if (request.trace != nullptr) request.trace->start_attempt();
     const AttemptParams params{
@@ -694,7 +697,8 @@ Task<ForwardResult> Forwarder::run_attempts(TimedStream& client,
         .watch = &watch,
     };
     const AttemptReport report = co_await attempt(client, params, watch);
-    note_attempt(tries, candidate, report, attempt_started, request.step);
+    const auto attempt_ended = std::chrono::steady_clock::now();
+    note_attempt(tries, candidate, report, attempt_started, attempt_ended, request.step);
     trace_attempt(request, params, report, attempt_started);
 
     // A client that went away cut the attempt short: that says nothing about the instance, and
@@ -706,7 +710,7 @@ Task<ForwardResult> Forwarder::run_attempts(TimedStream& client,
     learn(report, candidate, snapshot, clock_.now());
     if (report.outcome == Outcome::kRelayed) {
       record_evidence(report, candidate, *request.ctx, selection->sample, attempt_started);
-      log_relayed(request, candidate, report, result.attempts, tries, started);
+      log_relayed(request, candidate, report, result.attempts, tries, started, attempt_ended);
       if (request.trace != nullptr) {
         request.trace->set_served_by(pool.name, candidate.label, result.attempts);
       }
@@ -964,7 +968,8 @@ Task<PrefillOutcome> Forwarder::run_prefill(const ForwardRequest& request, Clien
     PrefillCall call = co_await call_prefill(std::move(call_params), tls_);
     const AttemptReport report = prefill_report(call);
     Metrics::count_response(candidate.instruments, call.status);
-    note_attempt(tries, candidate, report, attempt_started, AttemptStep::kPrefill);
+    note_attempt(tries, candidate, report, attempt_started, std::chrono::steady_clock::now(),
+                 AttemptStep::kPrefill);
     const AttemptParams params{.request = &step,
                                .candidate = &candidate,
                                .model = step.route.upstream_model(index),

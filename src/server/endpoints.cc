@@ -430,8 +430,14 @@ Task<bool> serve_control(Worker& worker, TimedStream& stream,
 // settled and recorded. Its own frame keeps what it holds off handle_request's.
 Task<bool> forward_with_tenancy(Worker& worker, const Snapshot& snapshot, TimedStream& stream,
                                 ClientWatch& watch, const ForwardRequest& forward) {
+  // The request's usage hour: when its head arrived (the trace read the wall clock then).
+  const int64_t started_ms =
+      forward.trace != nullptr ? static_cast<int64_t>(forward.trace->began_unix_nanos() / 1'000'000)
+                               : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
   const TenancyScope scope = worker.tenancy().scope(*worker.server().tenancy, snapshot, forward.key,
-                                                    worker.server().metrics);
+                                                    worker.server().metrics, started_ms);
   const ForwardResult result =
       co_await forward_accounted(worker.forwarder(), stream, watch, forward, scope);
   if (forward.trace != nullptr) forward.trace->set_status(result.status);

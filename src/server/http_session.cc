@@ -231,18 +231,19 @@ Task<void> serve_connection(Worker& worker, TimedStream stream, ClientPeer peer)
       // caller is known: a claimed length costs nothing before authentication.
       request.body().reserve(*length + RequestInspector::kPadding);
     }
-    stream.expires_after(kBodyTimeout);
-    if (beast::iequals(request[http::field::expect], "100-continue") && body_pending(parser)) {
-      // Clients such as curl wait for this before sending a body over 1 KiB.
-      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      auto [continue_ec, continue_bytes] =
-          co_await asio::async_write(stream, asio::buffer(kContinue), kNoThrow);
-      if (continue_ec) break;
-    }
     const size_t head_fields = field_count(request);
-    // A small body came with the head: it is parsed where it lies, with no read to wait for.
+    // A small body came with the head: it is parsed where it lies, with no read to wait for (and
+    // no deadline to set).
     error_code body_ec = parse_buffered(parser, buffer, ParseUntil::kMessage);
-    if (!body_ec && !parser.is_done()) {
+    if (!body_ec && body_pending(parser)) {
+      stream.expires_after(kBodyTimeout);
+      if (beast::iequals(request[http::field::expect], "100-continue")) {
+        // Clients such as curl wait for this before sending a body over 1 KiB.
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        auto [continue_ec, continue_bytes] =
+            co_await asio::async_write(stream, asio::buffer(kContinue), kNoThrow);
+        if (continue_ec) break;
+      }
       auto [read_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, kNoThrow);
       body_ec = read_ec;
     }

@@ -68,7 +68,7 @@ Limiter* WorkerTenancy::limiter_for(const TenancyServices& services, const Limit
 }
 
 TenancyScope WorkerTenancy::scope(const TenancyServices& services, const Snapshot& snapshot,
-                                  const ApiKey* key, Metrics* metrics) {
+                                  const ApiKey* key, Metrics* metrics, int64_t started_ms) {
   const Config& config = snapshot.config();
   const bool limited = key != nullptr && !key->rules.empty() && services.local != nullptr;
   return TenancyScope{
@@ -76,9 +76,7 @@ TenancyScope WorkerTenancy::scope(const TenancyServices& services, const Snapsho
       .ledger = services.ledger,
       .metrics = metrics,
       .key = key,
-      .now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count(),
+      .now_ms = started_ms,
       // Only an in-flight lease needs one: a request merely recorded is not named.
       .request_id = limited ? id_prefix_ + std::to_string(++next_id_) : std::string(),
       .default_output_tokens = config.limits.default_output_tokens,

@@ -48,10 +48,11 @@ class WorkerTenancy {
     limiter_for(services, limits);
   }
 
-  // The scope of one request.
+  // The scope of one request that started at `started_ms` (wall clock, ms since the Unix epoch:
+  // its usage hour).
   // REQUIRES: applies(&services, key).
   TenancyScope scope(const TenancyServices& services, const Snapshot& snapshot, const ApiKey* key,
-                     Metrics* metrics);
+                     Metrics* metrics, int64_t started_ms);
 
  private:
   Limiter* limiter_for(const TenancyServices& services, const LimitsConfig& limits);

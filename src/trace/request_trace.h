@@ -101,6 +101,8 @@ class RequestTrace {
   std::string_view trace_id() const { return {trace_id_hex_, sizeof trace_id_hex_}; }
   // Seconds since begin(), on the trace's clock.
   double seconds_since_begin() const;
+  // When begin() ran: nanoseconds since the Unix epoch, on the trace's clock.
+  uint64_t began_unix_nanos() const { return began_ns_; }
   bool sampled() const { return sampled_; }
   bool recording() const { return record_ != nullptr; }
   // The client's tracestate belongs to this trace (its traceparent was valid): forward it.
