@@ -159,7 +159,9 @@ namespace {
 Task<ForwardResult> forward_limited(Forwarder& forwarder, TimedStream& client, ClientWatch& watch,
                                     ForwardRequest request, const TenancyScope& scope) {
   std::array<const LimitRule*, Limiter::kMaxRules> rules{};
-  const size_t count = applicable_rules(*scope.key, request.facts->model, rules);
+  const size_t count = scope.limiter != nullptr && scope.key != nullptr
+                           ? applicable_rules(*scope.key, request.facts->model, rules)
+                           : 0;
   const std::span<const LimitRule* const> active(rules.data(), count);
   const uint64_t prompt = prompt_tokens_of(request);
   Demand demand = request_demand(request, scope.default_output_tokens, prompt);
