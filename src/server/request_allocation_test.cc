@@ -349,6 +349,9 @@ class RequestAllocationTest : public ::testing::Test {
   Metrics metrics_;
   SpanQueue spans_{64};  // a recorded request's spans would go here
   // Set before start() to record usage, as `rolter serve` does when usage has somewhere to go.
+  // The ledger outlives the server (TearDown stops it first), whatever a test's end.
+  UsageLedger ledger_;
+  TenancyServices recording_{.ledger = &ledger_};
   const TenancyServices* tenancy_ = nullptr;
   std::unique_ptr<CannedUpstream> upstream_;
   std::unique_ptr<Server> server_;
@@ -471,9 +474,7 @@ TEST_F(RequestAllocationTest, FlowControlledRouteNotSaturated) {
 // (SPEC §15): the default. Recording adds no allocation once the request's ledger line exists.
 TEST_F(RequestAllocationTest, UsageRecordedRequest) {
   set_access_log(false);
-  UsageLedger ledger;
-  const TenancyServices services{.ledger = &ledger};
-  tenancy_ = &services;
+  tenancy_ = &recording_;
   start("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
         std::to_string(kCompletion.size()) + "\r\n\r\n" + std::string(kCompletion));
   const double per_request = allocations_per_request(chat_request(false));
@@ -487,7 +488,7 @@ TEST_F(RequestAllocationTest, UsageRecordedRequest) {
   std::vector<UsageRow> rows;
   uint64_t recorded = 0;
   while (recorded < kWarmup + kMeasured && std::chrono::steady_clock::now() < deadline) {
-    for (const UsageRow& row : ledger.drain()) {
+    for (const UsageRow& row : ledger_.drain()) {
       recorded += row.counts.requests;
       rows.push_back(row);
     }
@@ -498,9 +499,6 @@ TEST_F(RequestAllocationTest, UsageRecordedRequest) {
   EXPECT_EQ(rows.front().key.route, "m");
   EXPECT_EQ(rows.front().key.model, "up/upstream-m");
   EXPECT_EQ(rows.front().counts.input_tokens, 3u * rows.front().counts.requests);
-  server_->stop();
-  server_.reset();
-  tenancy_ = nullptr;
   set_access_log(true);
 }
 
