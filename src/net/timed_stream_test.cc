@@ -123,11 +123,12 @@ TEST(TimedStreamTest, EachStreamExpiresAtItsOwnDeadline) {
   asio::io_context io;
   auto [late, late_peer] = connected_pair(io);
   auto [soon, soon_peer] = connected_pair(io);
+  // Read before the deadlines are set, so neither can pass before `start` + its timeout.
+  const auto start = Clock::now();
   late.expires_after(400ms);  // armed first, then a nearer deadline must re-arm the timer
   soon.expires_after(40ms);
   std::optional<Clock::duration> soon_took, late_took;
   std::array<char, 8> a, b;
-  const auto start = Clock::now();
   asio::co_spawn(
       io,
       [&]() -> Task<void> {
