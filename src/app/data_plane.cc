@@ -83,7 +83,7 @@ struct DataPlane::Parts {
   std::unique_ptr<DiscoveryService> discovery;
   // Keys' limits and usage records (SPEC §15): what the workers read, and the ledger's flusher.
   TenancyServices tenancy;
-  UsageLedger ledger;
+  std::unique_ptr<UsageLedger> ledger;  // one shard per worker
   std::unique_ptr<UsageFlusher> usage_flusher;
   // Spans of recorded requests ([tracing], SPEC §17): the queue the workers push to, sized at
   // start-up, and the thread that exports it.
@@ -185,10 +185,12 @@ void DataPlane::start_usage(const TelemetryTarget& telemetry) {
   }
   if (!sink) return;
   const auto every = std::chrono::seconds(store_.current()->config().usage.flush_secs);
-  parts_->usage_flusher = std::make_unique<UsageFlusher>(parts_->ledger, std::move(sink),
+  parts_->ledger =
+      std::make_unique<UsageLedger>(parts_->server ? parts_->server->worker_count() : 1);
+  parts_->usage_flusher = std::make_unique<UsageFlusher>(*parts_->ledger, std::move(sink),
                                                          UsageFlusher::Options{.interval = every});
   parts_->usage_flusher->start();
-  parts_->tenancy.ledger = &parts_->ledger;
+  parts_->tenancy.ledger = parts_->ledger.get();
 }
 
 void DataPlane::begin_drain() {

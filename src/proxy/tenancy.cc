@@ -105,7 +105,7 @@ void record_usage(const TenancyScope& scope, const ServedUsage& usage, const Dem
                                    .team = team,
                                    .route = usage.route,
                                    .model = usage.target},
-                      counts);
+                      counts, scope.ledger_shard);
   }
   if (scope.per_key_metrics && scope.metrics != nullptr && scope.key != nullptr) {
     scope.metrics->key_usage(key, team, counts.input_tokens, counts.output_tokens, counts.usd);

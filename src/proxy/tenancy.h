@@ -27,6 +27,7 @@ class UsageLedger;
 struct TenancyScope {
   Limiter* limiter = nullptr;     // null: no limits apply (the key has no rules)
   UsageLedger* ledger = nullptr;  // null: usage is not recorded
+  size_t ledger_shard = 0;        // the serving worker's shard of the ledger
   Metrics* metrics = nullptr;     // may be null
   const ApiKey* key = nullptr;    // null: an open gateway
   int64_t now_ms = 0;             // wall clock at the request's start: its usage hour

@@ -61,6 +61,8 @@ class Server {
   void stop();
 
   ServerState& state() { return state_; }
+  // How many worker threads serve (each its own event loop), indexed 0 to worker_count() - 1.
+  size_t worker_count() const { return workers_.size(); }
 
  private:
   struct Acceptor;

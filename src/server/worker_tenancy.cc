@@ -35,7 +35,8 @@ std::string redis_password(const LimitsConfig& l) {
 
 }  // namespace
 
-WorkerTenancy::WorkerTenancy(asio::io_context& io, unsigned worker_index) : io_(io) {
+WorkerTenancy::WorkerTenancy(asio::io_context& io, unsigned worker_index)
+    : io_(io), worker_index_(worker_index) {
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "%016llx-%u-",
                 static_cast<unsigned long long>(default_random().next_u64()), worker_index);
@@ -74,6 +75,7 @@ TenancyScope WorkerTenancy::scope(const TenancyServices& services, const Snapsho
   return TenancyScope{
       .limiter = limited ? limiter_for(services, config.limits) : nullptr,
       .ledger = services.ledger,
+      .ledger_shard = worker_index_,
       .metrics = metrics,
       .key = key,
       .now_ms = started_ms,

@@ -26,7 +26,7 @@ class UsageLedger;
 // What every worker shares; set before the server starts. Both may be null.
 struct TenancyServices {
   LocalLimiter* local = nullptr;  // the backend of `backend = "local"`; null = limits are off
-  UsageLedger* ledger = nullptr;  // null = usage is not recorded
+  UsageLedger* ledger = nullptr;  // null = usage is not recorded; one shard per worker
 };
 
 class WorkerTenancy {
@@ -58,6 +58,7 @@ class WorkerTenancy {
   Limiter* limiter_for(const TenancyServices& services, const LimitsConfig& limits);
 
   asio::io_context& io_;
+  unsigned worker_index_;  // also this worker's shard of the usage ledger
   std::unique_ptr<RedisLimiter> redis_;
   std::string redis_made_from_;  // the [limits] settings redis_ was made with
   std::string id_prefix_;        // random per worker and process: ids differ across nodes

@@ -1,6 +1,10 @@
 #include "usage/usage_ledger.h"
 
+#include <algorithm>
 #include <functional>
+#include <unordered_map>
+
+#include "common/mutex.h"
 
 namespace rolter {
 namespace {
@@ -39,35 +43,67 @@ size_t UsageKeyHash::operator()(const UsageKeyView& key) const {
   return mix(seed, text(key.model));
 }
 
-void UsageLedger::add(const UsageKeyView& key, const UsageCounts& counts) {
-  MutexLock lock(mu_);
-  if (auto it = lines_.find(key); it != lines_.end()) {
+// Aligned so that two workers' shards never share a cache line.
+struct alignas(64) UsageLedger::Shard {
+  using Lines = std::unordered_map<UsageKey, UsageCounts, UsageKeyHash, UsageKeyEqual>;
+  mutable Mutex mu;
+  Lines lines GUARDED_BY(mu);
+};
+
+UsageLedger::UsageLedger(size_t shards)
+    : shard_count_(std::max<size_t>(shards, 1)), shards_(new Shard[shard_count_]) {}
+
+UsageLedger::~UsageLedger() = default;
+
+void UsageLedger::add(const UsageKeyView& key, const UsageCounts& counts, size_t shard) {
+  Shard& s = shards_[shard % shard_count_];
+  MutexLock lock(s.mu);
+  if (auto it = s.lines.find(key); it != s.lines.end()) {
     it->second += counts;
     return;
   }
-  lines_.emplace(UsageKey{key.hour_ms, std::string(key.key), std::string(key.team),
-                          std::string(key.route), std::string(key.model)},
-                 counts);
+  s.lines.emplace(UsageKey{key.hour_ms, std::string(key.key), std::string(key.team),
+                           std::string(key.route), std::string(key.model)},
+                  counts);
 }
 
 std::vector<UsageRow> UsageLedger::drain() {
-  std::unordered_map<UsageKey, UsageCounts, UsageKeyHash, UsageKeyEqual> taken;
-  {
-    MutexLock lock(mu_);
-    taken.swap(lines_);
+  Shard::Lines merged;
+  for (size_t i = 0; i < shard_count_; ++i) {
+    Shard::Lines taken;
+    {
+      MutexLock lock(shards_[i].mu);
+      taken.swap(shards_[i].lines);
+    }
+    if (merged.empty()) {
+      merged.swap(taken);
+      continue;
+    }
+    while (!taken.empty()) {
+      auto line = taken.extract(taken.begin());
+      if (auto it = merged.find(line.key()); it != merged.end()) {
+        it->second += line.mapped();
+      } else {
+        merged.insert(std::move(line));
+      }
+    }
   }
   std::vector<UsageRow> rows;
-  rows.reserve(taken.size());
-  while (!taken.empty()) {
-    auto line = taken.extract(taken.begin());
+  rows.reserve(merged.size());
+  while (!merged.empty()) {
+    auto line = merged.extract(merged.begin());
     rows.push_back(UsageRow{std::move(line.key()), line.mapped()});
   }
   return rows;
 }
 
 size_t UsageLedger::size() const {
-  MutexLock lock(mu_);
-  return lines_.size();
+  size_t lines = 0;
+  for (size_t i = 0; i < shard_count_; ++i) {
+    MutexLock lock(shards_[i].mu);
+    lines += shards_[i].lines.size();
+  }
+  return lines;
 }
 
 }  // namespace rolter

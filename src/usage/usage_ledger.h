@@ -9,18 +9,21 @@
 //              {.requests = 1, .input_tokens = 812, .output_tokens = 64, .usd = 0.00012});
 //   std::vector<UsageRow> rows = ledger.drain();  // everything since the last drain; now empty
 //
-// Thread-safety: add(), drain() and size() may be called from any thread at once; one mutex
-// guards the map, held only for a hash lookup and a few additions.
+// The ledger is split into shards, one per worker (`UsageLedger ledger(workers)`, then
+// `ledger.add(key, counts, worker_index)`): a worker adds to its own map under its own mutex, which
+// only the drain also takes, so workers share no lock and no cache line on the request path.
+// drain() merges a line that several shards hold into one row.
+//
+// Thread-safety: add(), drain() and size() may be called from any thread at once; each shard's
+// mutex guards its map, held only for a hash lookup and a few additions.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
-
-#include "common/mutex.h"
 
 namespace rolter {
 
@@ -90,19 +93,27 @@ struct UsageKeyEqual {
 
 class UsageLedger {
  public:
-  // Adds `counts` to the line of `key`; the names are copied only for a new line.
-  void add(const UsageKeyView& key, const UsageCounts& counts) EXCLUDES(mu_);
-  void add(const UsageKey& key, const UsageCounts& counts) EXCLUDES(mu_) {
-    add(UsageKeyEqual::view(key), counts);
+  // A ledger of `shards` maps (at least one); add() names the shard it adds to.
+  explicit UsageLedger(size_t shards = 1);
+  ~UsageLedger();
+
+  // Adds `counts` to the line of `key` in shard `shard` (taken modulo the shard count); the names
+  // are copied only for a line the shard does not hold yet.
+  void add(const UsageKeyView& key, const UsageCounts& counts, size_t shard = 0);
+  void add(const UsageKey& key, const UsageCounts& counts, size_t shard = 0) {
+    add(UsageKeyEqual::view(key), counts, shard);
   }
-  // Takes every line added since the last drain (in no particular order) and empties the ledger.
-  std::vector<UsageRow> drain() EXCLUDES(mu_);
-  // Lines held now.
-  size_t size() const EXCLUDES(mu_);
+  // Takes every line added since the last drain (in no particular order, one row per line
+  // whichever shards held it) and empties the ledger.
+  std::vector<UsageRow> drain();
+  // Lines held now, counted per shard: a line two shards hold counts twice.
+  size_t size() const;
+  size_t shards() const { return shard_count_; }
 
  private:
-  mutable Mutex mu_;
-  std::unordered_map<UsageKey, UsageCounts, UsageKeyHash, UsageKeyEqual> lines_ GUARDED_BY(mu_);
+  struct Shard;
+  size_t shard_count_;
+  std::unique_ptr<Shard[]> shards_;
 };
 
 }  // namespace rolter

@@ -96,5 +96,62 @@ TEST(UsageLedgerTest, AddsFromManyThreadsWhileDraining) {
   EXPECT_EQ(input, 2 * uint64_t{kThreads} * kAdds);
 }
 
+// One shard per worker: a line several shards hold is one row after the drain, its counts summed.
+TEST(UsageLedgerTest, ShardsHoldTheirOwnLinesAndDrainAsOne) {
+  UsageLedger ledger(3);
+  EXPECT_EQ(ledger.shards(), 3u);
+  ledger.add(key_of("ci", "a"), {.requests = 1, .input_tokens = 10, .usd = 0.5}, 0);
+  ledger.add(key_of("ci", "a"), {.requests = 2, .output_tokens = 4}, 1);
+  ledger.add(key_of("ci", "a"), {.requests = 4, .cached_input_tokens = 3, .estimated = 1}, 5);
+  ledger.add(key_of("ci", "b"), {.requests = 8}, 1);
+  EXPECT_EQ(ledger.size(), 4u);  // "a" in three shards (5 is shard 2), "b" in one
+
+  auto rows = ledger.drain();
+  ASSERT_EQ(rows.size(), 2u);
+  std::sort(rows.begin(), rows.end(),
+            [](const UsageRow& x, const UsageRow& y) { return x.key.model < y.key.model; });
+  EXPECT_EQ(rows[0].key, key_of("ci", "a"));
+  EXPECT_EQ(rows[0].counts, (UsageCounts{.requests = 7,
+                                         .input_tokens = 10,
+                                         .cached_input_tokens = 3,
+                                         .output_tokens = 4,
+                                         .estimated = 1,
+                                         .usd = 0.5}));
+  EXPECT_EQ(rows[1].key, key_of("ci", "b"));
+  EXPECT_EQ(rows[1].counts, (UsageCounts{.requests = 8}));
+  EXPECT_EQ(ledger.size(), 0u);
+  EXPECT_TRUE(ledger.drain().empty());
+}
+
+// Workers each add the same line to their own shard while a flusher drains.
+TEST(UsageLedgerTest, ShardedAddsFromManyThreadsWhileDraining) {
+  constexpr int kThreads = 4;
+  constexpr int kAdds = 20'000;
+  UsageLedger ledger(kThreads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&ledger, t] {
+      for (int i = 0; i < kAdds; ++i) {
+        ledger.add(key_of("k", "m"), {.requests = 1, .input_tokens = 2}, t);
+      }
+    });
+  }
+  uint64_t requests = 0;
+  uint64_t input = 0;
+  auto take = [&] {
+    const auto rows = ledger.drain();
+    EXPECT_LE(rows.size(), 1u);
+    for (const auto& row : rows) {
+      requests += row.counts.requests;
+      input += row.counts.input_tokens;
+    }
+  };
+  for (int i = 0; i < 100; ++i) take();
+  for (auto& w : workers) w.join();
+  take();
+  EXPECT_EQ(requests, uint64_t{kThreads} * kAdds);
+  EXPECT_EQ(input, 2 * uint64_t{kThreads} * kAdds);
+}
+
 }  // namespace
 }  // namespace rolter
