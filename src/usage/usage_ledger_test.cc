@@ -68,32 +68,48 @@ TEST(UsageLedgerTest, KeysDifferingInAnyNameAreDifferentLines) {
   EXPECT_EQ(ledger.size(), 5u);
 }
 
-// Workers add while a flusher drains: nothing is lost and nothing is counted twice.
-TEST(UsageLedgerTest, AddsFromManyThreadsWhileDraining) {
-  UsageLedger ledger;
-  constexpr int kThreads = 4;
-  constexpr int kAdds = 20'000;
+struct Drained {
+  uint64_t requests = 0;
+  uint64_t input_tokens = 0;
+  size_t most_rows = 0;  // the most rows one drain returned
+};
+
+// kThreads threads add kAdds requests of 2 input tokens each, thread t with key `key_of(t)` to
+// shard t, while this thread drains 100 times; then it drains what is left.
+constexpr int kThreads = 4;
+constexpr int kAdds = 20'000;
+Drained add_while_draining(UsageLedger& ledger, UsageKey (*key_of_thread)(int)) {
   std::vector<std::thread> workers;
   for (int t = 0; t < kThreads; ++t) {
-    workers.emplace_back([&ledger, t] {
+    workers.emplace_back([&ledger, key_of_thread, t] {
+      const UsageKey key = key_of_thread(t);
       for (int i = 0; i < kAdds; ++i) {
-        ledger.add(key_of("k" + std::to_string(t), "m"), {.requests = 1, .input_tokens = 2});
+        ledger.add(key, {.requests = 1, .input_tokens = 2}, static_cast<size_t>(t));
       }
     });
   }
-  uint64_t requests = 0;
-  uint64_t input = 0;
+  Drained drained;
   auto take = [&] {
-    for (const auto& row : ledger.drain()) {
-      requests += row.counts.requests;
-      input += row.counts.input_tokens;
+    const auto rows = ledger.drain();
+    drained.most_rows = std::max(drained.most_rows, rows.size());
+    for (const auto& row : rows) {
+      drained.requests += row.counts.requests;
+      drained.input_tokens += row.counts.input_tokens;
     }
   };
   for (int i = 0; i < 100; ++i) take();
   for (auto& w : workers) w.join();
   take();
-  EXPECT_EQ(requests, uint64_t{kThreads} * kAdds);
-  EXPECT_EQ(input, 2 * uint64_t{kThreads} * kAdds);
+  return drained;
+}
+
+// Workers add while a flusher drains: nothing is lost and nothing is counted twice.
+TEST(UsageLedgerTest, AddsFromManyThreadsWhileDraining) {
+  UsageLedger ledger;  // one shard: every thread adds to it
+  const Drained d =
+      add_while_draining(ledger, [](int t) { return key_of("k" + std::to_string(t), "m"); });
+  EXPECT_EQ(d.requests, uint64_t{kThreads} * kAdds);
+  EXPECT_EQ(d.input_tokens, 2 * uint64_t{kThreads} * kAdds);
 }
 
 // One shard per worker: a line several shards hold is one row after the drain, its counts summed.
@@ -123,34 +139,13 @@ TEST(UsageLedgerTest, ShardsHoldTheirOwnLinesAndDrainAsOne) {
   EXPECT_TRUE(ledger.drain().empty());
 }
 
-// Workers each add the same line to their own shard while a flusher drains.
+// Workers each add the same line to their own shard while a flusher drains: one row per drain.
 TEST(UsageLedgerTest, ShardedAddsFromManyThreadsWhileDraining) {
-  constexpr int kThreads = 4;
-  constexpr int kAdds = 20'000;
   UsageLedger ledger(kThreads);
-  std::vector<std::thread> workers;
-  for (int t = 0; t < kThreads; ++t) {
-    workers.emplace_back([&ledger, t] {
-      for (int i = 0; i < kAdds; ++i) {
-        ledger.add(key_of("k", "m"), {.requests = 1, .input_tokens = 2}, t);
-      }
-    });
-  }
-  uint64_t requests = 0;
-  uint64_t input = 0;
-  auto take = [&] {
-    const auto rows = ledger.drain();
-    EXPECT_LE(rows.size(), 1u);
-    for (const auto& row : rows) {
-      requests += row.counts.requests;
-      input += row.counts.input_tokens;
-    }
-  };
-  for (int i = 0; i < 100; ++i) take();
-  for (auto& w : workers) w.join();
-  take();
-  EXPECT_EQ(requests, uint64_t{kThreads} * kAdds);
-  EXPECT_EQ(input, 2 * uint64_t{kThreads} * kAdds);
+  const Drained d = add_while_draining(ledger, [](int) { return key_of("k", "m"); });
+  EXPECT_EQ(d.most_rows, 1u);
+  EXPECT_EQ(d.requests, uint64_t{kThreads} * kAdds);
+  EXPECT_EQ(d.input_tokens, 2 * uint64_t{kThreads} * kAdds);
 }
 
 }  // namespace
