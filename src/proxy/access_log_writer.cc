@@ -53,6 +53,22 @@ bool write_line(int fd, std::string_view line) {
   return true;
 }
 
+// Unique across every writer of the process, so that a thread's duplicate of one writer's file is
+// never taken for another's (a writer made where a destroyed one was).
+std::atomic<uint64_t> next_generation{1};
+
+// The calling thread's duplicate of one writer's file descriptor, of one generation; closed when
+// the thread ends or adopts another.
+struct ThreadFile {
+  const void* writer = nullptr;
+  uint64_t generation = 0;
+  int fd = -1;
+  ~ThreadFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+thread_local ThreadFile this_thread_file;
+
 }  // namespace
 
 AccessLogWriter::~AccessLogWriter() {
@@ -67,7 +83,22 @@ int AccessLogWriter::swap(Kind kind, int fd, std::string path) {
   fd_ = fd;
   path_ = std::move(path);
   kind_hint_.store(kind, std::memory_order_relaxed);
+  generation_.store(next_generation.fetch_add(1, std::memory_order_relaxed),
+                    std::memory_order_release);
   return old;
+}
+
+bool AccessLogWriter::write_adopting(std::string_view line) {
+  ThreadFile& mine = this_thread_file;
+  if (mine.fd >= 0) ::close(mine.fd);
+  mine.fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+  if (mine.fd < 0) {
+    mine.writer = nullptr;
+    return write_line(fd_, line);
+  }
+  mine.writer = this;
+  mine.generation = generation_.load(std::memory_order_relaxed);
+  return write_line(mine.fd, line);
 }
 
 tl::expected<void, std::string> AccessLogWriter::set_destination(std::string_view destination) {
@@ -110,8 +141,18 @@ tl::expected<void, std::string> AccessLogWriter::reopen() {
 
 void AccessLogWriter::write(std::string_view line) {
   int error = 0;
-  {
+  ThreadFile& mine = this_thread_file;
+  if (mine.writer == this && mine.generation == generation_.load(std::memory_order_acquire)) {
+    // The file this thread wrote its last line to is still the destination: no lock.
+    if (!write_line(mine.fd, line)) error = errno;
+  } else {
     MutexLock lock(mu_);
+    if (kind_ != Kind::kFile && mine.fd >= 0) {
+      // The file is no longer the destination: this thread's copy need not keep it open.
+      ::close(mine.fd);
+      mine.fd = -1;
+      mine.writer = nullptr;
+    }
     switch (kind_) {
       case Kind::kOff:
         return;
@@ -119,8 +160,7 @@ void AccessLogWriter::write(std::string_view line) {
         console_(line);
         return;
       case Kind::kFile:
-        if (write_line(fd_, line)) break;
-        error = errno;
+        if (!write_adopting(line)) error = errno;
         break;
     }
   }

@@ -7,14 +7,17 @@
 //   // logrotate renamed the file, then sent SIGUSR1:
 //   log.reopen();                                       // the path again: a new, empty file
 //
-// Every line is written whole, with its newline, by one write(2) under the writer's mutex (a short
-// write is finished before the mutex is released), to a descriptor opened with O_APPEND: lines
-// from any number of threads never interleave and are never torn. Reopening opens the new file
-// before it takes the mutex and closes the old one after it lets go, so a writer waits at most for
-// the swap of one descriptor; a line goes to the old file or to the new one, never nowhere.
-// Changing the destination (a reload) works the same way.
+// Every line is written whole, with its newline, by one write(2) to a descriptor opened with
+// O_APPEND: the kernel appends each write at the file's end in one piece, so lines from any number
+// of threads never interleave and are never torn. Each thread writes through its own duplicate of
+// the file's descriptor, made under the writer's mutex at its first line and again after every
+// change of destination (a generation number, read without a lock, tells): the workers share no
+// lock while they log to a file. Reopening opens the new file before it takes the mutex and closes
+// the writer's old descriptor after it lets go; a thread's duplicate of the old file is closed at
+// that thread's next line, which goes to the new file. A line goes to the old file or to the new
+// one, never nowhere. Changing the destination (a reload) works the same way.
 //
-// "stderr" lines go through `console`, under this writer's mutex too: the process's console logger
+// "stderr" lines go through `console`, under this writer's mutex: the process's console logger
 // (spdlog) serialises them with the application's own log lines on stderr.
 //
 // Errors: a destination that cannot be opened is refused with a message and the previous one
@@ -76,6 +79,9 @@ class AccessLogWriter {
   // Installs the new destination; returns the descriptor it replaces (-1 for none) for the caller
   // to close once the mutex is released.
   int swap(Kind kind, int fd, std::string path) REQUIRES(config_mu_) EXCLUDES(mu_);
+  // Writes `line` to the file, through the calling thread's duplicate of fd_ (made now), or through
+  // fd_ itself when no descriptor is left to duplicate it. False (errno set) on failure.
+  bool write_adopting(std::string_view line) REQUIRES(mu_);
 
   const ConsoleWrite console_;
   mutable Mutex mu_;
@@ -87,6 +93,9 @@ class AccessLogWriter {
   // mu_, never after.
   Mutex config_mu_;
   std::atomic<Kind> kind_hint_{Kind::kConsole};  // kind_, readable without the mutex
+  // Changes with every swap, to a number no writer of the process had before: a thread's duplicate
+  // made under an older one is stale. Written under mu_, read without it.
+  std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> failed_writes_{0};
   std::atomic<bool> failing_{false};  // the last write failed: the next failure is not reported
 };

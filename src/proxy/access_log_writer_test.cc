@@ -7,11 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <new>
 #include <set>
 #include <string>
 #include <thread>
@@ -113,6 +116,61 @@ TEST_F(AccessLogWriterTest, ReopenFollowsARename) {
   log.write("four");
   EXPECT_EQ(lines_of(dir_ / "access.log.1"), (std::vector<std::string>{"one", "two", "three"}));
   EXPECT_EQ(lines_of(file), (std::vector<std::string>{"four"}));
+}
+
+// Threads that logged before a rotation write their next line to the new file, each through its
+// own descriptor.
+TEST_F(AccessLogWriterTest, EveryThreadFollowsAReopenAtItsNextLine) {
+  const fs::path file = dir_ / "access.log";
+  AccessLogWriter log(to_console);
+  ASSERT_TRUE(log.set_destination(file.string()));
+  std::atomic<int> first_written{0};
+  std::atomic<bool> reopened{false};
+  auto writer = [&](const std::string& name) {
+    log.write(name + " before");
+    first_written.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!reopened.load() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    log.write(name + " after");
+  };
+  std::thread a(writer, "a");
+  std::thread b(writer, "b");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (first_written.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(first_written.load(), 2) << "the writers did not start within 10 s";
+  fs::rename(file, dir_ / "access.log.1");
+  const auto reopen = log.reopen();
+  reopened.store(true);
+  a.join();
+  b.join();
+  ASSERT_TRUE(reopen) << reopen.error();
+  auto old_lines = lines_of(dir_ / "access.log.1");
+  auto new_lines = lines_of(file);
+  std::sort(old_lines.begin(), old_lines.end());
+  std::sort(new_lines.begin(), new_lines.end());
+  EXPECT_EQ(old_lines, (std::vector<std::string>{"a before", "b before"}));
+  EXPECT_EQ(new_lines, (std::vector<std::string>{"a after", "b after"}));
+}
+
+// A writer made where a destroyed one was does not write through the old one's descriptor.
+TEST_F(AccessLogWriterTest, AWriterInAnotherOnesPlaceWritesToItsOwnFile) {
+  const fs::path first = dir_ / "first.log";
+  const fs::path second = dir_ / "second.log";
+  alignas(AccessLogWriter) unsigned char storage[sizeof(AccessLogWriter)];
+  auto* log = new (storage) AccessLogWriter(to_console);
+  ASSERT_TRUE(log->set_destination(first.string()));
+  log->write("to first");
+  log->~AccessLogWriter();
+  log = new (storage) AccessLogWriter(to_console);  // the same address
+  ASSERT_TRUE(log->set_destination(second.string()));
+  log->write("to second");
+  log->~AccessLogWriter();
+  EXPECT_EQ(lines_of(first), (std::vector<std::string>{"to first"}));
+  EXPECT_EQ(lines_of(second), (std::vector<std::string>{"to second"}));
 }
 
 TEST_F(AccessLogWriterTest, RefusalsKeepTheOldDestination) {
