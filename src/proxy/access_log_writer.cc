@@ -57,8 +57,9 @@ bool write_line(int fd, std::string_view line) {
 // never taken for another's (a writer made where a destroyed one was).
 std::atomic<uint64_t> next_generation{1};
 
-// The calling thread's duplicate of one writer's file descriptor, of one generation; closed when
-// the thread ends or adopts another.
+// Where the calling thread wrote its last line for one writer, of one generation: its own
+// duplicate of the writer's file descriptor (closed when the thread ends or adopts another), or
+// -1 for the console.
 struct ThreadFile {
   const void* writer = nullptr;
   uint64_t generation = 0;
@@ -143,7 +144,11 @@ void AccessLogWriter::write(std::string_view line) {
   int error = 0;
   ThreadFile& mine = this_thread_file;
   if (mine.writer == this && mine.generation == generation_.load(std::memory_order_acquire)) {
-    // The file this thread wrote its last line to is still the destination: no lock.
+    // Where this thread wrote its last line is still the destination: no lock of the writer's.
+    if (mine.fd < 0) {
+      console_(line);
+      return;
+    }
     if (!write_line(mine.fd, line)) error = errno;
   } else {
     MutexLock lock(mu_);
@@ -157,6 +162,8 @@ void AccessLogWriter::write(std::string_view line) {
       case Kind::kOff:
         return;
       case Kind::kConsole:
+        mine.writer = this;  // with fd -1: the console
+        mine.generation = generation_.load(std::memory_order_relaxed);
         console_(line);
         return;
       case Kind::kFile:

@@ -17,8 +17,9 @@
 // that thread's next line, which goes to the new file. A line goes to the old file or to the new
 // one, never nowhere. Changing the destination (a reload) works the same way.
 //
-// "stderr" lines go through `console`, under this writer's mutex: the process's console logger
-// (spdlog) serialises them with the application's own log lines on stderr.
+// "stderr" lines go through `console`: the process's console logger (spdlog) serialises them with
+// the application's own log lines on stderr. A thread takes this writer's mutex only for its first
+// line after a change of destination.
 //
 // Errors: a destination that cannot be opened is refused with a message and the previous one
 // stays; a write that fails (a full disk) drops that line, counts it, and the first failure of a
