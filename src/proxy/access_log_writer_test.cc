@@ -256,5 +256,39 @@ TEST_F(AccessLogWriterTest, NoLineLostOrTornWhileReopening) {
   EXPECT_EQ(log.failed_writes(), 0u);
 }
 
+// Writers never stop while another thread switches the destination between the console and a
+// file: every line lands once, on the console or in the file.
+TEST_F(AccessLogWriterTest, NoLineLostWhileSwitchingBetweenConsoleAndFile) {
+  constexpr int kWriters = 4;
+  constexpr int kLinesEach = 5000;
+  const fs::path file = dir_ / "access.log";
+  AccessLogWriter log(to_console);
+  std::atomic<int> running{kWriters};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kLinesEach; ++i) {
+        log.write(std::to_string(w) + " " + std::to_string(i));
+      }
+      running.fetch_sub(1);
+    });
+  }
+  int switches = 0;
+  while (running.load() > 0) {
+    ASSERT_TRUE(log.set_destination(++switches % 2 ? file.string() : "stderr"));
+  }
+  for (auto& t : writers) t.join();
+  EXPECT_GT(switches, 1);
+
+  std::vector<std::string> all = lines_of(file);
+  {
+    std::lock_guard lock(console_mu);
+    all.insert(all.end(), console_lines.begin(), console_lines.end());
+  }
+  std::set<std::string> seen(all.begin(), all.end());
+  EXPECT_EQ(all.size(), size_t{kWriters} * kLinesEach);
+  EXPECT_EQ(seen.size(), size_t{kWriters} * kLinesEach);
+}
+
 }  // namespace
 }  // namespace rolter
