@@ -146,6 +146,18 @@ test('overhead --quick: direct, rolter, nginx, haproxy if installed, a peer; a f
       assert.equal(byName.haproxy.measured_process, 'haproxy');
       assert.equal(byName.haproxy.pids.length, 1);
     }
+    // Every proxy but nginx is compared with nginx round by round; one round here, so the
+    // median, the lowest and the highest are that round's ratio.
+    for (const name of [...proxies.filter((n) => n !== 'nginx'), 'node']) {
+      const same = byName[name].vs_nginx_same_round;
+      const cpu = byName[name].rounds[0].cpu_s_per_10k_requests / byName.nginx.rounds[0].cpu_s_per_10k_requests;
+      const c32 = byName[name].rounds[0].throughput_rps.c32 / byName.nginx.rounds[0].throughput_rps.c32;
+      assert.equal(same.cpu_per_request.rounds, 1, name);
+      assert.ok(Math.abs(same.cpu_per_request.median - cpu) < 1e-9, `${name} CPU ratio`);
+      assert.ok(Math.abs(same.throughput_c32.max - c32) < 1e-9, `${name} c=32 ratio`);
+    }
+    assert.equal(byName.nginx.vs_nginx_same_round, undefined);
+    assert.equal(byName.direct.vs_nginx_same_round, undefined);
     assert.equal(byName.node.workers, 'as started');
     // The peer's CPU and RSS come from the process listening on its port: this test's child.
     assert.deepEqual(byName.node.pids, [peer.child.pid]);
@@ -162,6 +174,8 @@ test('overhead --quick: direct, rolter, nginx, haproxy if installed, a peer; a f
     assert.match(markdown, /^Commit: /m);
     assert.match(markdown, /^Command: `.*rolter-bench overhead --quick/m);
     assert.match(markdown, /wrk drives the closed loop/);
+    assert.match(markdown, /^Same-round ratios to nginx/m);
+    assert.match(markdown, /^\| rolter \| \d+\.\d\d \(\d+\.\d\d to \d+\.\d\d\) \| \d+\.\d\d \(/m);
     assert.match(readFileSync(svg, 'utf8'), /^<svg /);
   } finally {
     peer.child.kill('SIGKILL');

@@ -18,6 +18,21 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+std::optional<SameRoundRatio> same_round_ratio(const PathResult& path, const PathResult& base,
+                                               std::optional<double> (*pick)(const Figures&)) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < path.rounds.size() && i < base.rounds.size(); ++i) {
+    const std::optional<double> mine = pick(path.rounds[i]);
+    const std::optional<double> theirs = pick(base.rounds[i]);
+    if (!mine || !theirs || !(*theirs > 0)) continue;
+    ratios.push_back(*mine / *theirs);
+  }
+  if (ratios.empty()) return std::nullopt;
+  const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
+  return SameRoundRatio{
+      .median = median(ratios), .min = *low, .max = *high, .rounds = ratios.size()};
+}
+
 void compute_added(std::vector<PathResult>& paths, size_t direct_index) {
   const std::vector<Figures> direct = paths.at(direct_index).rounds;
   for (PathResult& p : paths) {

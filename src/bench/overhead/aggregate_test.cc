@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 namespace rolter::bench::overhead {
 namespace {
 
@@ -55,6 +57,40 @@ TEST(AggregateTest, Median) {
   EXPECT_EQ(median({3}), 3);
   EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
   EXPECT_EQ(median({5, 1, 3}), 3);
+}
+
+Figures with_cpu_and_c32(std::optional<double> cpu, double c32) {
+  Figures f;
+  f.cpu_s_per_10k = cpu;
+  f.rps_c32 = c32;
+  return f;
+}
+
+std::optional<double> cpu_of(const Figures& f) { return f.cpu_s_per_10k; }
+std::optional<double> c32_of(const Figures& f) { return f.rps_c32; }
+
+// Each round's ratio is taken within the round: a fast round and a slow one do not mix.
+TEST(AggregateTest, SameRoundRatiosPairRoundsAndSkipMissingFigures) {
+  PathResult rolter, nginx;
+  rolter.rounds = {with_cpu_and_c32(0.30, 300), with_cpu_and_c32(0.60, 100),
+                   with_cpu_and_c32(std::nullopt, 200), with_cpu_and_c32(0.50, 400)};
+  nginx.rounds = {with_cpu_and_c32(0.25, 400), with_cpu_and_c32(0.40, 200),
+                  with_cpu_and_c32(0.30, 250), with_cpu_and_c32(0.50, 0)};
+  const auto cpu = same_round_ratio(rolter, nginx, cpu_of);
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(cpu->rounds, 3u);  // round 3: rolter has no CPU figure
+  EXPECT_DOUBLE_EQ(cpu->min, 1.0);
+  EXPECT_DOUBLE_EQ(cpu->max, 1.5);
+  EXPECT_DOUBLE_EQ(cpu->median, 1.2);
+  const auto c32 = same_round_ratio(rolter, nginx, c32_of);
+  ASSERT_TRUE(c32.has_value());
+  EXPECT_EQ(c32->rounds, 3u);  // round 4: nginx served nothing
+  EXPECT_DOUBLE_EQ(c32->min, 0.5);
+  EXPECT_DOUBLE_EQ(c32->max, 0.8);
+  EXPECT_DOUBLE_EQ(c32->median, 0.75);
+  // (The medians' ratio would be 0.50 / 0.35, about 1.43, for CPU.)
+  PathResult empty;
+  EXPECT_FALSE(same_round_ratio(empty, nginx, cpu_of).has_value());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bench/overhead/aggregate.h"
 #include "bench/report.h"
 
 namespace rolter::bench::overhead {
@@ -65,6 +66,30 @@ std::string mb(const std::optional<double>& v) { return v ? fixed(*v, 1) : "n/a"
 
 std::string rps(double v) { return v > 0 ? fixed(v, 0) : "0"; }
 
+std::optional<double> cpu_of(const Figures& f) { return f.cpu_s_per_10k; }
+std::optional<double> c32_of(const Figures& f) { return f.rps_c32; }
+
+// The nginx proxy path, when the run measured one.
+const PathResult* nginx_path(const OverheadReport& r) {
+  for (const PathResult& p : r.paths) {
+    if (p.kind == "nginx") return &p;
+  }
+  return nullptr;
+}
+
+// Whether `p` is compared with nginx round by round: a proxy path other than nginx itself.
+bool compared_with_nginx(const PathResult& p) { return p.kind != "direct" && p.kind != "nginx"; }
+
+json ratio_json(const std::optional<SameRoundRatio>& r) {
+  if (!r) return nullptr;
+  return {{"median", r->median}, {"min", r->min}, {"max", r->max}, {"rounds", r->rounds}};
+}
+
+std::string ratio_cell(const std::optional<SameRoundRatio>& r) {
+  if (!r) return "n/a";
+  return fixed(r->median, 2) + " (" + fixed(r->min, 2) + " to " + fixed(r->max, 2) + ")";
+}
+
 }  // namespace
 
 std::string render_json(const OverheadReport& r) {
@@ -108,6 +133,12 @@ std::string render_json(const OverheadReport& r) {
       rounds.push_back(figures_json(p.rounds[i], direct_c32(r, false, i)));
     }
     pj["rounds"] = rounds;
+    const PathResult* nginx = nginx_path(r);
+    if (nginx != nullptr && compared_with_nginx(p)) {
+      pj["vs_nginx_same_round"] = {
+          {"cpu_per_request", ratio_json(same_round_ratio(p, *nginx, cpu_of))},
+          {"throughput_c32", ratio_json(same_round_ratio(p, *nginx, c32_of))}};
+    }
     paths.push_back(pj);
   }
   j["paths"] = paths;
@@ -155,6 +186,19 @@ std::string render_markdown(const OverheadReport& r) {
       << " | " << rps(f.max_sustainable_rps) << " (" << us(f.p99_bound_us) << ") | "
       << (f.cpu_s_per_10k ? fixed(*f.cpu_s_per_10k, 3) : "n/a") << " | " << mb(p.idle_rss_mb)
       << " / " << mb(p.peak_rss_mb) << " | " << f.errors() << " | " << p.measured_process << " |\n";
+  }
+  const PathResult* nginx = nginx_path(r);
+  if (nginx != nullptr && std::any_of(r.paths.begin(), r.paths.end(), compared_with_nginx)) {
+    o << "\nSame-round ratios to nginx: a path's figure over nginx's from the same round, so "
+         "that the machine's drift between rounds cancels (median over rounds, then the lowest "
+         "and the highest round).\n\n";
+    o << "| Path | CPU per request vs nginx | req/s c=32 vs nginx |\n";
+    o << "|---|---|---|\n";
+    for (const PathResult& p : r.paths) {
+      if (!compared_with_nginx(p)) continue;
+      o << "| " << p.name << " | " << ratio_cell(same_round_ratio(p, *nginx, cpu_of)) << " | "
+        << ratio_cell(same_round_ratio(p, *nginx, c32_of)) << " |\n";
+    }
   }
   o << "\n";
   for (const std::string& n : r.notes) o << "- " << n << "\n";
