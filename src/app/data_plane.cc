@@ -185,8 +185,8 @@ void DataPlane::start_usage(const TelemetryTarget& telemetry) {
   }
   if (!sink) return;
   const auto every = std::chrono::seconds(store_.current()->config().usage.flush_secs);
-  parts_->ledger =
-      std::make_unique<UsageLedger>(parts_->server ? parts_->server->worker_count() : 1);
+  // After listen(), as start() is: the server and its worker count exist.
+  parts_->ledger = std::make_unique<UsageLedger>(parts_->server->worker_count());
   parts_->usage_flusher = std::make_unique<UsageFlusher>(*parts_->ledger, std::move(sink),
                                                          UsageFlusher::Options{.interval = every});
   parts_->usage_flusher->start();
