@@ -116,6 +116,7 @@ std::string render_json(const OverheadReport& r) {
               {"stream_chunks", o.stream_chunks},
               {"wrk_threads", o.wrk_threads},
               {"quick", o.quick}}}};
+  const PathResult* nginx = nginx_path(r);
   json paths = json::array();
   for (const PathResult& p : r.paths) {
     json pj = figures_json(p.median, direct_c32(r, true, 0));
@@ -133,7 +134,6 @@ std::string render_json(const OverheadReport& r) {
       rounds.push_back(figures_json(p.rounds[i], direct_c32(r, false, i)));
     }
     pj["rounds"] = rounds;
-    const PathResult* nginx = nginx_path(r);
     if (nginx != nullptr && compared_with_nginx(p)) {
       pj["vs_nginx_same_round"] = {
           {"cpu_per_request", ratio_json(same_round_ratio(p, *nginx, cpu_of))},
